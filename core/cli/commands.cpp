@@ -1,0 +1,189 @@
+#include "cli/commands.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/describe.hpp"
+#include "plugin/registry.hpp"
+#include "report/json.hpp"
+#include "run/bench_runner.hpp"
+#include "topology/topology.hpp"
+#include "util/text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbsim::cli {
+
+namespace {
+
+struct Common {
+  std::vector<std::string> plugins;
+  std::vector<std::string> components;
+  std::string topology;
+  std::vector<std::string> sets;
+  std::string log_level = "warn";
+};
+
+fs::path exe_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+/// Where the default components.yaml and topology.yaml live: the install's
+/// share/kbsim, else the source tree this binary was built from.
+fs::path data_dir() {
+  fs::path installed = exe_dir() / ".." / "share" / "kbsim";
+  if (fs::exists(installed / "components.yaml")) return installed;
+  return KBSIM_SOURCE_DIR;
+}
+
+fs::path default_plugin_dir() {
+  fs::path build = exe_dir() / ".." / "plugins";
+  if (fs::is_directory(build)) return build;
+  return exe_dir() / ".." / "lib" / "kbsim" / "plugins";
+}
+
+void add_common(CLI::App* app, Common& c) {
+  app->add_option("--plugins", c.plugins, "plugin directory, searched first (repeatable)")->type_name("DIR");
+  app->add_option("--components", c.components,
+                  "extra components.yaml; its entries add to and override the default (repeatable)")
+      ->type_name("FILE");
+  app->add_option("--topology", c.topology, "topology file (default: topology.yaml)")->type_name("FILE");
+  app->add_option("--set", c.sets, "override a topology value by dotted path, e.g. nodes.sw0.impl=custom.store_forward")
+      ->type_name("KEY=VALUE");
+  app->add_option("--log-level", c.log_level, "debug, info, warn or error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+}
+
+std::unique_ptr<core::Registry> make_registry(const Common& c) {
+  spdlog::set_level(spdlog::level::from_str(c.log_level));
+  auto reg = std::make_unique<core::Registry>();
+  for (const auto& d : c.plugins) reg->add_search_dir(d, true);
+  if (const char* env = std::getenv("KBSIM_PLUGIN_PATH")) {
+    std::string path = env;
+    for (std::size_t start = 0; start <= path.size();) {
+      auto colon = path.find(':', start);
+      std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      if (!dir.empty()) reg->add_search_dir(dir, false);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  reg->add_search_dir(default_plugin_dir(), false);
+  reg->discover();
+  reg->load_components_file(data_dir() / "components.yaml");
+  for (const auto& f : c.components) reg->load_components_file(f);
+  return reg;
+}
+
+fs::path topology_file(const Common& c) { return c.topology.empty() ? data_dir() / "topology.yaml" : fs::path(c.topology); }
+
+int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
+  auto reg = make_registry(c);
+  opts.topology = topology_file(c);
+  opts.overrides = c.sets;
+  core::BenchRunner runner(*reg, opts);
+  runner.run();
+  runner.write_results(out);
+
+  const auto& g = runner.graphs().front();
+  std::size_t nodes = 0;
+  for (const auto& gr : runner.graphs()) nodes += gr.nodes.size();
+  double eps = runner.wall_s() > 0 ? static_cast<double>(runner.events()) / runner.wall_s() : 0.0;
+  std::printf("kbsim %s: bench %s on %s (%zu nodes)\n", KBSIM_VERSION, opts.bench.c_str(), g.source.c_str(), nodes);
+  std::printf("  sim time   %s ns\n", core::format_ns(ticks_to_ns(runner.sim_time())).c_str());
+  std::printf("  events     %llu in %.3f s wall, %.2f M events/s (build %.3f s)\n",
+              static_cast<unsigned long long>(runner.events()), runner.wall_s(), eps / 1e6, runner.build_wall_s());
+  for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
+  std::printf("  results    %s\n", (fs::path(out) / "results.json").c_str());
+  return 0;
+}
+
+int cmd_topology(const Common& c, bool dump) {
+  auto reg = make_registry(c);
+  Graph g = core::load_topology(topology_file(c), c.sets);
+  if (dump) {
+    core::write_json_stdout([&](core::JsonWriter& w) { core::write_graph(w, g, *reg); });
+    return 0;
+  }
+  std::printf("%s: %zu nodes, %zu directed edges\n", g.source.c_str(), g.nodes.size(), g.edges.size());
+  std::map<std::string, std::size_t> impls;
+  for (const auto& n : g.nodes) {
+    reg->component_for_impl(n.impl, n.origin);
+    ++impls[n.impl];
+  }
+  for (const auto& [impl, count] : impls) std::printf("  %-28s %zu\n", impl.c_str(), count);
+  return 0;
+}
+
+}  // namespace
+
+int run_command_line(int argc, char** argv) {
+  CLI::App app{"kbsim: a discrete-event simulator of a multi-die AI accelerator, built from plugins"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", KBSIM_VERSION);
+  Common common;
+  core::RunOptions run_opts;
+  std::string out = "kbsim-out";
+  std::string list_what = "all";
+  std::string info_name;
+  bool dump = false;
+
+  CLI::App* run = app.add_subcommand("run", "run a bench and write results.json");
+  add_common(run, common);
+  run->add_option("--bench", run_opts.bench, "bench to run (see 'kbsim list benches')")->capture_default_str();
+  run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
+  run->add_option("--out", out, "directory for results.json and topology.json")->capture_default_str();
+
+  CLI::App* list = app.add_subcommand("list", "list component types, benches and CCL algorithms");
+  add_common(list, common);
+  list->add_option("what", list_what, "components, benches, ccl, libraries or all")
+      ->check(CLI::IsMember({"components", "benches", "ccl", "libraries", "all"}));
+
+  CLI::App* info = app.add_subcommand("info", "describe a component (implementation or type name) or a bench");
+  add_common(info, common);
+  info->add_option("name", info_name, "implementation name, component type, bench or CCL algorithm")->required();
+
+  CLI::App* topo = app.add_subcommand("topology", "check the topology and summarize it, or dump it as JSON");
+  add_common(topo, common);
+  topo->add_flag("--dump", dump, "print the resolved graph as JSON");
+
+  CLI::App* version = app.add_subcommand("version", "print the version and ABI");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "kbsim: error: %s (see 'kbsim --help')\n", e.what());
+    return static_cast<int>(ExitCode::kUsage);
+  }
+
+  if (run->parsed()) return cmd_run(common, run_opts, out);
+  if (list->parsed()) {
+    auto reg = make_registry(common);
+    print_list(*reg, list_what);
+    return 0;
+  }
+  if (info->parsed()) {
+    auto reg = make_registry(common);
+    print_info(*reg, info_name);
+    return 0;
+  }
+  if (topo->parsed()) return cmd_topology(common, dump);
+  if (version->parsed()) {
+    std::printf("kbsim %s (plugin ABI %u, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG);
+    return 0;
+  }
+  return 0;
+}
+
+}  // namespace kbsim::cli

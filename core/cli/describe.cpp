@@ -1,0 +1,100 @@
+#include "cli/describe.hpp"
+
+#include <cstdio>
+
+#include "plugin/registry.hpp"
+#include "util/text.hpp"
+
+namespace kbsim::cli {
+
+namespace {
+
+std::vector<std::string> impls_of(const core::Registry& reg, const std::string& type) {
+  std::vector<std::string> out;
+  for (const auto& [impl, entry] : reg.impls())
+    if (entry.type == type) out.push_back(impl);
+  return out;
+}
+
+void print_params(const std::vector<ParamSpec>& params) {
+  std::printf("parameters:\n");
+  if (params.empty()) std::printf("  (none)\n");
+  for (const auto& p : params) {
+    std::string unit(unit_of(p.name));
+    std::printf("  %-20s %-7s %s%s  %s%s\n", p.name.c_str(), to_string(p.type),
+                p.required ? "required" : "default ", p.required ? "" : format_value(p.default_value).c_str(),
+                p.doc.c_str(), unit.empty() ? "" : (" [" + unit + "]").c_str());
+  }
+}
+
+}  // namespace
+
+void print_list(const core::Registry& reg, const std::string& what) {
+  bool all = what == "all";
+  if (all || what == "components") {
+    std::printf("components (type, library: implementation names):\n");
+    for (const auto& [type, entry] : reg.components()) {
+      auto impls = impls_of(reg, type);
+      std::printf("  %-22s %-26s %s\n", type.c_str(), entry.from.library.c_str(),
+                  impls.empty() ? "(no implementation name)" : core::join(impls).c_str());
+    }
+  }
+  if (all || what == "benches") {
+    std::printf("benches:\n");
+    for (const auto& [name, entry] : reg.benches())
+      std::printf("  %-22s %s\n", name.c_str(), entry.type->info.summary.c_str());
+  }
+  if (all || what == "ccl") {
+    std::printf("ccl algorithms:\n");
+    if (reg.ccl().empty()) std::printf("  (none registered)\n");
+    for (const auto& [name, entry] : reg.ccl())
+      std::printf("  %-22s %s\n", name.c_str(), entry.type->info.summary.c_str());
+  }
+  if (all || what == "libraries") {
+    std::printf("plugin libraries:\n");
+    for (const auto& l : reg.libraries())
+      std::printf("  %-26s %-12s %s\n", l.name.c_str(), l.build_tag.c_str(), l.path.c_str());
+  }
+}
+
+void print_info(const core::Registry& reg, const std::string& name) {
+  std::string type = name;
+  if (auto it = reg.impls().find(name); it != reg.impls().end()) type = it->second.type;
+  if (auto it = reg.components().find(type); it != reg.components().end()) {
+    const ComponentInfo& info = it->second.type->info;
+    std::printf("component %s: %s\n", info.type.c_str(), info.summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    auto impls = impls_of(reg, info.type);
+    std::printf("implementation names: %s\n", impls.empty() ? "(none)" : core::join(impls).c_str());
+    std::printf("receives: %s\n", info.flit_aware ? "flits (forwards flit by flit)" : "whole messages");
+    print_params(info.params);
+    std::printf("ports (edge kinds):\n");
+    for (const auto& p : info.ports) std::printf("  %-20s %s\n", p.label.c_str(), p.doc.c_str());
+    std::printf("statistics:\n");
+    if (info.stats.empty()) std::printf("  (none)\n");
+    for (const auto& s : info.stats)
+      std::printf("  %-20s %-8s %s%s\n", s.name.c_str(), s.kind == StatKind::kCounter ? "counter" : "value",
+                  s.doc.c_str(), s.unit.empty() ? "" : (" [" + s.unit + "]").c_str());
+    return;
+  }
+  if (auto it = reg.benches().find(name); it != reg.benches().end()) {
+    const BenchInfo& info = it->second.type->info;
+    std::printf("bench %s: %s\n", info.name.c_str(), info.summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    print_params(info.params);
+    return;
+  }
+  if (auto it = reg.ccl().find(name); it != reg.ccl().end()) {
+    const CclInfo& info = it->second.type->info;
+    std::printf("ccl algorithm %s: %s\n", info.name.c_str(), info.summary.c_str());
+    print_params(info.params);
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& [n, e] : reg.impls()) names.push_back(n);
+  for (const auto& [n, e] : reg.components()) names.push_back(n);
+  for (const auto& [n, e] : reg.benches()) names.push_back(n);
+  throw UsageError("nothing named '" + name + "'" + core::suggest(name, names));
+}
+
+}  // namespace kbsim::cli

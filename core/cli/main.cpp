@@ -1,0 +1,26 @@
+// The kbsim command line: run, list, info, topology, version.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_mt("kbsim");
+  logger->set_pattern("kbsim: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::warn);
+  try {
+    return kbsim::cli::run_command_line(argc, argv);
+  } catch (const kbsim::Error& e) {
+    std::fprintf(stderr, "kbsim: error: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbsim: internal error: %s\n", e.what());
+    return static_cast<int>(kbsim::ExitCode::kInternal);
+  }
+}

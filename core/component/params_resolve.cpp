@@ -1,0 +1,100 @@
+#include "component/params_resolve.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "util/text.hpp"
+
+namespace kbsim::core {
+
+namespace {
+bool convert(const ParamValue& in, ParamType want, ParamValue& out) {
+  switch (want) {
+    case ParamType::kBool:
+      if (!std::holds_alternative<bool>(in)) return false;
+      out = in;
+      return true;
+    case ParamType::kInt:
+      if (std::holds_alternative<std::int64_t>(in)) {
+        out = in;
+        return true;
+      }
+      if (const auto* d = std::get_if<double>(&in); d && std::isfinite(*d) && std::floor(*d) == *d &&
+                                                    std::fabs(*d) < 9.0e15) {
+        out = static_cast<std::int64_t>(*d);
+        return true;
+      }
+      return false;
+    case ParamType::kFloat:
+      if (const auto* i = std::get_if<std::int64_t>(&in)) {
+        out = static_cast<double>(*i);
+        return true;
+      }
+      if (std::holds_alternative<double>(in)) {
+        out = in;
+        return true;
+      }
+      return false;
+    case ParamType::kString:
+      if (!std::holds_alternative<std::string>(in)) return false;
+      out = in;
+      return true;
+  }
+  return false;
+}
+}  // namespace
+
+Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given,
+                      const std::string& owner, const std::string& owner_origin) {
+  std::vector<std::string> names;
+  names.reserve(specs.size());
+  for (const auto& s : specs) names.push_back(s.name);
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    bool known = false;
+    for (const auto& s : specs) known = known || s.name == given[i].name;
+    if (!known)
+      throw ConfigError(given[i].origin + ": unknown parameter '" + given[i].name + "' for " + owner +
+                        suggest(given[i].name, names));
+    for (std::size_t j = 0; j < i; ++j)
+      if (given[j].name == given[i].name)
+        throw ConfigError(given[i].origin + ": parameter '" + given[i].name + "' given twice (first at " +
+                          given[j].origin + ")");
+  }
+  std::vector<ParamEntry> entries;
+  entries.reserve(specs.size());
+  for (const auto& spec : specs) {
+    const RawParam* raw = nullptr;
+    for (const auto& g : given)
+      if (g.name == spec.name) raw = &g;
+    if (!raw) {
+      if (spec.required)
+        throw ConfigError(owner_origin + ": " + owner + " needs parameter '" + spec.name + "' (" + spec.doc + ")");
+      entries.push_back({spec.name, spec.default_value, "default"});
+      continue;
+    }
+    ParamValue value;
+    if (!convert(raw->value, spec.type, value))
+      throw ConfigError(raw->origin + ": parameter '" + spec.name + "' of " + owner + " must be " +
+                        to_string(spec.type) + ", got '" + format_value(raw->value) + "'");
+    entries.push_back({spec.name, std::move(value), raw->origin});
+  }
+  return Params(std::move(entries));
+}
+
+ParamValue parse_scalar(const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  std::int64_t i = 0;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    auto [h, hec] = std::from_chars(text.data() + 2, text.data() + text.size(), i, 16);
+    if (hec == std::errc() && h == text.data() + text.size()) return i;
+  }
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+  if (ec == std::errc() && p == text.data() + text.size() && !text.empty()) return i;
+  double d = 0;
+  auto [q, ec2] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (ec2 == std::errc() && q == text.data() + text.size() && !text.empty()) return d;
+  return text;
+}
+
+}  // namespace kbsim::core

@@ -1,0 +1,294 @@
+#include "component/simulation.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <queue>
+
+#include "component/params_resolve.hpp"
+#include "plugin/registry.hpp"
+#include "util/text.hpp"
+
+namespace kbsim::core {
+
+namespace {
+bool accepts(const ComponentInfo& info, const std::string& label) {
+  for (const auto& p : info.ports)
+    if (p.label == "*" || p.label == label) return true;
+  return false;
+}
+std::vector<std::string> port_labels(const ComponentInfo& info) {
+  std::vector<std::string> out;
+  for (const auto& p : info.ports) out.push_back(p.label);
+  return out;
+}
+}  // namespace
+
+Simulation::Simulation(const Graph& graph, const Registry& registry) {
+  nodes_.resize(graph.nodes.size());
+  index_.reserve(graph.nodes.size());
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    const NodeSpec& spec = graph.nodes[i];
+    Node& n = nodes_[i];
+    n.id = spec.id;
+    n.impl = spec.impl;
+    if (n.id.empty()) throw ConfigError(spec.origin + ": node without an id");
+    auto [it, fresh] = index_.emplace(n.id, static_cast<NodeIndex>(i));
+    if (!fresh)
+      throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " +
+                        graph.nodes[it->second].origin + ")");
+    n.type = &registry.component_for_impl(spec.impl, spec.origin);
+    n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin);
+    n.stats.resize(n.type->info.stats.size());
+  }
+
+  links_.reserve(graph.edges.size());
+  for (const EdgeSpec& e : graph.edges) {
+    auto src = index_.find(e.src);
+    auto dst = index_.find(e.dst);
+    if (src == index_.end()) throw ConfigError(e.origin + ": edge from unknown node '" + e.src + "'");
+    if (dst == index_.end()) throw ConfigError(e.origin + ": edge to unknown node '" + e.dst + "'");
+    if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(e.origin + ": bandwidth_gbs must be >= 0");
+    if (!(e.latency_ns >= 0.0)) throw ConfigError(e.origin + ": latency must be >= 0");
+    if (e.flit_bytes == 0) throw ConfigError(e.origin + ": flit_bytes must be > 0");
+    Node& s = nodes_[src->second];
+    Node& d = nodes_[dst->second];
+    for (const Node* end : {&s, &d})
+      if (!accepts(end->type->info, e.kind))
+        throw ConfigError(e.origin + ": " + end->id + " (" + end->impl + ") has no '" + e.kind + "' port" +
+                          suggest(e.kind, port_labels(end->type->info)));
+    Link l;
+    l.src = src->second;
+    l.dst = dst->second;
+    l.dst_port = static_cast<PortIndex>(d.in.size());
+    l.dst_flit_aware = d.type->info.flit_aware;
+    l.latency = ns_to_ticks(e.latency_ns);
+    l.bandwidth_gbs = e.bandwidth_gbs;
+    l.flit_bytes = e.flit_bytes;
+    l.ser_full = serialization_ticks(e.flit_bytes, e.bandwidth_gbs);
+    s.out_links.push_back(static_cast<std::uint32_t>(links_.size()));
+    links_.push_back(l);
+    s.out.push_back({e.kind, {}, dst->second});
+    d.in.push_back({e.kind, {}, src->second});
+  }
+  for (Node& n : nodes_) {
+    for (Port& p : n.out) p.peer = nodes_[p.peer_index].id;
+    for (Port& p : n.in) p.peer = nodes_[p.peer_index].id;
+  }
+
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    Context ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this};
+    n.component.reset(n.type->create(ctx));
+  }
+  for (Node& n : nodes_) n.component->setup();
+}
+
+Simulation::~Simulation() {
+  // Components go first: they may hold messages whose pools live in plugins.
+  for (Node& n : nodes_) n.component.reset();
+}
+
+void Simulation::finish() {
+  if (finished_) return;
+  finished_ = true;
+  for (Node& n : nodes_) n.component->finish();
+}
+
+Link& Simulation::out_link(NodeIndex from, PortIndex out) {
+  const Node& n = nodes_[from];
+  if (out >= n.out_links.size())
+    fail(from, "send on out-port " + std::to_string(out) + " but it has " + std::to_string(n.out_links.size()));
+  return links_[n.out_links[out]];
+}
+
+void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start) {
+  if (link.dst_flit_aware) {
+    // The first flit of a train; the event re-arms itself for the others.
+    Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
+    Event& ev = engine_.schedule(start + first_ser + link.latency, 128);
+    ev.target = this;
+    ev.kind = EventKind::kFlit;
+    ev.msg = std::move(msg);
+    ev.node = link.dst;
+    ev.port = link.dst_port;
+    ev.index = 0;
+    ev.count = shape.count;
+    ev.bytes = shape.count > 1 ? link.flit_bytes : shape.last_bytes;
+    ev.hop = hop;
+    ev.last_bytes = shape.last_bytes;
+    ev.train_start = start + link.latency;
+    ev.ser_full = link.ser_full;
+    ev.ser_last = link.ser(shape.last_bytes);
+    ev.train = shape.count > 1;
+  } else {
+    Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
+    Event& ev = engine_.schedule(start + total + link.latency, 128);
+    ev.target = this;
+    ev.kind = EventKind::kMessage;
+    ev.msg = std::move(msg);
+    ev.node = link.dst;
+    ev.port = link.dst_port;
+  }
+}
+
+void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) {
+  if (!msg) fail(from, "send of an empty message reference");
+  Link& link = out_link(from, out);
+  Link::Shape shape = link.shape(msg->bytes);
+  Tick start = link.reserve(at, shape, true);
+  // Flits count hops along the message's route; a whole message may be sent
+  // from anywhere on it (e.g. by a store-and-forward node).
+  std::uint32_t hop = 1;
+  if (const Route* r = msg->route)
+    for (std::uint32_t k = 0; k < r->ports.size(); ++k)
+      if (r->nodes[k] == from) {
+        hop = k + 1;
+        break;
+      }
+  deliver(link, std::move(msg), hop, shape, start);
+}
+
+void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
+  Link& link = out_link(from, out);
+  Tick start = link.reserve(at, {1, flit.bytes}, flit.last());
+  Tick arrive = start + link.ser(flit.bytes) + link.latency;
+  if (link.dst_flit_aware) {
+    Event& ev = engine_.schedule(arrive, 128);
+    ev.target = this;
+    ev.kind = EventKind::kFlit;
+    ev.msg = Ref<Message>(flit.msg);
+    ev.node = link.dst;
+    ev.port = link.dst_port;
+    ev.index = flit.index;
+    ev.count = flit.count;
+    ev.bytes = flit.bytes;
+    ev.hop = flit.hop + 1;
+    ev.train = false;
+  } else if (flit.last()) {
+    // Earlier flits only occupied the link; the receiver sees the whole message.
+    Event& ev = engine_.schedule(arrive, 128);
+    ev.target = this;
+    ev.kind = EventKind::kMessage;
+    ev.msg = Ref<Message>(flit.msg);
+    ev.node = link.dst;
+    ev.port = link.dst_port;
+  }
+}
+
+EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) {
+  EventId id;
+  Event& ev = engine_.schedule(at, priority, &id);
+  ev.target = this;
+  ev.kind = EventKind::kTimer;
+  ev.node = self;
+  ev.tag = tag;
+  ev.msg = std::move(msg);
+  return id;
+}
+
+Tick Simulation::on_event(Event& ev) {
+  Component& c = *nodes_[ev.node].component;
+  switch (ev.kind) {
+    case EventKind::kTimer:
+      c.on_timer(ev.tag, std::move(ev.msg));
+      return kNever;
+    case EventKind::kMessage:
+      c.on_message(ev.port, std::move(ev.msg));
+      return kNever;
+    case EventKind::kFlit: {
+      c.on_flit(ev.port, Flit{ev.msg.get(), ev.index, ev.count, ev.bytes, ev.hop});
+      if (!ev.train || ev.index + 1 >= ev.count) return kNever;
+      ++ev.index;
+      bool last = ev.index + 1 == ev.count;
+      if (last) ev.bytes = ev.last_bytes;
+      return ev.train_start + Tick{ev.index} * ev.ser_full + (last ? ev.ser_last : ev.ser_full);
+    }
+  }
+  return kNever;
+}
+
+void Simulation::run_until(Tick t) { engine_.run_until(t); }
+
+const Route& Simulation::route(NodeIndex from, NodeIndex to) {
+  std::uint64_t key = (std::uint64_t{from} << 32) | to;
+  if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
+  // Dijkstra over link latency + one flit's serialization + the transit cost
+  // of every node passed through; ties go to the lower node index.
+  const std::size_t n = nodes_.size();
+  std::vector<Tick> dist(n, kNever);
+  std::vector<std::uint32_t> via(n, ~0u);  // link index used to reach the node
+  using Item = std::pair<Tick, NodeIndex>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  dist[from] = 0;
+  queue.push({0, from});
+  while (!queue.empty()) {
+    auto [d, u] = queue.top();
+    queue.pop();
+    if (d != dist[u]) continue;
+    if (u == to) break;
+    Tick pass = u == from ? 0 : nodes_[u].transit_cost;
+    for (std::uint32_t li : nodes_[u].out_links) {
+      const Link& l = links_[li];
+      Tick nd = d + pass + l.latency + l.ser_full;
+      if (nd < dist[l.dst]) {
+        dist[l.dst] = nd;
+        via[l.dst] = li;
+        queue.push({nd, l.dst});
+      }
+    }
+  }
+  if (dist[to] == kNever)
+    throw SimError("t=" + format_ns(ticks_to_ns(now())) + " ns: no path from " + nodes_[from].id + " to " +
+                   nodes_[to].id);
+  auto r = std::make_unique<Route>();
+  r->cost = dist[to];
+  for (NodeIndex v = to; v != from;) {
+    const Link& l = links_[via[v]];
+    r->nodes.push_back(l.src);
+    PortIndex port = 0;
+    while (nodes_[l.src].out_links[port] != via[v]) ++port;
+    r->ports.push_back(port);
+    v = l.src;
+  }
+  std::reverse(r->nodes.begin(), r->nodes.end());
+  std::reverse(r->ports.begin(), r->ports.end());
+  r->nodes.push_back(to);
+  return *routes_.emplace(key, std::move(r)).first->second;
+}
+
+NodeIndex Simulation::find_node(std::string_view id) const {
+  auto it = index_.find(id);
+  if (it == index_.end()) throw ConfigError("unknown node '" + std::string(id) + "'");
+  return it->second;
+}
+
+Stat& Simulation::stat(NodeIndex self, std::string_view name) {
+  Node& n = nodes_[self];
+  const auto& specs = n.type->info.stats;
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name) return n.stats[i];
+  throw Error(n.impl + ": statistic '" + std::string(name) + "' is not declared in the component's info");
+}
+
+const Stat& Simulation::stat(std::string_view node, std::string_view name) const {
+  auto it = index_.find(node);
+  if (it == index_.end()) throw SimError("no node '" + std::string(node) + "'");
+  const Node& n = nodes_[it->second];
+  const auto& specs = n.type->info.stats;
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name) return n.stats[i];
+  throw SimError(std::string(node) + " has no statistic '" + std::string(name) + "'");
+}
+
+void Simulation::log(NodeIndex self, LogLevel level, std::string_view text) {
+  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
+                                                          spdlog::level::warn, spdlog::level::err};
+  spdlog::log(kLevels[static_cast<int>(level)], "t={} ns {}: {}", format_ns(ticks_to_ns(now())), nodes_[self].id,
+              text);
+}
+
+void Simulation::fail(NodeIndex node, const std::string& what) const {
+  throw SimError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + nodes_[node].id + ": " + what);
+}
+
+}  // namespace kbsim::core

@@ -1,0 +1,80 @@
+// Elaboration and the runtime services components see: one component per
+// node, one Link per directed edge, message/flit delivery, routing.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/link.hpp"
+#include "kbsim/bench.hpp"
+#include "kbsim/graph.hpp"
+#include "kbsim/plugin.hpp"
+#include "sim/engine.hpp"
+
+namespace kbsim::core {
+
+class Registry;
+
+class Simulation final : public Kernel, public System, private EventTarget {
+ public:
+  /// Elaborate `graph`: check it, instantiate every component, build links,
+  /// then call setup() on every component in node order.
+  Simulation(const Graph& graph, const Registry& registry);
+  ~Simulation();
+
+  /// Call finish() on every component (once).
+  void finish();
+
+  struct Node {
+    std::string id;
+    std::string impl;
+    const ComponentType* type = nullptr;
+    Params params;
+    std::vector<Port> in, out;
+    std::vector<std::uint32_t> out_links;  ///< link index per out-port
+    std::vector<Stat> stats;               ///< parallel to type->info.stats
+    Tick transit_cost = 0;
+    std::unique_ptr<Component> component;
+  };
+  const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  const std::vector<Link>& links() const noexcept { return links_; }
+
+  // Kernel
+  Tick now() const noexcept override { return engine_.now(); }
+  void send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) override;
+  void forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) override;
+  EventId schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) override;
+  void cancel(EventId id) noexcept override { engine_.cancel(id); }
+  const Route& route(NodeIndex from, NodeIndex to) override;
+  NodeIndex find_node(std::string_view id) const override;
+  std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
+  Stat& stat(NodeIndex self, std::string_view name) override;
+  void set_transit_cost(NodeIndex self, Tick cost) override { nodes_[self].transit_cost = cost; }
+  void log(NodeIndex self, LogLevel level, std::string_view text) override;
+  void request_stop() noexcept override { engine_.stop(); }
+
+  // System
+  void run_until(Tick t) override;
+  void run() override { run_until(kNever); }
+  std::uint64_t events() const noexcept override { return engine_.events(); }
+  std::size_t node_count() const noexcept override { return nodes_.size(); }
+  const Stat& stat(std::string_view node, std::string_view name) const override;
+  Component& component(std::string_view node) override { return *nodes_[find_node(node)].component; }
+
+ private:
+  Tick on_event(Event& ev) override;
+  Link& out_link(NodeIndex from, PortIndex out);
+  void deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
+  [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
+
+  Engine engine_;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::unordered_map<std::string_view, NodeIndex> index_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
+  bool finished_ = false;
+};
+
+}  // namespace kbsim::core

@@ -1,0 +1,66 @@
+// A link: one directed edge with its own occupancy. A message crosses it as
+// ceil(bytes / flit_bytes) flits; each flit waits for the link to be free and
+// occupies it for its own bytes / bandwidth. Control messages (0 bytes) pay
+// only the propagation latency.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kbsim/component.hpp"
+#include "kbsim/time.hpp"
+
+namespace kbsim::core {
+
+struct Link {
+  NodeIndex src = 0;
+  NodeIndex dst = 0;
+  PortIndex dst_port = 0;  ///< in-port index at dst
+  bool dst_flit_aware = false;
+  Tick latency = 0;
+  double bandwidth_gbs = 0.0;  ///< 0 = unlimited
+  std::uint32_t flit_bytes = 256;
+  Tick ser_full = 0;  ///< serialization of one full flit
+  Tick busy_until = 0;
+
+  // statistics
+  std::uint64_t bytes = 0;
+  std::uint64_t flits = 0;
+  std::uint64_t messages = 0;
+  Tick busy = 0;
+
+  Tick ser(std::uint32_t nbytes) const noexcept {
+    return nbytes == flit_bytes ? ser_full : serialization_ticks(nbytes, bandwidth_gbs);
+  }
+
+  /// The flit shape of a message of `nbytes`.
+  struct Shape {
+    std::uint32_t count;
+    std::uint32_t last_bytes;
+  };
+  Shape shape(std::uint64_t nbytes) const noexcept {
+    if (nbytes == 0) return {1, 0};
+    auto count = static_cast<std::uint32_t>((nbytes + flit_bytes - 1) / flit_bytes);
+    return {count, static_cast<std::uint32_t>(nbytes - std::uint64_t{count - 1} * flit_bytes)};
+  }
+
+  /// Reserve the link for `count` back-to-back flits handed over at `at`.
+  /// Returns the time the first flit starts on the wire. Control messages
+  /// (0 bytes) neither wait nor occupy.
+  Tick reserve(Tick at, Shape s, bool is_message_end) noexcept {
+    if (s.last_bytes == 0) {
+      if (is_message_end) ++messages;
+      return at;
+    }
+    Tick start = std::max(at, busy_until);
+    Tick total = Tick{s.count - 1} * ser_full + ser(s.last_bytes);
+    busy_until = start + total;
+    busy += total;
+    flits += s.count;
+    bytes += std::uint64_t{s.count - 1} * flit_bytes + s.last_bytes;
+    if (is_message_end) ++messages;
+    return start;
+  }
+};
+
+}  // namespace kbsim::core

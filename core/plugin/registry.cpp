@@ -1,0 +1,190 @@
+#include "plugin/registry.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <dlfcn.h>
+#include <set>
+
+#include "util/text.hpp"
+#include "util/yaml.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbsim::core {
+
+struct Registry::Library {
+  boost::dll::shared_library lib;
+};
+
+Registry::Registry() = default;
+
+Registry::~Registry() {
+  // Types point into the libraries' descriptors: forget them before unloading.
+  components_.clear();
+  benches_.clear();
+  ccl_.clear();
+  libraries_.clear();
+}
+
+std::string library_name(const fs::path& file) {
+  std::string stem = file.filename().string();
+  if (auto dot = stem.find(".so"); dot != std::string::npos) stem.resize(dot);
+  if (stem.rfind("lib", 0) == 0) stem.erase(0, 3);
+  return stem;
+}
+
+void Registry::add_search_dir(const fs::path& dir, bool must_exist) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    if (must_exist) throw PluginError(dir.string() + ": plugin directory does not exist");
+    return;
+  }
+  dirs_.push_back(fs::weakly_canonical(dir, ec));
+}
+
+void Registry::discover() {
+  std::set<std::string> seen;
+  for (const auto& l : library_list_) seen.insert(l.name);
+  for (const fs::path& dir : dirs_) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const fs::path& p = entry.path();
+      if (entry.is_regular_file() && p.filename().string().find(".so") != std::string::npos) files.push_back(p);
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      std::string name = library_name(f);
+      if (!seen.insert(name).second) {
+        spdlog::debug("plugin {} shadowed by an earlier directory", f.string());
+        continue;
+      }
+      load_library(f);
+    }
+  }
+}
+
+void Registry::load_library(const fs::path& file) {
+  auto lib = std::make_unique<Library>();
+  try {
+    // RTLD_NODELETE: a library stays mapped after the registry is gone, so an
+    // exception or message created by plugin code outlives it safely.
+    lib->lib.load(file, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local |
+                            static_cast<boost::dll::load_mode::type>(RTLD_NODELETE));
+  } catch (const std::exception& e) {
+    throw PluginError(file.string() + ": cannot load library: " + e.what());
+  }
+  if (!lib->lib.has(KBSIM_PLUGIN_SYMBOL))
+    throw PluginError(file.string() + ": not a kbsim plugin (no '" KBSIM_PLUGIN_SYMBOL "' entry point)");
+  const PluginDescriptor* d = nullptr;
+  try {
+    d = lib->lib.get_alias<PluginEntry>(KBSIM_PLUGIN_SYMBOL)();
+  } catch (const std::exception& e) {
+    throw PluginError(file.string() + ": plugin registration failed: " + e.what());
+  }
+  if (d == nullptr) throw PluginError(file.string() + ": entry point returned no descriptor");
+  if (d->abi_version != kAbiVersion)
+    throw PluginError(file.string() + ": built for kbsim ABI " + std::to_string(d->abi_version) +
+                      ", this kbsim has ABI " + std::to_string(kAbiVersion) + " (rebuild it against this SDK)");
+  Provided from{library_name(file), file.string()};
+  register_descriptor(*d, from);
+  library_list_.push_back({from.library, from.path, d->build_tag ? d->build_tag : "", d->name ? d->name : ""});
+  libraries_.push_back(std::move(lib));
+}
+
+void Registry::register_descriptor(const PluginDescriptor& d, const Provided& from) {
+  // Check everything first, so a rejected library registers nothing.
+  auto dup = [&](const std::string& kind, const std::string& name, const std::string& other) {
+    throw PluginError(from.path + ": " + kind + " '" + name + "' is already provided by " + other);
+  };
+  for (const auto& c : d.components)
+    if (auto it = components_.find(c.info.type); it != components_.end())
+      dup("component type", c.info.type, it->second.from.path);
+  for (const auto& b : d.benches)
+    if (auto it = benches_.find(b.info.name); it != benches_.end()) dup("bench", b.info.name, it->second.from.path);
+  for (const auto& a : d.ccl)
+    if (auto it = ccl_.find(a.info.name); it != ccl_.end()) dup("CCL algorithm", a.info.name, it->second.from.path);
+  for (const auto& c : d.components) components_.emplace(c.info.type, ComponentEntry{&c, from});
+  for (const auto& b : d.benches) benches_.emplace(b.info.name, BenchEntry{&b, from});
+  for (const auto& a : d.ccl) ccl_.emplace(a.info.name, CclEntry{&a, from});
+}
+
+void Registry::add_component_type(ComponentType type, const std::string& library) {
+  if (auto it = components_.find(type.info.type); it != components_.end())
+    throw PluginError(library + ": component type '" + type.info.type + "' is already provided by " +
+                      it->second.from.path);
+  own_components_.push_back(std::move(type));
+  components_.emplace(own_components_.back().info.type, ComponentEntry{&own_components_.back(), {library, library}});
+}
+
+void Registry::add_bench_type(BenchType type, const std::string& library) {
+  if (auto it = benches_.find(type.info.name); it != benches_.end())
+    throw PluginError(library + ": bench '" + type.info.name + "' is already provided by " + it->second.from.path);
+  own_benches_.push_back(std::move(type));
+  benches_.emplace(own_benches_.back().info.name, BenchEntry{&own_benches_.back(), {library, library}});
+}
+
+void Registry::load_components_file(const fs::path& file) {
+  YamlSource src = YamlSource::load(file);
+  auto where = [&](const YAML::Node& n) { return src.where(n); };
+  const YAML::Node& root = src.root();
+  if (!root.IsMap()) throw ConfigError(src.where(root) + ": expected a map with key 'components'");
+  check_keys(root, {"components"}, "components file", where);
+  YAML::Node comps = root["components"];
+  if (!comps || !comps.IsMap()) throw ConfigError(src.where(root) + ": 'components' must be a map");
+  for (const auto& kv : comps) {
+    std::string impl = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (!v.IsMap())
+      throw ConfigError(src.where(v) + ": " + impl + ": expected { library: NAME, type: NAME }");
+    check_keys(v, {"library", "type"}, "component '" + impl + "'", where);
+    if (!v["library"] || !v["type"])
+      throw ConfigError(src.where(v) + ": " + impl + ": needs both 'library' and 'type'");
+    map_impl(impl, v["library"].Scalar(), v["type"].Scalar(), src.where(kv.first));
+  }
+}
+
+void Registry::map_impl(const std::string& impl, const std::string& library, const std::string& type,
+                        const std::string& origin) {
+  auto it = components_.find(type);
+  bool library_loaded = false;
+  for (const auto& l : library_list_) library_loaded = library_loaded || l.name == library;
+  if (it != components_.end() && it->second.from.library == library) {
+    impls_[impl] = {library, type, origin};
+    return;
+  }
+  if (!library_loaded && (it == components_.end() || it->second.from.library != library)) {
+    std::vector<std::string> dirs;
+    for (const auto& d : dirs_) dirs.push_back(d.string());
+    throw PluginError(origin + ": " + impl + ": library '" + library + "' not found (looked in: " +
+                      (dirs.empty() ? std::string("no plugin directories") : join(dirs)) + ")");
+  }
+  std::vector<std::string> provided;
+  for (const auto& [name, entry] : components_)
+    if (entry.from.library == library) provided.push_back(name);
+  throw PluginError(origin + ": " + impl + ": library '" + library + "' provides no component type '" + type +
+                    "'" + suggest(type, provided));
+}
+
+const ComponentType& Registry::component_for_impl(const std::string& impl, const std::string& origin) const {
+  auto it = impls_.find(impl);
+  if (it == impls_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [name, entry] : impls_) names.push_back(name);
+    throw ConfigError(origin + ": unknown implementation '" + impl + "'" + suggest(impl, names));
+  }
+  return *components_.at(it->second.type).type;
+}
+
+const BenchType& Registry::bench(const std::string& name) const {
+  auto it = benches_.find(name);
+  if (it == benches_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, entry] : benches_) names.push_back(n);
+    throw UsageError("unknown bench '" + name + "'" + suggest(name, names));
+  }
+  return *it->second.type;
+}
+
+}  // namespace kbsim::core

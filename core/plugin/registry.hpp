@@ -1,0 +1,95 @@
+// Plugin discovery and the registry of component types, benches and CCL
+// algorithms, plus the implementation-name map from components.yaml.
+#pragma once
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kbsim/plugin.hpp"
+
+namespace kbsim::core {
+
+class Registry {
+ public:
+  Registry();
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  /// Directories searched, in order. Missing directories are an error when
+  /// `must_exist` (an explicit --plugins DIR), silently skipped otherwise.
+  void add_search_dir(const std::filesystem::path& dir, bool must_exist);
+  const std::vector<std::filesystem::path>& search_dirs() const noexcept { return dirs_; }
+
+  /// Load every plugin library (*.so) in the search directories: sorted by
+  /// file name within a directory; the first library of a given name wins.
+  void discover();
+  /// Load one library file. Throws PluginError naming the path and the reason.
+  void load_library(const std::filesystem::path& file);
+
+  /// In-process registration (tests, mocks). `library` names the provider in messages.
+  void add_component_type(ComponentType type, const std::string& library = "(in-process)");
+  void add_bench_type(BenchType type, const std::string& library = "(in-process)");
+
+  /// Read a components.yaml; its entries add to (and override) earlier ones.
+  void load_components_file(const std::filesystem::path& file);
+  /// Map an implementation name to a component type provided by `library`.
+  void map_impl(const std::string& impl, const std::string& library, const std::string& type,
+                const std::string& origin);
+
+  /// The component type behind an implementation name; ConfigError with the
+  /// closest known names if it is unknown.
+  const ComponentType& component_for_impl(const std::string& impl, const std::string& origin) const;
+  const BenchType& bench(const std::string& name) const;
+
+  struct Provided {
+    std::string library;  ///< library name (file stem without "lib"), or "(in-process)"
+    std::string path;
+  };
+  struct ComponentEntry {
+    const ComponentType* type;
+    Provided from;
+  };
+  struct BenchEntry {
+    const BenchType* type;
+    Provided from;
+  };
+  struct CclEntry {
+    const CclType* type;
+    Provided from;
+  };
+  struct ImplEntry {
+    std::string library, type, origin;
+  };
+  struct LibraryEntry {
+    std::string name, path, build_tag, plugin_name;
+  };
+  const std::map<std::string, ComponentEntry>& components() const noexcept { return components_; }
+  const std::map<std::string, BenchEntry>& benches() const noexcept { return benches_; }
+  const std::map<std::string, CclEntry>& ccl() const noexcept { return ccl_; }
+  const std::map<std::string, ImplEntry>& impls() const noexcept { return impls_; }
+  const std::vector<LibraryEntry>& libraries() const noexcept { return library_list_; }
+
+ private:
+  struct Library;
+  void register_descriptor(const PluginDescriptor& d, const Provided& from);
+
+  std::vector<std::filesystem::path> dirs_;
+  std::vector<std::unique_ptr<Library>> libraries_;
+  std::vector<LibraryEntry> library_list_;
+  std::map<std::string, ComponentEntry> components_;
+  std::map<std::string, BenchEntry> benches_;
+  std::map<std::string, CclEntry> ccl_;
+  std::map<std::string, ImplEntry> impls_;
+  std::deque<ComponentType> own_components_;
+  std::deque<BenchType> own_benches_;
+};
+
+/// "kbsim_forwarding" from ".../libkbsim_forwarding.so".
+std::string library_name(const std::filesystem::path& file);
+
+}  // namespace kbsim::core

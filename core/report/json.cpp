@@ -1,0 +1,136 @@
+#include "report/json.hpp"
+
+#include <rapidjson/filewritestream.h>
+#include <rapidjson/prettywriter.h>
+
+#include <cstdio>
+
+#include "component/params_resolve.hpp"
+#include "kbsim/errors.hpp"
+#include "plugin/registry.hpp"
+
+namespace kbsim::core {
+
+namespace {
+class RapidWriter final : public JsonWriter {
+ public:
+  explicit RapidWriter(std::FILE* f) : stream_(f, buffer_, sizeof buffer_), w_(stream_) { w_.SetIndent(' ', 2); }
+  void begin_object() override { w_.StartObject(); }
+  void end_object() override { w_.EndObject(); }
+  void begin_array() override { w_.StartArray(); }
+  void end_array() override { w_.EndArray(); }
+  void key(const std::string& k) override { w_.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size())); }
+  void value(const std::string& v) override { w_.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size())); }
+  void value(const char* v) override { w_.String(v); }
+  void value(double v) override {
+    if (std::isfinite(v)) {
+      w_.Double(v);
+    } else {
+      w_.Null();
+    }
+  }
+  void value(std::int64_t v) override { w_.Int64(v); }
+  void value(std::uint64_t v) override { w_.Uint64(v); }
+  void value(bool v) override { w_.Bool(v); }
+  void flush() { stream_.Flush(); }
+
+ private:
+  char buffer_[65536];
+  rapidjson::FileWriteStream stream_;
+  rapidjson::PrettyWriter<rapidjson::FileWriteStream> w_;
+};
+}  // namespace
+
+void write_json_file(const std::filesystem::path& file, const std::function<void(JsonWriter&)>& body) {
+  std::filesystem::path tmp = file;
+  tmp += ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(tmp.string() + ": cannot write");
+  try {
+    auto w = std::make_unique<RapidWriter>(f);
+    body(*w);
+    w->flush();
+    std::fputc('\n', f);
+    if (std::fclose(f) != 0) throw Error(tmp.string() + ": write failed");
+    f = nullptr;
+    std::filesystem::rename(tmp, file);
+  } catch (...) {
+    if (f) std::fclose(f);
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+}
+
+void write_json_stdout(const std::function<void(JsonWriter&)>& body) {
+  auto w = std::make_unique<RapidWriter>(stdout);
+  body(*w);
+  w->flush();
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+void write_param_value(JsonWriter& w, const ParamValue& v) {
+  std::visit([&](const auto& x) { w.value(x); }, v);
+}
+
+void write_metrics(JsonWriter& w, const Metrics& m) {
+  if (m.is_list()) {
+    w.begin_array();
+  } else {
+    w.begin_object();
+  }
+  for (const auto& e : m.entries()) {
+    if (!m.is_list()) w.key(e.key);
+    if (e.node) {
+      write_metrics(w, *e.node);
+    } else {
+      std::visit([&](const auto& x) { w.value(x); }, e.scalar);
+    }
+  }
+  if (m.is_list()) {
+    w.end_array();
+  } else {
+    w.end_object();
+  }
+}
+
+void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
+  w.begin_object();
+  w.field("source", g.source);
+  w.key("nodes");
+  w.begin_array();
+  for (const auto& n : g.nodes) {
+    const ComponentType& type = registry.component_for_impl(n.impl, n.origin);
+    Params p = resolve_params(type.info.params, n.params, n.impl, n.origin);
+    w.begin_object();
+    w.field("id", n.id);
+    w.field("impl", n.impl);
+    w.field("type", type.info.type);
+    w.key("params");
+    w.begin_object();
+    for (const auto& e : p.entries()) {
+      w.key(e.name);
+      write_param_value(w, e.value);
+    }
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("edges");
+  w.begin_array();
+  for (const auto& e : g.edges) {
+    w.begin_object();
+    w.field("src", e.src);
+    w.field("dst", e.dst);
+    w.field("kind", e.kind);
+    w.field("bandwidth_gbs", e.bandwidth_gbs);
+    w.field("latency_ns", e.latency_ns);
+    w.field("flit_bytes", std::uint64_t{e.flit_bytes});
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace kbsim::core

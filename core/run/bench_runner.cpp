@@ -1,0 +1,199 @@
+#include "run/bench_runner.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <map>
+
+#include "component/params_resolve.hpp"
+#include "plugin/registry.hpp"
+#include "report/json.hpp"
+#include "topology/topology.hpp"
+
+namespace kbsim::core {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::vector<RawParam> parse_params(const std::vector<std::string>& given) {
+  std::vector<RawParam> out;
+  for (const auto& kv : given) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--param " + kv + ": expected key=value");
+    out.push_back({kv.substr(0, eq), parse_scalar(kv.substr(eq + 1)), "--param " + kv});
+  }
+  return out;
+}
+}  // namespace
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+BenchRunner::BenchRunner(const Registry& registry, RunOptions options)
+    : registry_(registry), options_(std::move(options)), type_(&registry.bench(options_.bench)) {
+  params_ = resolve_params(type_->info.params, parse_params(options_.params), "bench " + options_.bench,
+                           "bench " + options_.bench);
+}
+
+BenchRunner::~BenchRunner() = default;
+
+const Graph& BenchRunner::topology() {
+  if (!topology_) topology_ = load_topology(options_.topology, options_.overrides);
+  return *topology_;
+}
+
+System& BenchRunner::build(Graph graph) {
+  auto t0 = Clock::now();
+  systems_.push_back(std::make_unique<Simulation>(graph, registry_));
+  graphs_.push_back(std::move(graph));
+  build_wall_s_ += seconds_since(t0);
+  return *systems_.back();
+}
+
+void BenchRunner::run() {
+  std::unique_ptr<Bench> bench(type_->create());
+  auto t0 = Clock::now();
+  bench->run(*this);
+  for (auto& s : systems_) s->finish();
+  wall_s_ = seconds_since(t0);
+  if (systems_.empty())
+    throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' built no system and submitted no work");
+}
+
+Tick BenchRunner::sim_time() const {
+  Tick t = 0;
+  for (const auto& s : systems_) t += s->now();
+  return t;
+}
+
+std::uint64_t BenchRunner::events() const {
+  std::uint64_t n = 0;
+  for (const auto& s : systems_) n += s->events();
+  return n;
+}
+
+void BenchRunner::write_results(const std::filesystem::path& dir) const {
+  std::filesystem::create_directories(dir);
+  const bool many = systems_.size() > 1;
+  auto prefix = [&](std::size_t k) { return many ? "s" + std::to_string(k) + "/" : std::string(); };
+
+  write_json_file(dir / "topology.json", [&](JsonWriter& w) {
+    if (!many) {
+      write_graph(w, graphs_.front(), registry_);
+      return;
+    }
+    w.begin_array();
+    for (const auto& g : graphs_) write_graph(w, g, registry_);
+    w.end_array();
+  });
+
+  write_json_file(dir / "results.json", [&](JsonWriter& w) {
+    const double wall = wall_s_;
+    const std::uint64_t ev = events();
+    w.begin_object();
+    w.field("kbsim_version", KBSIM_VERSION);
+    w.field("abi_version", std::uint64_t{kAbiVersion});
+    w.field("bench", options_.bench);
+    w.key("params");
+    w.begin_object();
+    for (const auto& e : params_.entries()) {
+      w.key(e.name);
+      write_param_value(w, e.value);
+    }
+    w.end_object();
+
+    w.key("topology");
+    w.begin_object();
+    std::size_t nodes = 0, edges = 0;
+    for (const auto& g : graphs_) {
+      nodes += g.nodes.size();
+      edges += g.edges.size();
+    }
+    w.field("source", graphs_.front().source);
+    w.field("systems", systems_.size());
+    w.field("nodes", nodes);
+    w.field("edges", edges);
+    w.key("overrides");
+    w.begin_array();
+    for (const auto& o : options_.overrides) w.value(o);
+    w.end_array();
+    w.field("file", "topology.json");
+    w.end_object();
+
+    std::map<std::string, std::size_t> impl_count;
+    for (const auto& s : systems_)
+      for (const auto& n : s->nodes()) ++impl_count[n.impl];
+    w.key("implementations");
+    w.begin_object();
+    for (const auto& [impl, count] : impl_count) {
+      const auto& entry = registry_.impls().at(impl);
+      w.key(impl);
+      w.begin_object();
+      w.field("type", entry.type);
+      w.field("library", entry.library);
+      w.field("nodes", count);
+      w.end_object();
+    }
+    w.end_object();
+
+    w.field("sim_time_ns", ticks_to_ns(sim_time()));
+    w.field("events", ev);
+    w.field("wall_time_s", wall);
+    w.field("events_per_s", wall > 0 ? static_cast<double>(ev) / wall : 0.0);
+    w.key("host");
+    w.begin_object();
+    w.field("build_wall_s", build_wall_s_);
+    w.field("peak_rss_mb", peak_rss_mb());
+    w.end_object();
+
+    w.key("components");
+    w.begin_object();
+    for (std::size_t k = 0; k < systems_.size(); ++k) {
+      for (const auto& n : systems_[k]->nodes()) {
+        w.key(prefix(k) + n.id);
+        w.begin_object();
+        w.field("impl", n.impl);
+        const auto& specs = n.type->info.stats;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+          if (specs[i].kind == StatKind::kCounter) {
+            w.field(specs[i].name, n.stats[i].count);
+          } else {
+            w.field(specs[i].name, n.stats[i].value);
+          }
+        }
+        w.end_object();
+      }
+    }
+    w.end_object();
+
+    w.key("links");
+    w.begin_array();
+    for (std::size_t k = 0; k < systems_.size(); ++k) {
+      const Simulation& s = *systems_[k];
+      double span = ticks_to_ns(s.now());
+      for (const auto& l : s.links()) {
+        if (l.flits == 0 && l.messages == 0) continue;
+        w.begin_object();
+        w.field("src", prefix(k) + s.nodes()[l.src].id);
+        w.field("dst", prefix(k) + s.nodes()[l.dst].id);
+        w.field("messages", l.messages);
+        w.field("flits", l.flits);
+        w.field("bytes", l.bytes);
+        w.field("busy_ns", ticks_to_ns(l.busy));
+        w.field("utilization", span > 0 ? ticks_to_ns(l.busy) / span : 0.0);
+        w.end_object();
+      }
+    }
+    w.end_array();
+
+    w.key("metrics");
+    write_metrics(w, metrics_);
+    w.end_object();
+  });
+}
+
+}  // namespace kbsim::core

@@ -1,0 +1,68 @@
+// Running one bench: the BenchContext a bench sees, wall-clock accounting,
+// and results.json.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "component/simulation.hpp"
+#include "kbsim/bench.hpp"
+
+namespace kbsim::core {
+
+class Registry;
+
+struct RunOptions {
+  std::string bench = "message-mesh";
+  std::vector<std::string> params;  ///< "key=value"
+  std::filesystem::path topology;
+  std::vector<std::string> overrides;  ///< --set "key=value"
+};
+
+class BenchRunner final : public BenchContext {
+ public:
+  BenchRunner(const Registry& registry, RunOptions options);
+  ~BenchRunner();
+
+  /// Run the bench to completion and call finish() on every system it built.
+  void run();
+  /// Write results.json and topology.json into `dir` (created if needed).
+  void write_results(const std::filesystem::path& dir) const;
+
+  // BenchContext
+  const Params& params() const noexcept override { return params_; }
+  const Graph& topology() override;
+  System& build(Graph graph) override;
+  Metrics& metrics() noexcept override { return metrics_; }
+  void note(std::string_view line) override { notes_.emplace_back(line); }
+
+  // Figures for the summary
+  Tick sim_time() const;
+  std::uint64_t events() const;
+  double wall_s() const noexcept { return wall_s_; }
+  double build_wall_s() const noexcept { return build_wall_s_; }
+  const std::vector<std::string>& notes() const noexcept { return notes_; }
+  const std::vector<std::unique_ptr<Simulation>>& systems() const noexcept { return systems_; }
+  const std::vector<Graph>& graphs() const noexcept { return graphs_; }
+
+ private:
+  const Registry& registry_;
+  RunOptions options_;
+  const BenchType* type_;
+  Params params_;
+  std::optional<Graph> topology_;
+  std::vector<Graph> graphs_;
+  std::vector<std::unique_ptr<Simulation>> systems_;
+  Metrics metrics_;
+  std::vector<std::string> notes_;
+  double wall_s_ = 0.0;
+  double build_wall_s_ = 0.0;
+};
+
+/// Peak resident memory of this process so far, in MiB.
+double peak_rss_mb();
+
+}  // namespace kbsim::core

@@ -1,0 +1,269 @@
+#include "topology/topology.hpp"
+
+#include <cmath>
+
+#include "util/text.hpp"
+#include "util/yaml.hpp"
+
+namespace kbsim::core {
+
+namespace {
+
+/// Tracks which subtrees came from --set, so errors name the override.
+class Origins {
+ public:
+  explicit Origins(YamlSource& src) : src_(src) {}
+  void add_override(const YAML::Node& n, std::string text) { overrides_.emplace_back(n, std::move(text)); }
+  std::string where(const YAML::Node& n, const std::string& inherited = {}) const {
+    for (const auto& [node, text] : overrides_)
+      if (node.is(n)) return text;
+    return inherited.empty() ? src_.where(n) : inherited;
+  }
+  /// The override label for `n` if it is an override root, else `inherited`.
+  std::string scope(const YAML::Node& n, const std::string& inherited) const {
+    for (const auto& [node, text] : overrides_)
+      if (node.is(n)) return text;
+    return inherited;
+  }
+
+ private:
+  YamlSource& src_;
+  std::vector<std::pair<YAML::Node, std::string>> overrides_;
+};
+
+std::vector<std::string> keys_of(const YAML::Node& map) {
+  std::vector<std::string> out;
+  for (const auto& kv : map) out.push_back(kv.first.Scalar());
+  return out;
+}
+
+void apply_override(YamlSource& src, Origins& origins, const std::string& text) {
+  std::string label = "--set " + text;
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw ConfigError(label + ": expected key=value");
+  std::string path = text.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(label + ": cannot parse the value: " + e.msg);
+  }
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    auto dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  YAML::Node cur;
+  cur.reset(src.root());
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    bool last = i + 1 == parts.size();
+    std::string here = walked.empty() ? part : walked + "." + part;
+    if (cur.IsSequence()) {
+      YAML::Node found;
+      bool ok = false;
+      char* end = nullptr;
+      unsigned long idx = std::strtoul(part.c_str(), &end, 10);
+      if (!part.empty() && *end == '\0') {
+        if (idx < cur.size()) {
+          found.reset(cur[idx]);
+          ok = true;
+        }
+      } else {
+        for (std::size_t k = 0; k < cur.size() && !ok; ++k)
+          if (cur[k].IsMap() && cur[k]["id"] && cur[k]["id"].Scalar() == part) {
+            found.reset(cur[k]);
+            ok = true;
+          }
+      }
+      if (!ok) throw ConfigError(label + ": '" + here + "' matches no item (by index or id)");
+      if (last) {
+        found = value;  // assigns the item's content
+        origins.add_override(found, label);
+      } else {
+        cur.reset(found);
+      }
+    } else if (cur.IsMap() || (cur.IsNull() && last)) {
+      YAML::Node child = cur[part];
+      if (last) {
+        cur[part] = value;
+        for (const auto& kv : cur)  // name the override for errors about the key or the value
+          if (kv.first.Scalar() == part) {
+            origins.add_override(kv.first, label);
+            origins.add_override(kv.second, label);
+          }
+      } else {
+        if (!child) throw ConfigError(label + ": no key '" + here + "'" + suggest(part, keys_of(cur)));
+        cur.reset(child);
+      }
+    } else {
+      throw ConfigError(label + ": '" + walked + "' is a value, not a map or list");
+    }
+    walked = here;
+  }
+}
+
+double number(const YAML::Node& n, const std::string& key, const std::string& where) {
+  ParamValue v = scalar_value(n);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  throw ConfigError(where + ": '" + key + "' must be a number, got '" + n.Scalar() + "'");
+}
+
+struct EdgeDefaults {
+  double bandwidth_gbs = 0.0;
+  double latency_ns = 0.0;
+  double ns_per_mm = -1.0;  // unset
+  std::uint32_t flit_bytes = 256;
+  std::string kind = "link";
+};
+
+const std::vector<std::string> kEdgeKeys = {"src",        "dst",       "bandwidth_gbs", "latency_ns", "distance_mm",
+                                            "ns_per_mm",  "flit_bytes", "kind",         "bidir"};
+const std::vector<std::string> kDefaultKeys = {"bandwidth_gbs", "latency_ns", "ns_per_mm", "flit_bytes", "kind"};
+
+/// Reads the unit-carrying numeric keys shared by edges and defaults.
+void read_link_values(const YAML::Node& map, EdgeDefaults& d, double* distance_mm, const Origins& o,
+                      const std::string& scope) {
+  for (const auto& kv : map) {
+    std::string key = kv.first.Scalar();
+    std::string at = o.where(kv.second, o.scope(kv.second, scope));
+    if (key == "bandwidth_gbs" || key == "latency_ns" || key == "ns_per_mm" || key == "distance_mm" ||
+        key == "flit_bytes") {
+      if (!kv.second.IsScalar()) throw ConfigError(at + ": '" + key + "' must be a number");
+      double v = number(kv.second, key, at);
+      if (!std::isfinite(v) || v < 0) throw ConfigError(at + ": '" + key + "' must be a finite number >= 0");
+      if (key == "bandwidth_gbs") d.bandwidth_gbs = v;
+      if (key == "latency_ns") d.latency_ns = v;
+      if (key == "ns_per_mm") d.ns_per_mm = v;
+      if (key == "distance_mm" && distance_mm) *distance_mm = v;
+      if (key == "flit_bytes") {
+        if (v < 1 || std::floor(v) != v || v > 1e9)
+          throw ConfigError(at + ": 'flit_bytes' must be a whole number of bytes >= 1");
+        d.flit_bytes = static_cast<std::uint32_t>(v);
+      }
+    } else if (key == "kind") {
+      d.kind = kv.second.Scalar();
+    }
+  }
+}
+
+Graph build_graph(YamlSource& src, Origins& origins) {
+  Graph g;
+  g.source = src.name();
+  YAML::Node& root = src.root();
+  auto where = [&](const YAML::Node& n) { return origins.where(n); };
+  if (!root.IsMap()) throw ConfigError(src.where(root) + ": a topology is a map with 'nodes' and 'edges'");
+  check_keys(root, {"defaults", "nodes", "edges"}, "topology", where);
+
+  EdgeDefaults defaults;
+  if (YAML::Node d = root["defaults"]) {
+    if (!d.IsMap()) throw ConfigError(where(d) + ": 'defaults' must be a map");
+    check_keys(d, kDefaultKeys, "defaults", where);
+    read_link_values(d, defaults, nullptr, origins, origins.scope(d, ""));
+  }
+
+  YAML::Node nodes = root["nodes"];
+  if (!nodes || !nodes.IsSequence()) throw ConfigError(where(root) + ": 'nodes' must be a list");
+  for (const auto& n : nodes) {
+    std::string scope = origins.scope(n, "");
+    auto at = [&](const YAML::Node& x) { return origins.where(x, origins.scope(x, scope)); };
+    if (!n.IsMap()) throw ConfigError(at(n) + ": a node is a map with id, impl and params");
+    check_keys(n, {"id", "impl", "params"}, "node", at);
+    if (!n["id"] || !n["impl"]) throw ConfigError(at(n) + ": a node needs 'id' and 'impl'");
+    NodeSpec spec;
+    spec.id = n["id"].Scalar();
+    spec.impl = n["impl"].Scalar();
+    spec.origin = at(n["impl"]);
+    if (YAML::Node p = n["params"]) {
+      if (!p.IsMap() && !p.IsNull()) throw ConfigError(at(p) + ": 'params' must be a map");
+      std::string pscope = origins.scope(p, scope);
+      for (const auto& kv : p) {
+        if (!kv.second.IsScalar())
+          throw ConfigError(origins.where(kv.second, pscope) + ": parameter '" + kv.first.Scalar() +
+                            "' must be a single value");
+        spec.params.push_back({kv.first.Scalar(), scalar_value(kv.second),
+                               origins.where(kv.second, origins.scope(kv.second, pscope))});
+      }
+    }
+    g.nodes.push_back(std::move(spec));
+  }
+
+  YAML::Node edges = root["edges"];
+  if (edges && !edges.IsSequence()) throw ConfigError(where(edges) + ": 'edges' must be a list");
+  if (edges) {
+    for (const auto& e : edges) {
+      std::string scope = origins.scope(e, "");
+      auto at = [&](const YAML::Node& x) { return origins.where(x, origins.scope(x, scope)); };
+      if (!e.IsMap()) throw ConfigError(at(e) + ": an edge is a map with src and dst");
+      check_keys(e, kEdgeKeys, "edge", at);
+      if (!e["src"] || !e["dst"]) throw ConfigError(at(e) + ": an edge needs 'src' and 'dst'");
+      if (e["latency_ns"] && e["distance_mm"])
+        throw ConfigError(at(e["distance_mm"]) + ": give latency_ns or distance_mm, not both");
+      EdgeDefaults v = defaults;
+      double distance = -1.0;
+      read_link_values(e, v, &distance, origins, scope);
+      if (distance >= 0) {
+        if (v.ns_per_mm < 0)
+          throw ConfigError(at(e["distance_mm"]) + ": distance_mm needs ns_per_mm (on the edge or in defaults)");
+        v.latency_ns = distance * v.ns_per_mm;
+      }
+      bool bidir = false;
+      if (YAML::Node b = e["bidir"]) {
+        ParamValue bv = scalar_value(b);
+        if (!std::holds_alternative<bool>(bv)) throw ConfigError(at(b) + ": 'bidir' must be true or false");
+        bidir = std::get<bool>(bv);
+      }
+      EdgeSpec spec{e["src"].Scalar(), e["dst"].Scalar(), v.bandwidth_gbs, v.latency_ns, v.flit_bytes, v.kind, at(e)};
+      g.edges.push_back(spec);
+      if (bidir) {
+        std::swap(spec.src, spec.dst);
+        g.edges.push_back(std::move(spec));
+      }
+    }
+  }
+
+  // Dangling edges and duplicate ids are caught here, before any plugin is involved.
+  std::unordered_map<std::string, const NodeSpec*> ids;
+  for (const auto& n : g.nodes)
+    if (auto [it, fresh] = ids.emplace(n.id, &n); !fresh)
+      throw ConfigError(n.origin + ": duplicate node id '" + n.id + "' (first at " + it->second->origin + ")");
+  std::vector<std::string> names;
+  for (const auto& n : g.nodes) names.push_back(n.id);
+  for (const auto& e : g.edges)
+    for (const std::string* end : {&e.src, &e.dst})
+      if (!ids.count(*end))
+        throw ConfigError(e.origin + ": edge " + e.src + " -> " + e.dst + " names unknown node '" + *end + "'" +
+                          suggest(*end, names));
+  return g;
+}
+
+Graph finish(YamlSource& src, const std::vector<std::string>& overrides) {
+  Origins origins(src);
+  for (const auto& o : overrides) apply_override(src, origins, o);
+  return build_graph(src, origins);
+}
+
+}  // namespace
+
+Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+  YamlSource src = YamlSource::load(file);
+  return finish(src, overrides);
+}
+
+Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                      ": YAML syntax error: " + e.msg);
+  }
+  YamlSource src(name, root);
+  return finish(src, overrides);
+}
+
+}  // namespace kbsim::core

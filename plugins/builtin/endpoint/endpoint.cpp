@@ -1,0 +1,90 @@
+// builtin.endpoint: a traffic source and sink. As a source it sends `count`
+// packets of `send_bytes` to node `send_to` along the routed path, starting at
+// `start_ns`, one every `interval_ns`. As a sink it records each packet's
+// end-to-end latency.
+#include <algorithm>
+
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+struct Packet final : kbsim::Message {
+  static constexpr kbsim::TypeId kType = kbsim::type_id("endpoint.Packet");
+  Packet() : Message(kType) {}
+  kbsim::Tick sent_at = 0;
+};
+
+class Endpoint final : public kbsim::Component {
+ public:
+  explicit Endpoint(const kbsim::Context& ctx)
+      : Component(ctx),
+        sent_(stat("sent")),
+        received_(stat("received")),
+        bytes_(stat("bytes_received")),
+        lat_min_(stat("latency_min_ns")),
+        lat_max_(stat("latency_max_ns")),
+        lat_sum_(stat("latency_sum_ns")),
+        last_(stat("last_arrival_ns")) {
+    const auto& p = params();
+    p.check(p.get_int("send_bytes") >= 0, "send_bytes", "must be >= 0");
+    p.check(p.get_int("count") >= 0, "count", "must be >= 0");
+    p.check(p.get_float("start_ns") >= 0, "start_ns", "must be >= 0");
+    p.check(p.get_float("interval_ns") >= 0, "interval_ns", "must be >= 0");
+  }
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "endpoint";
+    i.summary = "traffic source and sink: sends packets along routed paths and records their latency";
+    i.params = {kbsim::param_string("send_to", "", "destination node id; empty: send nothing"),
+                kbsim::param_int("send_bytes", 4096, "payload bytes per packet"),
+                kbsim::param_int("count", 1, "packets to send"),
+                kbsim::param_float("start_ns", 0.0, "time of the first packet"),
+                kbsim::param_float("interval_ns", 0.0, "time between packets (0: all at once)")};
+    i.ports = {{"*", "any link; packets leave on the first hop of their route"}};
+    i.stats = {{"sent", kbsim::StatKind::kCounter, "packets", "packets sent"},
+               {"received", kbsim::StatKind::kCounter, "packets", "packets received"},
+               {"bytes_received", kbsim::StatKind::kCounter, "bytes", "payload bytes received"},
+               {"latency_min_ns", kbsim::StatKind::kValue, "ns", "shortest end-to-end latency"},
+               {"latency_max_ns", kbsim::StatKind::kValue, "ns", "longest end-to-end latency"},
+               {"latency_sum_ns", kbsim::StatKind::kValue, "ns", "sum of end-to-end latencies"},
+               {"last_arrival_ns", kbsim::StatKind::kValue, "ns", "arrival time of the last packet"}};
+    return i;
+  }
+
+  void setup() override {
+    const std::string& to = params().get_string("send_to");
+    if (to.empty() || params().get_int("count") == 0) return;
+    route_ = &route_to(find_node(to));
+    schedule(kbsim::ns_to_ticks(params().get_float("start_ns")));
+  }
+
+  void on_timer(std::uint64_t, kbsim::Ref<kbsim::Message>) override {
+    auto pkt = kbsim::make_message<Packet>();
+    pkt->bytes = static_cast<std::uint64_t>(params().get_int("send_bytes"));
+    pkt->route = route_;
+    pkt->sent_at = now();
+    send(route_->ports.front(), std::move(pkt));
+    if (++sent_.count < static_cast<std::uint64_t>(params().get_int("count")))
+      schedule(kbsim::ns_to_ticks(params().get_float("interval_ns")));
+  }
+
+  void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
+    const Packet& pkt = msg->as<Packet>();
+    double lat = kbsim::ticks_to_ns(now() - pkt.sent_at);
+    lat_min_.value = received_.count == 0 ? lat : std::min(lat_min_.value, lat);
+    lat_max_.value = std::max(lat_max_.value, lat);
+    lat_sum_.value += lat;
+    last_.value = kbsim::ticks_to_ns(now());
+    ++received_.count;
+    bytes_.count += pkt.bytes;
+  }
+
+ private:
+  const kbsim::Route* route_ = nullptr;
+  kbsim::Stat &sent_, &received_, &bytes_, &lat_min_, &lat_max_, &lat_sum_, &last_;
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("endpoint") { kbsim::add_component<Endpoint>(plugin); }

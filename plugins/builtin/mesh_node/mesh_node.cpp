@@ -1,0 +1,50 @@
+// builtin.mesh_node: a node of the message-mesh workload (the same workload
+// as SST's MessageMesh test). At time 0 it sends one event on each of its
+// out-ports; every event it receives it sends on through an out-port chosen
+// uniformly at random by its own seeded generator.
+#include "kbsim/plugin.hpp"
+#include "kbsim/rng.hpp"
+
+namespace {
+
+struct MeshEvent final : kbsim::Message {
+  static constexpr kbsim::TypeId kType = kbsim::type_id("mesh.Event");
+  MeshEvent() : Message(kType) {}
+};
+
+class MeshNode final : public kbsim::Component {
+ public:
+  explicit MeshNode(const kbsim::Context& ctx)
+      : Component(ctx),
+        rng_(kbsim::Rng::derive(static_cast<std::uint64_t>(params().get_int("seed")), index())),
+        received_(stat("received")),
+        ports_(static_cast<std::uint32_t>(out_ports().size())) {}
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "mesh_node";
+    i.summary = "message-mesh node: forwards every event it receives to a random neighbour";
+    i.params = {kbsim::param_int("seed", 1, "seed of the generator; each node mixes in its own index")};
+    i.ports = {{"mesh", "links to neighbours (the bench gives four: +x, -x, +y, -y)"}};
+    i.stats = {{"received", kbsim::StatKind::kCounter, "events", "events delivered to this node"}};
+    return i;
+  }
+
+  void setup() override {
+    for (kbsim::PortIndex p = 0; p < ports_; ++p) send(p, kbsim::make_message<MeshEvent>());
+  }
+
+  void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
+    ++received_.count;
+    send(rng_.below(ports_), std::move(msg));
+  }
+
+ private:
+  kbsim::Rng rng_;
+  kbsim::Stat& received_;
+  std::uint32_t ports_;
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("mesh_node") { kbsim::add_component<MeshNode>(plugin); }

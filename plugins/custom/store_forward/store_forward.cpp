@@ -1,0 +1,52 @@
+// custom.store_forward: a transit node that waits for the whole message before
+// sending it on (store-and-forward), in contrast to builtin.forwarding's
+// wormhole switching. Same parameters, so the two swap by one config line.
+#include <algorithm>
+
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+class StoreForward final : public kbsim::Component {
+ public:
+  explicit StoreForward(const kbsim::Context& ctx)
+      : Component(ctx),
+        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        transactions_(stat("transactions")),
+        bytes_(stat("bytes")) {
+    params().check(params().get_float("overhead_ns") >= 0.0, "overhead_ns", "must be >= 0");
+    set_transit_cost(overhead_);
+  }
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "store_forward";
+    i.summary = "transit node that receives a whole message, then sends it on (store-and-forward)";
+    i.params = {kbsim::param_float("overhead_ns", 0.0, "per-message overhead before sending on")};
+    i.ports = {{"*", "any number of links of any kind, in and out"}};
+    i.stats = {{"transactions", kbsim::StatKind::kCounter, "", "messages forwarded"},
+               {"bytes", kbsim::StatKind::kCounter, "bytes", "payload bytes forwarded"}};
+    return i;
+  }
+
+  void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
+    if (msg->route == nullptr) fail("message without a route");
+    kbsim::PortIndex out = msg->route->out_port_at(index());
+    if (out == kbsim::kNoPort) fail("message arrived off its route");
+    kbsim::Tick done = std::max(now(), worker_free_) + overhead_;
+    worker_free_ = done;
+    ++transactions_.count;
+    bytes_.count += msg->bytes;
+    send(out, std::move(msg), done - now());
+  }
+
+ private:
+  kbsim::Tick overhead_;
+  kbsim::Tick worker_free_ = 0;
+  kbsim::Stat& transactions_;
+  kbsim::Stat& bytes_;
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("store_forward") { kbsim::add_component<StoreForward>(plugin); }

@@ -1,0 +1,210 @@
+// The component ABI: what a plugin author writes.
+//
+// Lifecycle: construct (read params, look up ports, register stats)
+//   -> setup() once the whole graph exists -> on_message / on_flit / on_timer
+//   -> finish() to fold final statistics.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kbsim/errors.hpp"
+#include "kbsim/message.hpp"
+#include "kbsim/params.hpp"
+#include "kbsim/time.hpp"
+
+namespace kbsim {
+
+using NodeIndex = std::uint32_t;
+using PortIndex = std::uint32_t;
+inline constexpr PortIndex kNoPort = ~PortIndex{0};
+
+/// One end of a link as a component sees it.
+struct Port {
+  std::string_view label;  ///< the edge kind, e.g. "noc", "ucie", "mesh"
+  std::string_view peer;   ///< id of the node at the other end
+  NodeIndex peer_index;
+};
+
+/// A path through the graph, computed and cached by the core.
+/// `ports[k]` is the out-port to take at `nodes[k]`; the last node has none.
+struct Route {
+  std::vector<NodeIndex> nodes;
+  std::vector<PortIndex> ports;
+  Tick cost = 0;  ///< the routing cost the path was chosen by (ps)
+
+  /// The out-port at `node`, or kNoPort if the node is not on the path (or is its end).
+  PortIndex out_port_at(NodeIndex node) const noexcept {
+    for (std::size_t k = 0; k < ports.size(); ++k)
+      if (nodes[k] == node) return ports[k];
+    return kNoPort;
+  }
+};
+
+/// One flit of a message, as a flit-aware component receives it.
+struct Flit {
+  Message* msg;         ///< shared by all flits of the message
+  std::uint32_t index;  ///< 0 .. count-1
+  std::uint32_t count;
+  std::uint32_t bytes;  ///< bytes of this flit (the last may be partial; 0 for control messages)
+  std::uint32_t hop;    ///< links crossed so far; index into msg->route->ports
+  bool first() const noexcept { return index == 0; }
+  bool last() const noexcept { return index + 1 == count; }
+};
+
+/// Identifies a scheduled event so it can be cancelled.
+struct EventId {
+  std::uint32_t slot = ~0u;
+  std::uint32_t generation = 0;
+};
+
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+
+/// A statistic's storage, owned by the core. Counters are exact integers;
+/// values are real numbers (e.g. busy time in ns).
+struct Stat {
+  std::uint64_t count = 0;
+  double value = 0.0;
+};
+
+/// Services the core provides to components. Plugins only call these through
+/// Component's protected helpers.
+class Kernel {
+ public:
+  virtual Tick now() const noexcept = 0;
+  virtual void send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) = 0;
+  virtual void forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) = 0;
+  virtual EventId schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) = 0;
+  virtual void cancel(EventId id) noexcept = 0;
+  virtual const Route& route(NodeIndex from, NodeIndex to) = 0;
+  virtual NodeIndex find_node(std::string_view id) const = 0;  ///< throws ConfigError if absent
+  virtual std::string_view node_id(NodeIndex n) const noexcept = 0;
+  virtual Stat& stat(NodeIndex self, std::string_view name) = 0;
+  virtual void set_transit_cost(NodeIndex self, Tick cost) = 0;
+  virtual void log(NodeIndex self, LogLevel level, std::string_view text) = 0;
+  virtual void request_stop() noexcept = 0;
+
+ protected:
+  ~Kernel() = default;
+};
+
+/// What a component is given at construction. The views stay valid for the
+/// simulation's lifetime.
+struct Context {
+  std::string_view id;
+  std::string_view impl;
+  NodeIndex index;
+  const Params* params;
+  std::span<const Port> in_ports;
+  std::span<const Port> out_ports;
+  Kernel* kernel;
+};
+
+class Component {
+ public:
+  explicit Component(const Context& ctx) : ctx_(ctx) {}
+  Component(const Component&) = delete;
+  Component& operator=(const Component&) = delete;
+  virtual ~Component() = default;
+
+  /// Called once the whole graph exists, before time 0 runs.
+  virtual void setup() {}
+  /// A whole message arrived (after its last flit) on in-port `in`.
+  virtual void on_message(PortIndex in, Ref<Message> msg) {
+    (void)in;
+    (void)msg;
+    fail("received a message but handles none");
+  }
+  /// One flit arrived. Only called on components whose info says `flit_aware`.
+  virtual void on_flit(PortIndex in, const Flit& flit) {
+    (void)in;
+    (void)flit;
+    fail("received a flit but is not flit-aware");
+  }
+  /// A timer this component scheduled fired.
+  virtual void on_timer(std::uint64_t tag, Ref<Message> msg) {
+    (void)tag;
+    (void)msg;
+    fail("a timer fired but the component handles none");
+  }
+  /// Called once after the run; fold final statistics here.
+  virtual void finish() {}
+
+  std::string_view id() const noexcept { return ctx_.id; }
+  NodeIndex index() const noexcept { return ctx_.index; }
+
+ protected:
+  Tick now() const noexcept { return ctx_.kernel->now(); }
+  const Params& params() const noexcept { return *ctx_.params; }
+  std::span<const Port> in_ports() const noexcept { return ctx_.in_ports; }
+  std::span<const Port> out_ports() const noexcept { return ctx_.out_ports; }
+
+  /// Send a whole message on out-port `out`, handing it to the link `delay` from now.
+  void send(PortIndex out, Ref<Message> msg, Tick delay = 0) {
+    ctx_.kernel->send(ctx_.index, out, std::move(msg), now() + delay);
+  }
+  /// Forward one flit on out-port `out`, handing it to the link at absolute time `at` (>= now).
+  void forward(PortIndex out, const Flit& flit, Tick at) { ctx_.kernel->forward(ctx_.index, out, flit, at); }
+  /// Fire on_timer(tag, msg) `delay` from now. Lower priority runs first at equal times.
+  EventId schedule(Tick delay, std::uint64_t tag = 0, Ref<Message> msg = {}, std::uint8_t priority = 128) {
+    return ctx_.kernel->schedule(ctx_.index, now() + delay, tag, std::move(msg), priority);
+  }
+  void cancel(EventId id) noexcept { ctx_.kernel->cancel(id); }
+
+  /// The cached path from this node to `dst`; throws SimError if none exists.
+  const Route& route_to(NodeIndex dst) { return ctx_.kernel->route(ctx_.index, dst); }
+  NodeIndex find_node(std::string_view node_id) const { return ctx_.kernel->find_node(node_id); }
+  /// The out-port whose link leads to `peer`, or kNoPort.
+  PortIndex out_port_to(NodeIndex peer) const noexcept {
+    for (PortIndex p = 0; p < ctx_.out_ports.size(); ++p)
+      if (ctx_.out_ports[p].peer_index == peer) return p;
+    return kNoPort;
+  }
+
+  /// A statistic declared in this component's info.
+  Stat& stat(std::string_view name) { return ctx_.kernel->stat(ctx_.index, name); }
+  /// The cost routing charges for passing through this node (e.g. its per-transaction overhead).
+  void set_transit_cost(Tick cost) { ctx_.kernel->set_transit_cost(ctx_.index, cost); }
+  void log(LogLevel level, std::string_view text) { ctx_.kernel->log(ctx_.index, level, text); }
+  void request_stop() noexcept { ctx_.kernel->request_stop(); }
+
+  /// Abort the simulation with an error naming this component and the sim time.
+  [[noreturn]] void fail(std::string_view what) const {
+    std::string t = std::to_string(ticks_to_ns(now()));
+    while (t.back() == '0') t.pop_back();
+    if (t.back() == '.') t.pop_back();
+    throw SimError("t=" + t + " ns: " + std::string(ctx_.id) + ": " + std::string(what));
+  }
+
+ private:
+  Context ctx_;
+};
+
+/// Self-description of a component type; feeds `kbsim info` and validation.
+struct PortSpec {
+  std::string label;  ///< edge kind this component accepts, or "*" for any
+  std::string doc;
+};
+
+enum class StatKind { kCounter, kValue };
+
+struct StatSpec {
+  std::string name;
+  StatKind kind = StatKind::kCounter;
+  std::string unit;
+  std::string doc;
+};
+
+struct ComponentInfo {
+  std::string type;  ///< unique type name, e.g. "mesh_node"
+  std::string summary;
+  std::vector<ParamSpec> params;
+  std::vector<PortSpec> ports;
+  std::vector<StatSpec> stats;
+  bool flit_aware = false;  ///< receives on_flit per flit instead of on_message per message
+};
+
+}  // namespace kbsim

@@ -1,0 +1,69 @@
+// Transit (forwarding) base: forwards flit by flit without reassembly and pays
+// its overhead once per transaction, on the first flit (wormhole switching).
+// One serial worker per node: a first flit's overhead delays the flits queued
+// behind it, as in a single-issue router pipeline.
+#pragma once
+
+#include <algorithm>
+
+#include "kbsim/component.hpp"
+
+namespace kbsim {
+
+class Forwarder : public Component {
+ public:
+  explicit Forwarder(const Context& ctx)
+      : Component(ctx),
+        overhead_(ns_to_ticks(params().get_float("overhead_ns"))),
+        transactions_(stat("transactions")),
+        flits_(stat("flits")),
+        bytes_(stat("bytes")) {
+    params().check(params().get_float("overhead_ns") >= 0.0, "overhead_ns", "must be >= 0");
+    set_transit_cost(overhead_);
+  }
+
+  /// Parameters, ports and statistics every forwarder has; extend them in a derived info().
+  static ComponentInfo base_info(std::string type, std::string summary) {
+    ComponentInfo i;
+    i.type = std::move(type);
+    i.summary = std::move(summary);
+    i.params = {param_float("overhead_ns", 0.0, "per-transaction overhead, paid once on the first flit")};
+    i.ports = {{"*", "any number of links of any kind, in and out"}};
+    i.stats = {{"transactions", StatKind::kCounter, "", "messages whose first flit passed"},
+               {"flits", StatKind::kCounter, "", "flits forwarded"},
+               {"bytes", StatKind::kCounter, "bytes", "payload bytes forwarded"}};
+    i.flit_aware = true;
+    return i;
+  }
+
+  void on_flit(PortIndex in, const Flit& flit) override {
+    Tick start = std::max(now(), worker_free_);
+    Tick done = start + (flit.first() ? overhead_ : 0);
+    worker_free_ = done;
+    if (flit.first()) ++transactions_.count;
+    ++flits_.count;
+    bytes_.count += flit.bytes;
+    forward(select_output(in, flit), flit, done);
+  }
+
+ protected:
+  /// The out-port for a flit. By default it follows the message's route.
+  virtual PortIndex select_output(PortIndex in, const Flit& flit) {
+    (void)in;
+    const Route* r = flit.msg->route;
+    if (r == nullptr) fail("flit of a message without a route");
+    if (flit.hop >= r->ports.size() || r->nodes[flit.hop] != index()) fail("flit arrived off its route");
+    return r->ports[flit.hop];
+  }
+
+  Tick overhead() const noexcept { return overhead_; }
+
+ private:
+  Tick overhead_;
+  Tick worker_free_ = 0;
+  Stat& transactions_;
+  Stat& flits_;
+  Stat& bytes_;
+};
+
+}  // namespace kbsim

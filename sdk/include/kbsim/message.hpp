@@ -1,0 +1,145 @@
+// Messages: typed payloads that plugins define without touching the core.
+//
+// A message is reference counted (intrusively) and recycled through a per-type
+// free list, so sending one costs no heap allocation once the pool is warm.
+#pragma once
+
+#include <cstdint>
+#include <new>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kbsim/errors.hpp"
+
+namespace kbsim {
+
+using TypeId = std::uint64_t;
+
+/// A stable 64-bit id for a message type name (FNV-1a). Identical in every library.
+constexpr TypeId type_id(std::string_view name) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+struct Route;
+
+/// Base of every payload. Derive, and give the derived type
+/// `static constexpr TypeId kType = type_id("family.Name");`.
+class Message {
+ public:
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+  virtual ~Message() = default;
+
+  TypeId type() const noexcept { return type_; }
+  template <class T>
+  bool is() const noexcept {
+    return type_ == T::kType;
+  }
+  /// Checked downcast; throws SimError naming both types on a mismatch.
+  template <class T>
+  T& as() {
+    if (!is<T>()) throw SimError("message type mismatch: expected another payload type");
+    return static_cast<T&>(*this);
+  }
+
+  /// Size on the wire; decides the number of flits. 0 = control message (latency only).
+  std::uint64_t bytes = 0;
+  /// Path for transit nodes to follow (set by the sender from `Component::route_to`).
+  const Route* route = nullptr;
+
+ protected:
+  explicit Message(TypeId t) noexcept : type_(t) {}
+
+ private:
+  template <class T>
+  friend class Ref;
+  template <class T>
+  friend class MessagePool;
+  std::uint32_t refs_ = 0;
+  void (*recycle_)(Message*) noexcept = nullptr;
+  TypeId type_;
+};
+
+/// Intrusive reference to a message. Copy = share; the last reference recycles it.
+template <class T = Message>
+class Ref {
+ public:
+  Ref() noexcept = default;
+  Ref(std::nullptr_t) noexcept {}
+  explicit Ref(T* p) noexcept : p_(p) {
+    if (p_) ++p_->refs_;
+  }
+  Ref(const Ref& o) noexcept : Ref(o.p_) {}
+  Ref(Ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  template <class U>
+  Ref(Ref<U>&& o) noexcept : p_(o.release()) {}
+  template <class U>
+  Ref(const Ref<U>& o) noexcept : Ref(o.get()) {}
+  Ref& operator=(Ref o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~Ref() { reset(); }
+
+  void reset() noexcept {
+    if (p_ && --p_->refs_ == 0) p_->recycle_(p_);
+    p_ = nullptr;
+  }
+  /// Gives up ownership without decrementing (for moving between Ref types).
+  T* release() noexcept { return std::exchange(p_, nullptr); }
+  T* get() const noexcept { return p_; }
+  T* operator->() const noexcept { return p_; }
+  T& operator*() const noexcept { return *p_; }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+/// Free-list pool for one message type (one per library that creates the type).
+template <class T>
+class MessagePool {
+ public:
+  static MessagePool& instance() {
+    static MessagePool pool;
+    return pool;
+  }
+  template <class... Args>
+  Ref<T> make(Args&&... args) {
+    void* mem;
+    if (free_.empty()) {
+      mem = ::operator new(sizeof(T));
+    } else {
+      mem = free_.back();
+      free_.pop_back();
+    }
+    T* obj = new (mem) T(std::forward<Args>(args)...);
+    obj->recycle_ = &MessagePool::recycle;
+    return Ref<T>(obj);
+  }
+  ~MessagePool() {
+    for (void* p : free_) ::operator delete(p);
+  }
+
+ private:
+  static void recycle(Message* m) noexcept {
+    T* obj = static_cast<T*>(m);
+    obj->~T();
+    instance().free_.push_back(obj);  // capacity grows only while the pool grows
+  }
+  std::vector<void*> free_;
+};
+
+/// Create a pooled message of type T.
+template <class T, class... Args>
+Ref<T> make_message(Args&&... args) {
+  return MessagePool<T>::instance().make(std::forward<Args>(args)...);
+}
+
+}  // namespace kbsim

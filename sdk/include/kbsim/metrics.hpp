@@ -1,0 +1,64 @@
+// Bench metrics: an ordered tree of named values, written under `metrics` in
+// results.json. Insertion order is kept, so output is deterministic.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kbsim {
+
+class Metrics {
+ public:
+  using Scalar = std::variant<bool, std::int64_t, std::uint64_t, double, std::string>;
+  struct Entry {
+    std::string key;  ///< empty for list items
+    Scalar scalar;
+    std::unique_ptr<Metrics> node;  ///< set for objects and lists
+  };
+
+  explicit Metrics(bool is_list = false) : is_list_(is_list) {}
+
+  /// Set (or replace) a scalar.
+  void set(const std::string& key, Scalar value) {
+    for (auto& e : entries_)
+      if (e.key == key && !e.node) {
+        e.scalar = std::move(value);
+        return;
+      }
+    entries_.push_back({key, std::move(value), nullptr});
+  }
+  /// A nested object under `key` (created on first use).
+  Metrics& object(const std::string& key) { return nested(key, false); }
+  /// A list under `key` (created on first use).
+  Metrics& list(const std::string& key) { return nested(key, true); }
+  /// Append a new object to this list.
+  Metrics& append() {
+    entries_.push_back({"", Scalar{false}, std::make_unique<Metrics>(false)});
+    return *entries_.back().node;
+  }
+  /// Append a scalar to this list.
+  void append(Scalar value) { entries_.push_back({"", std::move(value), nullptr}); }
+
+  bool is_list() const noexcept { return is_list_; }
+  const std::vector<Entry>& entries() const noexcept { return entries_; }
+  const Entry* find(const std::string& key) const {
+    for (const auto& e : entries_)
+      if (e.key == key) return &e;
+    return nullptr;
+  }
+
+ private:
+  Metrics& nested(const std::string& key, bool list) {
+    for (auto& e : entries_)
+      if (e.key == key && e.node) return *e.node;
+    entries_.push_back({key, Scalar{false}, std::make_unique<Metrics>(list)});
+    return *entries_.back().node;
+  }
+  bool is_list_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace kbsim

@@ -1,0 +1,141 @@
+// Typed parameters: declared with a default and a one-line doc, read by name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "kbsim/errors.hpp"
+
+namespace kbsim {
+
+enum class ParamType { kBool, kInt, kFloat, kString };
+
+inline const char* to_string(ParamType t) {
+  switch (t) {
+    case ParamType::kBool: return "bool";
+    case ParamType::kInt: return "int";
+    case ParamType::kFloat: return "float";
+    case ParamType::kString: return "string";
+  }
+  return "?";
+}
+
+using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
+
+/// The declaration of one parameter. A name that carries a unit says so in its
+/// suffix (`_ns`, `_ps`, `_mm`, `_gbs`, `_bytes`, ...); see `unit_of`.
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::kInt;
+  ParamValue default_value{std::int64_t{0}};
+  std::string doc;
+  bool required = false;
+};
+
+inline ParamSpec param_int(std::string name, std::int64_t def, std::string doc) {
+  return {std::move(name), ParamType::kInt, def, std::move(doc), false};
+}
+inline ParamSpec param_float(std::string name, double def, std::string doc) {
+  return {std::move(name), ParamType::kFloat, def, std::move(doc), false};
+}
+inline ParamSpec param_bool(std::string name, bool def, std::string doc) {
+  return {std::move(name), ParamType::kBool, def, std::move(doc), false};
+}
+inline ParamSpec param_string(std::string name, std::string def, std::string doc) {
+  return {std::move(name), ParamType::kString, std::move(def), std::move(doc), false};
+}
+inline ParamSpec required(ParamSpec p) {
+  p.required = true;
+  return p;
+}
+
+/// The unit a parameter or key name declares by its suffix, or "" when it has none.
+inline std::string_view unit_of(std::string_view name) {
+  struct Suffix {
+    std::string_view suffix, unit;
+  };
+  static constexpr Suffix kUnits[] = {{"_ns", "ns"},         {"_ps", "ps"},       {"_us", "us"},
+                                      {"_mm", "mm"},         {"_gbs", "GB/s"},    {"_bytes", "bytes"},
+                                      {"_per_mm", "per mm"}, {"_pct", "percent"}, {"_ghz", "GHz"}};
+  std::string_view best;
+  std::string_view unit;
+  for (const auto& s : kUnits) {
+    if (name.size() > s.suffix.size() && name.substr(name.size() - s.suffix.size()) == s.suffix &&
+        s.suffix.size() > best.size()) {
+      best = s.suffix;
+      unit = s.unit;
+    }
+  }
+  return unit;
+}
+
+inline std::string format_value(const ParamValue& v) {
+  struct V {
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(std::int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const {
+      std::string s = std::to_string(d);
+      while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+      return s;
+    }
+    std::string operator()(const std::string& s) const { return s; }
+  };
+  return std::visit(V{}, v);
+}
+
+/// One resolved parameter value and where it came from (`file:line:column`,
+/// `--set ...`, or `default`).
+struct ParamEntry {
+  std::string name;
+  ParamValue value;
+  std::string origin;
+};
+
+/// The resolved parameters of one component or bench: every declared parameter,
+/// from the configuration or its default. Reading an undeclared name throws.
+class Params {
+ public:
+  Params() = default;
+  explicit Params(std::vector<ParamEntry> entries) : entries_(std::move(entries)) {}
+
+  std::int64_t get_int(std::string_view name) const { return std::get<std::int64_t>(find(name, ParamType::kInt)); }
+  double get_float(std::string_view name) const {
+    const ParamValue& v = find(name, ParamType::kFloat);
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+    return std::get<double>(v);
+  }
+  bool get_bool(std::string_view name) const { return std::get<bool>(find(name, ParamType::kBool)); }
+  const std::string& get_string(std::string_view name) const {
+    return std::get<std::string>(find(name, ParamType::kString));
+  }
+  /// Where a parameter's value came from, for error messages.
+  const std::string& origin(std::string_view name) const { return entry(name).origin; }
+
+  /// Throws ConfigError "origin: parameter 'name' <what>" unless `ok`.
+  void check(bool ok, std::string_view name, std::string_view what) const {
+    if (!ok) throw ConfigError(origin(name) + ": parameter '" + std::string(name) + "' " + std::string(what));
+  }
+
+  const std::vector<ParamEntry>& entries() const noexcept { return entries_; }
+
+ private:
+  const ParamEntry& entry(std::string_view name) const {
+    for (const auto& e : entries_)
+      if (e.name == name) return e;
+    throw Error("parameter '" + std::string(name) + "' was read but never declared");
+  }
+  const ParamValue& find(std::string_view name, ParamType want) const {
+    const ParamEntry& e = entry(name);
+    bool ok = want == ParamType::kFloat
+                  ? (std::holds_alternative<double>(e.value) || std::holds_alternative<std::int64_t>(e.value))
+                  : e.value.index() == static_cast<std::size_t>(want);
+    if (!ok) throw Error("parameter '" + std::string(name) + "' read as " + to_string(want) + " but declared otherwise");
+    return e.value;
+  }
+  std::vector<ParamEntry> entries_;
+};
+
+}  // namespace kbsim

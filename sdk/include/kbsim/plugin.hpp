@@ -1,0 +1,103 @@
+// The plugin entry point. Every plugin library has exactly one:
+//
+//   KBSIM_PLUGIN("my_plugin") {
+//     kbsim::add_component<MyComponent>(plugin);
+//     kbsim::add_bench<MyBench>(plugin);
+//   }
+#pragma once
+
+#include <boost/dll/alias.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "kbsim/bench.hpp"
+#include "kbsim/component.hpp"
+
+namespace kbsim {
+
+/// Bumped whenever anything a plugin compiles against changes layout or meaning.
+inline constexpr std::uint32_t kAbiVersion = 1;
+
+#define KBSIM_STR2_(x) #x
+#define KBSIM_STR_(x) KBSIM_STR2_(x)
+#if defined(__clang__)
+#define KBSIM_BUILD_TAG "clang-" KBSIM_STR_(__clang_major__) " abi" KBSIM_STR_(__GXX_ABI_VERSION)
+#elif defined(__GNUC__)
+#define KBSIM_BUILD_TAG "gcc-" KBSIM_STR_(__GNUC__) "." KBSIM_STR_(__GNUC_MINOR__) " abi" KBSIM_STR_(__GXX_ABI_VERSION)
+#else
+#define KBSIM_BUILD_TAG "unknown"
+#endif
+
+struct ComponentType {
+  ComponentInfo info;
+  Component* (*create)(const Context&);
+};
+
+struct BenchType {
+  BenchInfo info;
+  Bench* (*create)();
+};
+
+/// A collective algorithm. The collective interface itself arrives with the
+/// CCL work; the registry already discovers, lists and deduplicates them.
+class CclAlgorithm {
+ public:
+  virtual ~CclAlgorithm() = default;
+};
+
+struct CclInfo {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+};
+
+struct CclType {
+  CclInfo info;
+  CclAlgorithm* (*create)();
+};
+
+/// What a plugin library returns. The first two fields are frozen forever so
+/// the loader can refuse a library of another ABI before touching the rest.
+struct PluginDescriptor {
+  std::uint32_t abi_version;
+  const char* build_tag;
+  const char* name;
+  std::vector<ComponentType> components;
+  std::vector<BenchType> benches;
+  std::vector<CclType> ccl;
+};
+
+template <class T>
+void add_component(PluginDescriptor& plugin) {
+  plugin.components.push_back({T::info(), [](const Context& c) -> Component* { return new T(c); }});
+}
+
+template <class T>
+void add_bench(PluginDescriptor& plugin) {
+  plugin.benches.push_back({T::info(), []() -> Bench* { return new T(); }});
+}
+
+template <class T>
+void add_ccl(PluginDescriptor& plugin) {
+  plugin.ccl.push_back({T::info(), []() -> CclAlgorithm* { return new T(); }});
+}
+
+using PluginEntry = const PluginDescriptor*();
+
+}  // namespace kbsim
+
+/// The symbol name the loader looks up.
+#define KBSIM_PLUGIN_SYMBOL "kbsim_plugin"
+
+#define KBSIM_PLUGIN(NAME)                                                                              \
+  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                                \
+  static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                                       \
+    static const ::kbsim::PluginDescriptor descriptor = [] {                                            \
+      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}};             \
+      kbsim_plugin_register_(d);                                                                        \
+      return d;                                                                                         \
+    }();                                                                                                \
+    return &descriptor;                                                                                 \
+  }                                                                                                     \
+  BOOST_DLL_ALIAS(kbsim_plugin_entry_, kbsim_plugin)                                                    \
+  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin)

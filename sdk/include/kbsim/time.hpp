@@ -1,0 +1,28 @@
+// Simulated time: an integer count of picoseconds.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace kbsim {
+
+/// Simulated time in picoseconds. Reports show nanoseconds.
+using Tick = std::uint64_t;
+
+inline constexpr Tick kPsPerNs = 1000;
+inline constexpr Tick kNever = std::numeric_limits<Tick>::max();
+
+/// Nanoseconds (possibly fractional) to ticks, rounded to the nearest picosecond.
+inline Tick ns_to_ticks(double ns) { return static_cast<Tick>(std::llround(ns * kPsPerNs)); }
+
+/// Ticks to nanoseconds, for reports.
+inline constexpr double ticks_to_ns(Tick t) { return static_cast<double>(t) / kPsPerNs; }
+
+/// Serialization time of `bytes` at `gbs` GB/s (10^9 bytes/s = bytes per ns); 0 GB/s means unlimited.
+inline Tick serialization_ticks(std::uint64_t bytes, double gbs) {
+  if (gbs <= 0.0 || bytes == 0) return 0;
+  return static_cast<Tick>(std::llround(static_cast<double>(bytes) * kPsPerNs / gbs));
+}
+
+}  // namespace kbsim
