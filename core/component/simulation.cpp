@@ -70,6 +70,13 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) {
     s.out.push_back({e.kind, {}, dst->second});
     d.in.push_back({e.kind, {}, src->second});
   }
+  port_begin_.reserve(nodes_.size() + 1);
+  port_links_.reserve(links_.size());
+  for (Node& n : nodes_) {
+    port_begin_.push_back(static_cast<std::uint32_t>(port_links_.size()));
+    port_links_.insert(port_links_.end(), n.out_links.begin(), n.out_links.end());
+  }
+  port_begin_.push_back(static_cast<std::uint32_t>(port_links_.size()));
   for (Node& n : nodes_) {
     for (Port& p : n.out) p.peer = nodes_[p.peer_index].id;
     for (Port& p : n.in) p.peer = nodes_[p.peer_index].id;
@@ -95,21 +102,27 @@ void Simulation::finish() {
 }
 
 Link& Simulation::out_link(NodeIndex from, PortIndex out) {
-  const Node& n = nodes_[from];
-  if (out >= n.out_links.size())
-    fail(from, "send on out-port " + std::to_string(out) + " but it has " + std::to_string(n.out_links.size()));
-  return links_[n.out_links[out]];
+  const std::uint32_t begin = port_begin_[from], count = port_begin_[from + 1] - begin;
+  if (out >= count)
+    fail(from, "send on out-port " + std::to_string(out) + " but it has " + std::to_string(count));
+  return links_[port_links_[begin + out]];
+}
+
+Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id) {
+  Event& ev = engine_.schedule(at, priority, id);
+  ev.target = this;
+  ev.kind = kind;
+  ev.node = node;
+  ev.hint = nodes_[node].component.get();
+  return ev;
 }
 
 void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start) {
   if (link.dst_flit_aware) {
     // The first flit of a train; the event re-arms itself for the others.
     Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
-    Event& ev = engine_.schedule(start + first_ser + link.latency, 128);
-    ev.target = this;
-    ev.kind = EventKind::kFlit;
+    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, link.dst);
     ev.msg = std::move(msg);
-    ev.node = link.dst;
     ev.port = link.dst_port;
     ev.index = 0;
     ev.count = shape.count;
@@ -122,11 +135,8 @@ void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::
     ev.train = shape.count > 1;
   } else {
     Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
-    Event& ev = engine_.schedule(start + total + link.latency, 128);
-    ev.target = this;
-    ev.kind = EventKind::kMessage;
+    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, link.dst);
     ev.msg = std::move(msg);
-    ev.node = link.dst;
     ev.port = link.dst_port;
   }
 }
@@ -153,11 +163,8 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   Tick start = link.reserve(at, {1, flit.bytes}, flit.last());
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {
-    Event& ev = engine_.schedule(arrive, 128);
-    ev.target = this;
-    ev.kind = EventKind::kFlit;
+    Event& ev = new_event(arrive, 128, EventKind::kFlit, link.dst);
     ev.msg = Ref<Message>(flit.msg);
-    ev.node = link.dst;
     ev.port = link.dst_port;
     ev.index = flit.index;
     ev.count = flit.count;
@@ -166,28 +173,22 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
     ev.train = false;
   } else if (flit.last()) {
     // Earlier flits only occupied the link; the receiver sees the whole message.
-    Event& ev = engine_.schedule(arrive, 128);
-    ev.target = this;
-    ev.kind = EventKind::kMessage;
+    Event& ev = new_event(arrive, 128, EventKind::kMessage, link.dst);
     ev.msg = Ref<Message>(flit.msg);
-    ev.node = link.dst;
     ev.port = link.dst_port;
   }
 }
 
 EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) {
   EventId id;
-  Event& ev = engine_.schedule(at, priority, &id);
-  ev.target = this;
-  ev.kind = EventKind::kTimer;
-  ev.node = self;
+  Event& ev = new_event(at, priority, EventKind::kTimer, self, &id);
   ev.tag = tag;
   ev.msg = std::move(msg);
   return id;
 }
 
 Tick Simulation::on_event(Event& ev) {
-  Component& c = *nodes_[ev.node].component;
+  Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint));
   switch (ev.kind) {
     case EventKind::kTimer:
       c.on_timer(ev.tag, std::move(ev.msg));

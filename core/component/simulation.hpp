@@ -24,8 +24,6 @@ class Simulation final : public Kernel, public System, private EventTarget {
   Simulation(const Graph& graph, const Registry& registry);
   ~Simulation();
 
-  /// Call finish() on every component (once).
-  void finish();
 
   struct Node {
     std::string id;
@@ -58,6 +56,7 @@ class Simulation final : public Kernel, public System, private EventTarget {
   // System
   void run_until(Tick t) override;
   void run() override { run_until(kNever); }
+  void finish() override;
   std::uint64_t events() const noexcept override { return engine_.events(); }
   std::size_t node_count() const noexcept override { return nodes_.size(); }
   const Stat& stat(std::string_view node, std::string_view name) const override;
@@ -66,12 +65,15 @@ class Simulation final : public Kernel, public System, private EventTarget {
  private:
   Tick on_event(Event& ev) override;
   Link& out_link(NodeIndex from, PortIndex out);
+  Event& new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id = nullptr);
   void deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
 
   Engine engine_;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
+  std::vector<std::uint32_t> port_links_;  ///< link index of every out-port, node by node
+  std::vector<std::uint32_t> port_begin_;  ///< first entry in port_links_ per node (+1 sentinel)
   std::unordered_map<std::string_view, NodeIndex> index_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
   bool finished_ = false;

@@ -4,12 +4,8 @@
 
 namespace kbsim::core {
 
-namespace {
-constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 56) - 1;
-}
-
-Engine::Engine() {
-  heap_.reserve(kChunk);
+Engine::Engine() : table_(std::size_t{1} << (64 - 58), kNone) {
+  heap_.reserve(64);
   free_.reserve(kChunk);
 }
 
@@ -18,6 +14,7 @@ std::uint32_t Engine::acquire_slot() {
     auto base = static_cast<std::uint32_t>(chunks_.size() * kChunk);
     chunks_.push_back(std::make_unique<Event[]>(kChunk));
     generation_.resize(base + kChunk, 0);
+    next_.resize(base + kChunk, kNone);
     free_.reserve(generation_.size());
     for (std::uint32_t i = kChunk; i-- > 0;) free_.push_back(base + i);
   }
@@ -37,7 +34,7 @@ void Engine::release_slot(std::uint32_t slot) noexcept {
 Event& Engine::schedule(Tick at, std::uint8_t priority, EventId* id) {
   if (at < now_) throw SimError("event scheduled in the past");
   std::uint32_t slot = acquire_slot();
-  push({at, (std::uint64_t{priority} << 56) | (seq_++ & kSeqMask), slot});
+  enqueue(at, priority, slot);
   if (id) *id = {slot, generation_[slot]};
   return body(slot);
 }
@@ -45,24 +42,93 @@ Event& Engine::schedule(Tick at, std::uint8_t priority, EventId* id) {
 void Engine::cancel(EventId id) noexcept {
   if (id.slot >= generation_.size() || generation_[id.slot] != id.generation) return;
   Event& ev = body(id.slot);
-  ev.target = nullptr;  // the heap entry is dropped when it reaches the top
+  ev.target = nullptr;  // dropped when its turn comes
   ev.msg.reset();
 }
 
-void Engine::push(Entry e) {
-  heap_.push_back(e);
+void Engine::enqueue(Tick at, std::uint32_t priority, std::uint32_t slot) {
+  std::uint32_t b = find_or_add_bucket(at, priority);
+  Bucket& bucket = buckets_[b];
+  next_[slot] = kNone;
+  if (bucket.tail == kNone) {
+    bucket.head = slot;
+  } else {
+    next_[bucket.tail] = slot;
+  }
+  bucket.tail = slot;
+}
+
+std::uint32_t Engine::find_or_add_bucket(Tick t, std::uint32_t p) {
+  const std::size_t mask = table_.size() - 1;
+  std::size_t i = hash(t, p);
+  for (;; i = (i + 1) & mask) {
+    std::uint32_t b = table_[i];
+    if (b == kNone) break;
+    if (buckets_[b].time == t && buckets_[b].priority == p) return b;
+  }
+  std::uint32_t b;
+  if (free_buckets_.empty()) {
+    b = static_cast<std::uint32_t>(buckets_.size());
+    buckets_.push_back({});
+  } else {
+    b = free_buckets_.back();
+    free_buckets_.pop_back();
+  }
+  buckets_[b] = {t, p, kNone, kNone};
+  table_[i] = b;
+  heap_push(b);
+  if (++table_used_ * 2 > table_.size()) grow_table();
+  return b;
+}
+
+void Engine::remove_from_table(std::uint32_t bucket) noexcept {
+  // Linear probing with backward-shift deletion: no tombstones.
+  const std::size_t mask = table_.size() - 1;
+  std::size_t i = hash(buckets_[bucket].time, buckets_[bucket].priority);
+  while (table_[i] != bucket) i = (i + 1) & mask;
+  for (std::size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    std::uint32_t b = table_[j];
+    if (b == kNone) break;
+    std::size_t home = hash(buckets_[b].time, buckets_[b].priority);
+    // Move b back to the hole unless its home lies cyclically in (i, j].
+    bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (!stays) {
+      table_[i] = b;
+      i = j;
+    }
+  }
+  table_[i] = kNone;
+  --table_used_;
+}
+
+void Engine::grow_table() {
+  std::vector<std::uint32_t> old;
+  old.swap(table_);
+  table_.assign(old.size() * 2, kNone);
+  --hash_shift_;
+  const std::size_t mask = table_.size() - 1;
+  for (std::uint32_t b : old) {
+    if (b == kNone) continue;
+    std::size_t i = hash(buckets_[b].time, buckets_[b].priority);
+    while (table_[i] != kNone) i = (i + 1) & mask;
+    table_[i] = b;
+  }
+}
+
+void Engine::heap_push(std::uint32_t bucket) {
+  heap_.push_back(bucket);
   std::size_t i = heap_.size() - 1;
   while (i > 0) {
     std::size_t parent = (i - 1) / 4;
-    if (!before(e, heap_[parent])) break;
+    if (!before(bucket, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
-  heap_[i] = e;
+  heap_[i] = bucket;
 }
 
-void Engine::pop_top() noexcept {
-  Entry last = heap_.back();
+void Engine::heap_pop() noexcept {
+  std::uint32_t last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return;
@@ -84,21 +150,36 @@ void Engine::pop_top() noexcept {
 void Engine::run_until(Tick limit) {
   stop_ = false;
   while (!heap_.empty() && !stop_) {
-    const Entry top = heap_.front();
-    if (top.time > limit) break;
-    pop_top();
-    Event& ev = body(top.slot);
+    const std::uint32_t b = heap_.front();
+    Bucket& bucket = buckets_[b];
+    if (bucket.time > limit) break;
+    const Tick time = bucket.time;
+    const std::uint32_t priority = bucket.priority;
+    const std::uint32_t slot = bucket.head;
+    bucket.head = next_[slot];
+    if (bucket.head == kNone) {
+      // The bucket is spent; events the handler adds at the same key start a new one.
+      heap_pop();
+      remove_from_table(b);
+      free_buckets_.push_back(b);
+    }
+    // Look ahead in the bucket: the next event's handler data and the body after it.
+    if (std::uint32_t n1 = next_[slot]; n1 != kNone) {
+      __builtin_prefetch(body(n1).hint);
+      if (std::uint32_t n2 = next_[n1]; n2 != kNone) __builtin_prefetch(&body(n2));
+    }
+    Event& ev = body(slot);
     if (ev.target == nullptr) {
-      release_slot(top.slot);
+      release_slot(slot);
       continue;
     }
-    now_ = top.time;
+    now_ = time;
     ++events_;
     Tick again = ev.target->on_event(ev);
     if (again != kNever && ev.target != nullptr) {
-      push({again, (top.key & ~kSeqMask) | (seq_++ & kSeqMask), top.slot});
+      enqueue(again, priority, slot);
     } else {
-      release_slot(top.slot);
+      release_slot(slot);
     }
   }
   if (!stop_ && limit != kNever && now_ < limit) now_ = limit;

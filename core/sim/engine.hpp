@@ -1,9 +1,11 @@
 // The event engine: integer-picosecond time, events ordered by
 // (time, priority, insertion sequence), schedule/cancel, run until a time.
 //
+// Events that share a (time, priority) form one FIFO bucket: insertion order
+// is sequence order, so a bucket needs no sorting. Buckets are found through
+// an open-addressing hash table and ordered by a 4-ary heap of distinct keys.
 // Event bodies live in a chunked slot pool with stable addresses and a free
-// list; the ready queue is a 4-ary heap of small entries. After warm-up no
-// event costs a heap allocation.
+// list. After warm-up, scheduling and running an event allocate nothing.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,7 @@ class EventTarget {
 /// One event body. The fields beyond `target` belong to whoever scheduled it.
 struct Event {
   EventTarget* target = nullptr;  ///< nullptr = free or cancelled
+  const void* hint = nullptr;     ///< memory the handler will touch; prefetched ahead of time
   Ref<Message> msg;
   std::uint64_t tag = 0;
   NodeIndex node = 0;
@@ -52,7 +55,7 @@ class Engine {
 
   Tick now() const noexcept { return now_; }
   std::uint64_t events() const noexcept { return events_; }
-  std::size_t pending() const noexcept { return heap_.size(); }
+  bool empty() const noexcept { return heap_.empty(); }
 
   /// Reserve an event at `at` (>= now) and return its body to fill in.
   Event& schedule(Tick at, std::uint8_t priority, EventId* id = nullptr);
@@ -67,29 +70,47 @@ class Engine {
   bool stopped() const noexcept { return stop_; }
 
  private:
-  struct Entry {
-    Tick time;
-    std::uint64_t key;  ///< priority << 56 | sequence
-    std::uint32_t slot;
-  };
-  static bool before(const Entry& a, const Entry& b) noexcept {
-    return a.time < b.time || (a.time == b.time && a.key < b.key);
-  }
+  static constexpr std::uint32_t kNone = ~0u;
   static constexpr std::uint32_t kChunkBits = 10;
   static constexpr std::uint32_t kChunk = 1u << kChunkBits;
+
+  struct Bucket {
+    Tick time;
+    std::uint32_t priority;
+    std::uint32_t head, tail;  ///< FIFO of slots, linked through next_
+  };
+  bool before(std::uint32_t a, std::uint32_t b) const noexcept {
+    const Bucket& x = buckets_[a];
+    const Bucket& y = buckets_[b];
+    return x.time < y.time || (x.time == y.time && x.priority < y.priority);
+  }
 
   Event& body(std::uint32_t slot) noexcept { return chunks_[slot >> kChunkBits][slot & (kChunk - 1)]; }
   std::uint32_t acquire_slot();
   void release_slot(std::uint32_t slot) noexcept;
-  void push(Entry e);
-  void pop_top() noexcept;
+  void enqueue(Tick at, std::uint32_t priority, std::uint32_t slot);
+
+  // buckets: hash table (time, priority) -> bucket, heap of buckets
+  std::size_t hash(Tick t, std::uint32_t p) const noexcept {
+    return static_cast<std::size_t>(((t * 0x9E3779B97F4A7C15ULL) ^ (p * 0xC2B2AE3D27D4EB4FULL)) >> hash_shift_);
+  }
+  std::uint32_t find_or_add_bucket(Tick t, std::uint32_t p);
+  void remove_from_table(std::uint32_t bucket) noexcept;
+  void grow_table();
+  void heap_push(std::uint32_t bucket);
+  void heap_pop() noexcept;
 
   std::vector<std::unique_ptr<Event[]>> chunks_;
   std::vector<std::uint32_t> generation_;
+  std::vector<std::uint32_t> next_;
   std::vector<std::uint32_t> free_;
-  std::vector<Entry> heap_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::uint32_t> free_buckets_;
+  std::vector<std::uint32_t> table_;
+  unsigned hash_shift_ = 64 - 6;
+  std::size_t table_used_ = 0;
+  std::vector<std::uint32_t> heap_;
   Tick now_ = 0;
-  std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
   bool stop_ = false;
 };

@@ -46,6 +46,7 @@ class MessageMesh final : public kbsim::Bench {
 
     kbsim::System& sys = ctx.build(std::move(g));
     sys.run_until(static_cast<kbsim::Tick>(stop_ns) * kbsim::kPsPerNs);
+    sys.finish();
 
     std::uint64_t delivered = 0, lo = ~std::uint64_t{0}, hi = 0;
     for (kbsim::NodeIndex n = 0; n < sys.node_count(); ++n) {

@@ -22,6 +22,7 @@ class Traffic final : public kbsim::Bench {
       if (n.impl == impl) endpoints.push_back(n.id);
     kbsim::System& sys = ctx.build(std::move(g));
     sys.run();
+    sys.finish();
 
     std::uint64_t sent = 0, received = 0;
     auto& list = ctx.metrics().list("endpoints");

@@ -25,6 +25,9 @@ class System {
   virtual std::uint64_t events() const noexcept = 0;
   virtual std::size_t node_count() const noexcept = 0;
   virtual std::string_view node_id(NodeIndex n) const noexcept = 0;
+  /// Call finish() on every component (once; later calls do nothing). Statistics
+  /// are final afterwards; read them after this.
+  virtual void finish() = 0;
   /// A statistic of a node; throws SimError if either is unknown.
   virtual const Stat& stat(std::string_view node, std::string_view name) const = 0;
   /// A component, for benches that drive components through their own API.
