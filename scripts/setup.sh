@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Set up kbsim on a Debian 12 machine: install missing packages, build, and run
+# the main job or the test suite.
+#
+#   bash scripts/setup.sh deps            install missing Debian packages only
+#   bash scripts/setup.sh build           deps + configure + build
+#   bash scripts/setup.sh run  [ARGS...]  build, then `kbsim run --out kbsim-out [ARGS...]`
+#   bash scripts/setup.sh test [ARGS...]  build, then ctest [ARGS...]
+#
+# Environment:
+#   KBSIM_BUILD_DIR   build directory (default: <repo>/build)
+#   KBSIM_CMAKE_ARGS  extra arguments for the cmake configure step, split on
+#                     whitespace; a -DCMAKE_BUILD_TYPE here overrides Release
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${KBSIM_BUILD_DIR:-$REPO/build}"
+JOBS="$(nproc 2>/dev/null || echo 2)"
+
+PACKAGES=(
+  build-essential g++ cmake ninja-build git pkg-config
+  libboost-dev libboost-context-dev libyaml-cpp-dev rapidjson-dev libcli11-dev
+  libfmt-dev libspdlog-dev libeigen3-dev librange-v3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3
+)
+
+say() { printf '==> %s\n' "$*"; }
+die() {
+  printf 'setup.sh: error: %s\n' "$*" >&2
+  exit 1
+}
+
+usage() {
+  cat <<'EOF'
+usage: bash scripts/setup.sh COMMAND [ARGS...]
+
+  deps   install the Debian packages kbsim needs (only those missing)
+  build  deps, then configure and build (Release)
+  run    build, then run the default bench; writes kbsim-out/results.json
+         (ARGS go to `kbsim run`, e.g. --bench NAME --param x=16)
+  test   build, then run the whole test suite with ctest (ARGS go to ctest)
+
+environment: KBSIM_BUILD_DIR (default <repo>/build), KBSIM_CMAKE_ARGS
+EOF
+}
+
+# Run a command as root: directly when we are root, through sudo otherwise.
+as_root() {
+  if [[ "$(id -u)" -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    die "need root to run '$*' (not root and no sudo); install these packages first: ${MISSING[*]}"
+  fi
+}
+
+MISSING=()
+
+deps() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    say "no dpkg-query: not a Debian system, skipping the package check"
+    return 0
+  fi
+  say "checking ${#PACKAGES[@]} Debian packages"
+  MISSING=()
+  local pkg status
+  for pkg in "${PACKAGES[@]}"; do
+    status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+    [[ "$status" == "install ok installed" ]] || MISSING+=("$pkg")
+  done
+  if [[ ${#MISSING[@]} -eq 0 ]]; then
+    say "all packages present"
+    return 0
+  fi
+  say "installing: ${MISSING[*]}"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${MISSING[@]}"
+}
+
+build() {
+  deps
+  local extra=()
+  if [[ -n "${KBSIM_CMAKE_ARGS:-}" ]]; then
+    read -r -a extra <<<"$KBSIM_CMAKE_ARGS"
+  fi
+  local gen=()
+  # Pick Ninja for a new build directory; an existing one keeps its generator.
+  [[ -f "$BUILD_DIR/CMakeCache.txt" ]] || gen=(-G Ninja)
+  say "configuring $BUILD_DIR ${extra[*]:-}"
+  cmake -S "$REPO" -B "$BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${extra[@]}"
+  say "building with $JOBS jobs"
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+run() {
+  build
+  local bin="$BUILD_DIR/bin/kbsim"
+  [[ -x "$bin" ]] || die "the build did not produce $bin"
+  say "running: kbsim run --out $REPO/kbsim-out $*"
+  "$bin" run --out "$REPO/kbsim-out" "$@"
+  say "results: $REPO/kbsim-out/results.json"
+}
+
+run_tests() {
+  build
+  say "running the test suite ($JOBS jobs)"
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" "$@"
+  say "all tests passed"
+}
+
+main() {
+  local cmd="${1:-}"
+  [[ $# -gt 0 ]] && shift
+  case "$cmd" in
+    deps) deps ;;
+    build) build ;;
+    run) run "$@" ;;
+    test) run_tests "$@" ;;
+    -h | --help | help)
+      usage
+      exit 0
+      ;;
+    *)
+      usage >&2
+      exit 2
+      ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,62 @@
+#include "harness.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace kbsim::test {
+
+std::unique_ptr<core::Registry> builtin_registry() {
+  auto reg = std::make_unique<core::Registry>();
+  reg->add_search_dir(KBSIM_PLUGIN_DIR, true);
+  reg->discover();
+  reg->load_components_file(std::filesystem::path(KBSIM_SOURCE_DIR) / "components.yaml");
+  return reg;
+}
+
+std::filesystem::path temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "kbsim";
+  for (char& c : name)
+    if (c == '/') c = '_';
+  auto dir = std::filesystem::temp_directory_path() / ("kbsim-test-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+}
+
+CliResult run_kbsim(const std::string& args) {
+  auto dir = temp_dir() / "cli";
+  std::filesystem::create_directories(dir);
+  std::string cmd = std::string(KBSIM_BIN) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                    (dir / "err").string() + " </dev/null";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(dir / "out");
+  r.err = read_file(dir / "err");
+  return r;
+}
+
+std::unique_ptr<core::Simulation> build_system(const core::Registry& reg, const std::string& yaml,
+                                               const std::vector<std::string>& overrides) {
+  Graph g = core::parse_topology(yaml, "test.yaml", overrides);
+  return std::make_unique<core::Simulation>(g, reg);
+}
+
+}  // namespace kbsim::test

@@ -1,0 +1,36 @@
+// Test helpers: registries with the built plugins, temporary directories, and
+// running the kbsim binary as a user would.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "component/simulation.hpp"
+#include "plugin/registry.hpp"
+#include "topology/topology.hpp"
+
+namespace kbsim::test {
+
+/// A registry that loaded every plugin of the build and the default components.yaml.
+std::unique_ptr<core::Registry> builtin_registry();
+
+/// A fresh, empty directory for this test (under the system temp dir).
+std::filesystem::path temp_dir();
+
+std::string read_file(const std::filesystem::path& p);
+void write_file(const std::filesystem::path& p, const std::string& text);
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+/// Run `kbsim <args>` through the shell; stdout and stderr are captured.
+CliResult run_kbsim(const std::string& args);
+
+/// Elaborate a topology given as YAML text with the builtin registry.
+std::unique_ptr<core::Simulation> build_system(const core::Registry& reg, const std::string& yaml,
+                                               const std::vector<std::string>& overrides = {});
+
+}  // namespace kbsim::test
