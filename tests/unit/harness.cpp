@@ -23,7 +23,11 @@ std::filesystem::path temp_dir() {
   for (char& c : name)
     if (c == '/') c = '_';
   auto dir = std::filesystem::temp_directory_path() / ("kbsim-test-" + std::to_string(::getpid()) + "-" + name);
-  std::filesystem::remove_all(dir);
+  static std::string prepared;  // wiped once per test, then shared by its calls
+  if (prepared != dir.string()) {
+    std::filesystem::remove_all(dir);
+    prepared = dir.string();
+  }
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -41,7 +45,8 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
 }
 
 CliResult run_kbsim(const std::string& args) {
-  auto dir = temp_dir() / "cli";
+  static int calls = 0;
+  auto dir = temp_dir() / ("cli" + std::to_string(++calls));
   std::filesystem::create_directories(dir);
   std::string cmd = std::string(KBSIM_BIN) + " " + args + " >" + (dir / "out").string() + " 2>" +
                     (dir / "err").string() + " </dev/null";

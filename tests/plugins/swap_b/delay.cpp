@@ -16,7 +16,8 @@ class Delay final : public kbsim::Component {
   }
   void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
     kbsim::Tick delay = kbsim::ns_to_ticks(10.0 + static_cast<double>((msg->bytes + 255) / 256));
-    send(msg->route->out_port_at(index()), std::move(msg), delay);
+    kbsim::PortIndex out = msg->route->out_port_at(index());
+    send(out, std::move(msg), delay);
   }
 };
 }  // namespace
