@@ -76,7 +76,7 @@ std::uint32_t Engine::find_or_add_bucket(Tick t, std::uint32_t p) {
   }
   buckets_[b] = {t, p, kNone, kNone};
   table_[i] = b;
-  heap_push(b);
+  heap_push({t, p, b});
   if (++table_used_ * 2 > table_.size()) grow_table();
   return b;
 }
@@ -115,20 +115,20 @@ void Engine::grow_table() {
   }
 }
 
-void Engine::heap_push(std::uint32_t bucket) {
-  heap_.push_back(bucket);
+void Engine::heap_push(HeapEntry e) {
+  heap_.push_back(e);
   std::size_t i = heap_.size() - 1;
   while (i > 0) {
     std::size_t parent = (i - 1) / 4;
-    if (!before(bucket, heap_[parent])) break;
+    if (!before(e, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
-  heap_[i] = bucket;
+  heap_[i] = e;
 }
 
 void Engine::heap_pop() noexcept {
-  std::uint32_t last = heap_.back();
+  HeapEntry last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return;
@@ -137,9 +137,14 @@ void Engine::heap_pop() noexcept {
     std::size_t child = 4 * i + 1;
     if (child >= n) break;
     std::size_t best = child;
-    std::size_t end = child + 4 < n ? child + 4 : n;
-    for (std::size_t c = child + 1; c < end; ++c)
-      if (before(heap_[c], heap_[best])) best = c;
+    if (child + 4 <= n) {
+      std::size_t a = before(heap_[child + 1], heap_[child]) ? child + 1 : child;
+      std::size_t b = before(heap_[child + 3], heap_[child + 2]) ? child + 3 : child + 2;
+      best = before(heap_[b], heap_[a]) ? b : a;
+    } else {
+      for (std::size_t c = child + 1; c < n; ++c)
+        if (before(heap_[c], heap_[best])) best = c;
+    }
     if (!before(heap_[best], last)) break;
     heap_[i] = heap_[best];
     i = best;
@@ -150,7 +155,7 @@ void Engine::heap_pop() noexcept {
 void Engine::run_until(Tick limit) {
   stop_ = false;
   while (!heap_.empty() && !stop_) {
-    const std::uint32_t b = heap_.front();
+    const std::uint32_t b = heap_.front().bucket;
     Bucket& bucket = buckets_[b];
     if (bucket.time > limit) break;
     const Tick time = bucket.time;

@@ -79,10 +79,15 @@ class Engine {
     std::uint32_t priority;
     std::uint32_t head, tail;  ///< FIFO of slots, linked through next_
   };
-  bool before(std::uint32_t a, std::uint32_t b) const noexcept {
-    const Bucket& x = buckets_[a];
-    const Bucket& y = buckets_[b];
-    return x.time < y.time || (x.time == y.time && x.priority < y.priority);
+  /// A heap entry carries its bucket's key, so ordering never chases a pointer.
+  struct HeapEntry {
+    Tick time;
+    std::uint32_t priority;
+    std::uint32_t bucket;
+  };
+  static bool before(const HeapEntry& x, const HeapEntry& y) noexcept {
+    return static_cast<bool>(static_cast<int>(x.time < y.time) |
+                             (static_cast<int>(x.time == y.time) & static_cast<int>(x.priority < y.priority)));
   }
 
   Event& body(std::uint32_t slot) noexcept { return chunks_[slot >> kChunkBits][slot & (kChunk - 1)]; }
@@ -97,7 +102,7 @@ class Engine {
   std::uint32_t find_or_add_bucket(Tick t, std::uint32_t p);
   void remove_from_table(std::uint32_t bucket) noexcept;
   void grow_table();
-  void heap_push(std::uint32_t bucket);
+  void heap_push(HeapEntry e);
   void heap_pop() noexcept;
 
   std::vector<std::unique_ptr<Event[]>> chunks_;
@@ -109,7 +114,7 @@ class Engine {
   std::vector<std::uint32_t> table_;
   unsigned hash_shift_ = 64 - 6;
   std::size_t table_used_ = 0;
-  std::vector<std::uint32_t> heap_;
+  std::vector<HeapEntry> heap_;
   Tick now_ = 0;
   std::uint64_t events_ = 0;
   bool stop_ = false;
