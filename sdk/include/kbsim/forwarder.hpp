@@ -43,7 +43,7 @@ class Forwarder : public Component {
     if (flit.first()) ++transactions_.count;
     ++flits_.count;
     bytes_.count += flit.bytes;
-    forward(select_output(in, flit), flit, done);
+    forward(select_output(in, flit), flit, done + flit_latency(flit));
   }
 
  protected:
@@ -54,6 +54,13 @@ class Forwarder : public Component {
     if (r == nullptr) fail("flit of a message without a route");
     if (flit.hop >= r->ports.size() || r->nodes[flit.hop] != index()) fail("flit arrived off its route");
     return r->ports[flit.hop];
+  }
+
+  /// Extra latency every flit spends after the worker releases it (a fully
+  /// pipelined stage: it delays flits without holding the worker). Default 0.
+  virtual Tick flit_latency(const Flit& flit) const {
+    (void)flit;
+    return 0;
   }
 
   Tick overhead() const noexcept { return overhead_; }

@@ -1,0 +1,39 @@
+// vendor_switch: a transit node from outside the kbsim tree. It behaves like
+// kbsim::Forwarder (wormhole: forwards flit by flit along the message's route,
+// one serial worker, `overhead_ns` paid once per message on its first flit) and
+// adds a fixed pipeline latency, `pipeline_ns`, to every flit.
+//
+// The pipeline is fully pipelined: it delays each flit but does not hold the
+// worker, so it adds latency without lowering throughput.
+#include "kbsim/forwarder.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+class VendorSwitch final : public kbsim::Forwarder {
+ public:
+  explicit VendorSwitch(const kbsim::Context& ctx)
+      : Forwarder(ctx),  // reads overhead_ns and registers the base statistics
+        pipeline_(kbsim::ns_to_ticks(params().get_float("pipeline_ns"))) {
+    params().check(params().get_float("pipeline_ns") >= 0.0, "pipeline_ns", "must be >= 0");
+    // Routing charges what one message pays here: the overhead plus one pipeline pass.
+    set_transit_cost(overhead() + pipeline_);
+  }
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i = base_info(
+        "vendor_switch", "vendor transit node: wormhole forwarding plus a fixed per-flit pipeline latency");
+    i.params.push_back(kbsim::param_float("pipeline_ns", 1.0, "pipeline latency added to every flit"));
+    return i;
+  }
+
+ protected:
+  kbsim::Tick flit_latency(const kbsim::Flit&) const override { return pipeline_; }
+
+ private:
+  kbsim::Tick pipeline_;
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("vendor_switch") { kbsim::add_component<VendorSwitch>(plugin); }

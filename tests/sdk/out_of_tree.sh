@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# sdk.out_of_tree: what a vendor does, end to end, against an installed kbsim.
+#   1. install this build into a temporary prefix;
+#   2. configure and build examples/vendor_switch against that prefix only;
+#   3. the INSTALLED kbsim lists the vendor component and describes it;
+#   4. a traffic run with sw0 = vendor.switch records the implementation and gives
+#      a different latency from the default topology (sw0 = builtin.switch).
+# Usage: out_of_tree.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+example="$src/examples/vendor_switch"
+cmake=${CMAKE:-cmake}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+vendor="$tmp/vendor"
+kbsim="$prefix/bin/kbsim"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Run a step with its output in a log; on failure show the command and the log.
+step() {
+  local name=$1
+  shift
+  echo "== $name"
+  local rc=0
+  "$@" >"$tmp/$name.log" 2>&1 || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    echo "FAIL: $name: exit code $rc from: $*" >&2
+    sed 's/^/  | /' "$tmp/$name.log" >&2
+    exit 1
+  fi
+}
+
+step install "$cmake" --install "$build" --prefix "$prefix"
+[[ -x "$kbsim" ]] || fail "install: $kbsim was not installed"
+[[ -f "$prefix/lib/cmake/kbsim/kbsimConfig.cmake" ]] || fail "install: no CMake package in $prefix/lib/cmake/kbsim"
+
+step configure "$cmake" -S "$example" -B "$vendor" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
+step build "$cmake" --build "$vendor"
+[[ -f "$vendor/libvendor_switch.so" ]] || fail "build: $vendor/libvendor_switch.so was not produced"
+
+step list "$kbsim" list components --plugins "$vendor"
+grep -q '^ *vendor_switch ' "$tmp/list.log" ||
+  fail "'kbsim list components --plugins $vendor' does not list vendor_switch; it printed:
+$(cat "$tmp/list.log")"
+
+step info "$kbsim" info vendor_switch --plugins "$vendor"
+grep -q 'pipeline_ns' "$tmp/info.log" ||
+  fail "'kbsim info vendor_switch' does not show the parameter pipeline_ns; it printed:
+$(cat "$tmp/info.log")"
+
+step run_vendor "$kbsim" run --bench traffic --plugins "$vendor" \
+  --components "$example/components.yaml" --topology "$example/topology.yaml" --out "$tmp/out"
+step run_default "$kbsim" run --bench traffic --out "$tmp/out_default"
+
+python3 - "$tmp/out/results.json" "$tmp/out_default/results.json" <<'EOF'
+import json, os, sys
+
+def load(path):
+    if not os.path.isfile(path):
+        sys.exit(f"FAIL: {path} was not written")
+    with open(path) as f:
+        return json.load(f)
+
+vendor, default = load(sys.argv[1]), load(sys.argv[2])
+impl = vendor.get("implementations", {}).get("vendor.switch")
+if impl is None:
+    sys.exit(f"FAIL: results.json has no implementations['vendor.switch']; it has {sorted(vendor.get('implementations', {}))}")
+if impl.get("type") != "vendor_switch":
+    sys.exit(f"FAIL: vendor.switch resolved to {impl}, expected type vendor_switch")
+if "vendor.switch" in default.get("implementations", {}):
+    sys.exit("FAIL: the default topology run unexpectedly used vendor.switch")
+
+def latency(r, which):
+    try:
+        return r["metrics"]["endpoints"][0]["latency_min_ns"]
+    except (KeyError, IndexError) as e:
+        sys.exit(f"FAIL: {which} results.json has no metrics.endpoints[0].latency_min_ns ({e!r})")
+
+lv, ld = latency(vendor, "vendor"), latency(default, "default")
+if lv == ld:
+    sys.exit(f"FAIL: latency_min_ns is {lv} ns with vendor.switch and with builtin.switch; expected them to differ")
+print(f"latency_min_ns: vendor.switch {lv} ns, builtin.switch {ld} ns")
+EOF
+echo "PASS: out-of-tree vendor_switch built against the installed SDK, listed, described and run"
