@@ -143,6 +143,7 @@ void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::
 
 void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) {
   if (!msg) fail(from, "send of an empty message reference");
+  if (at < now()) fail(from, "sends a message at a time in the past");
   Link& link = out_link(from, out);
   Link::Shape shape = link.shape(msg->bytes);
   Tick start = link.reserve(at, shape, true);
@@ -159,6 +160,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
 }
 
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
+  if (at < now()) fail(from, "forwards a flit at a time in the past");
   Link& link = out_link(from, out);
   Tick start = link.reserve(at, {1, flit.bytes}, flit.last());
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
@@ -180,6 +182,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
 }
 
 EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) {
+  if (at < now()) fail(self, "schedules a timer in the past");
   EventId id;
   Event& ev = new_event(at, priority, EventKind::kTimer, self, &id);
   ev.tag = tag;

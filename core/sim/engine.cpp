@@ -32,7 +32,7 @@ void Engine::release_slot(std::uint32_t slot) noexcept {
 }
 
 Event& Engine::schedule(Tick at, std::uint8_t priority, EventId* id) {
-  if (at < now_) throw SimError("event scheduled in the past");
+  if (at < now_) throw SimError("event scheduled in the past (at " + std::to_string(at) + " ps, now " + std::to_string(now_) + " ps)");
   std::uint32_t slot = acquire_slot();
   enqueue(at, priority, slot);
   if (id) *id = {slot, generation_[slot]};
@@ -152,8 +152,7 @@ void Engine::heap_pop() noexcept {
   heap_[i] = last;
 }
 
-void Engine::run_until(Tick limit) {
-  stop_ = false;
+bool Engine::run_until(Tick limit) {
   while (!heap_.empty() && !stop_) {
     const std::uint32_t b = heap_.front().bucket;
     Bucket& bucket = buckets_[b];
@@ -187,7 +186,10 @@ void Engine::run_until(Tick limit) {
       release_slot(slot);
     }
   }
-  if (!stop_ && limit != kNever && now_ < limit) now_ = limit;
+  const bool stopped = stop_;
+  if (!stopped && limit != kNever && now_ < limit) now_ = limit;
+  stop_ = false;  // a stop ends one run; the next run_until resumes
+  return stopped;
 }
 
 }  // namespace kbsim::core

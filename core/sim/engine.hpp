@@ -64,10 +64,11 @@ class Engine {
 
   /// Run every event with time <= limit (kNever: until none is left or stop()).
   /// Afterwards now() == limit unless stopped early or limit is kNever.
-  void run_until(Tick limit);
-  /// Ask the running loop to return after the current event.
+  /// Returns true when a stop() ended the run early.
+  bool run_until(Tick limit);
+  /// Ask the running loop to return after the current event (or, when no run
+  /// is under way, the next run to return at once).
   void stop() noexcept { stop_ = true; }
-  bool stopped() const noexcept { return stop_; }
 
  private:
   static constexpr std::uint32_t kNone = ~0u;

@@ -146,6 +146,8 @@ void read_link_values(const YAML::Node& map, EdgeDefaults& d, double* distance_m
         d.flit_bytes = static_cast<std::uint32_t>(v);
       }
     } else if (key == "kind") {
+      if (!kv.second.IsScalar() || kv.second.Scalar().empty())
+        throw ConfigError(at + ": 'kind' must be a name, e.g. noc");
       d.kind = kv.second.Scalar();
     }
   }
@@ -174,6 +176,9 @@ Graph build_graph(YamlSource& src, Origins& origins) {
     if (!n.IsMap()) throw ConfigError(at(n) + ": a node is a map with id, impl and params");
     check_keys(n, {"id", "impl", "params"}, "node", at);
     if (!n["id"] || !n["impl"]) throw ConfigError(at(n) + ": a node needs 'id' and 'impl'");
+    for (const char* key : {"id", "impl"})
+      if (!n[key].IsScalar() || n[key].Scalar().empty())
+        throw ConfigError(at(n[key]) + ": '" + key + "' must be a name");
     NodeSpec spec;
     spec.id = n["id"].Scalar();
     spec.impl = n["impl"].Scalar();
@@ -201,6 +206,8 @@ Graph build_graph(YamlSource& src, Origins& origins) {
       if (!e.IsMap()) throw ConfigError(at(e) + ": an edge is a map with src and dst");
       check_keys(e, kEdgeKeys, "edge", at);
       if (!e["src"] || !e["dst"]) throw ConfigError(at(e) + ": an edge needs 'src' and 'dst'");
+      for (const char* key : {"src", "dst"})
+        if (!e[key].IsScalar()) throw ConfigError(at(e[key]) + ": '" + key + "' must be a node id");
       if (e["latency_ns"] && e["distance_mm"])
         throw ConfigError(at(e["distance_mm"]) + ": give latency_ns or distance_mm, not both");
       EdgeDefaults v = defaults;

@@ -26,8 +26,14 @@ std::string YamlSource::where(const YAML::Node& n) const {
 
 void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& what,
                 const std::function<std::string(const YAML::Node&)>& where) {
+  std::vector<std::pair<std::string, YAML::Node>> seen;
   for (const auto& kv : map) {
     std::string key = kv.first.Scalar();
+    for (const auto& [k, node] : seen)
+      if (k == key)
+        throw ConfigError(where(kv.first) + ": duplicate key '" + key + "' in " + what + " (first at " + where(node) +
+                          ")");
+    seen.emplace_back(key, kv.first);
     bool ok = false;
     for (const auto& a : allowed) ok = ok || a == key;
     if (!ok) throw ConfigError(where(kv.first) + ": unknown key '" + key + "' in " + what + suggest(key, allowed));
