@@ -59,12 +59,13 @@ void Engine::enqueue(Tick at, std::uint32_t priority, std::uint32_t slot) {
 }
 
 std::uint32_t Engine::find_or_add_bucket(Tick t, std::uint32_t p) {
+  if (recent_ != kNone && buckets_[recent_].time == t && buckets_[recent_].priority == p) return recent_;
   const std::size_t mask = table_.size() - 1;
   std::size_t i = hash(t, p);
   for (;; i = (i + 1) & mask) {
     std::uint32_t b = table_[i];
     if (b == kNone) break;
-    if (buckets_[b].time == t && buckets_[b].priority == p) return b;
+    if (buckets_[b].time == t && buckets_[b].priority == p) return recent_ = b;
   }
   std::uint32_t b;
   if (free_buckets_.empty()) {
@@ -78,7 +79,7 @@ std::uint32_t Engine::find_or_add_bucket(Tick t, std::uint32_t p) {
   table_[i] = b;
   heap_push({t, p, b});
   if (++table_used_ * 2 > table_.size()) grow_table();
-  return b;
+  return recent_ = b;
 }
 
 void Engine::remove_from_table(std::uint32_t bucket) noexcept {
@@ -165,6 +166,7 @@ bool Engine::run_until(Tick limit) {
       // The bucket is spent; events the handler adds at the same key start a new one.
       heap_pop();
       remove_from_table(b);
+      bucket.time = kNever;  // a spent bucket never matches a key (nothing is scheduled at kNever)
       free_buckets_.push_back(b);
     }
     // Look ahead in the bucket: the next event's handler data and the body after it.

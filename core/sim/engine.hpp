@@ -113,6 +113,7 @@ class Engine {
   std::vector<Bucket> buckets_;
   std::vector<std::uint32_t> free_buckets_;
   std::vector<std::uint32_t> table_;
+  std::uint32_t recent_ = kNone;  ///< the bucket found last: most events share the previous key
   unsigned hash_shift_ = 64 - 6;
   std::size_t table_used_ = 0;
   std::vector<HeapEntry> heap_;
