@@ -584,7 +584,7 @@ TEST(EngineAllocation, TheCounterSeesAnAllocation) {
 #endif
 }
 
-std::string torus_yaml(int x, int y) {
+[[maybe_unused]] std::string torus_yaml(int x, int y) {
   auto id = [&](int i, int j) { return "n" + std::to_string((i + x) % x) + "_" + std::to_string((j + y) % y); };
   std::string s = "nodes:\n";
   for (int j = 0; j < y; ++j)
