@@ -74,6 +74,15 @@ void write_param_value(JsonWriter& w, const ParamValue& v) {
   std::visit([&](const auto& x) { w.value(x); }, v);
 }
 
+void write_params(JsonWriter& w, const Params& p) {
+  w.begin_object();
+  for (const auto& e : p.entries()) {
+    w.key(e.name);
+    write_param_value(w, e.value);
+  }
+  w.end_object();
+}
+
 void write_metrics(JsonWriter& w, const Metrics& m) {
   if (m.is_list()) {
     w.begin_array();
@@ -108,12 +117,7 @@ void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
     w.field("impl", n.impl);
     w.field("type", type.info.type);
     w.key("params");
-    w.begin_object();
-    for (const auto& e : p.entries()) {
-      w.key(e.name);
-      write_param_value(w, e.value);
-    }
-    w.end_object();
+    write_params(w, p);
     w.end_object();
   }
   w.end_array();

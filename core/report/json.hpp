@@ -44,6 +44,8 @@ class JsonWriter {
 };
 
 void write_param_value(JsonWriter& w, const ParamValue& v);
+/// Every resolved parameter as one JSON object, in declaration order.
+void write_params(JsonWriter& w, const Params& p);
 void write_metrics(JsonWriter& w, const Metrics& m);
 /// The graph with every node's parameters resolved against its component's declarations.
 void write_graph(JsonWriter& w, const Graph& g, const Registry& registry);

@@ -99,12 +99,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     w.field("abi_version", std::uint64_t{kAbiVersion});
     w.field("bench", options_.bench);
     w.key("params");
-    w.begin_object();
-    for (const auto& e : params_.entries()) {
-      w.key(e.name);
-      write_param_value(w, e.value);
-    }
-    w.end_object();
+    write_params(w, params_);
 
     w.key("topology");
     w.begin_object();
