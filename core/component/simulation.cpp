@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <queue>
 
 #include "component/params_resolve.hpp"
@@ -42,6 +43,7 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) {
   }
 
   links_.reserve(graph.edges.size());
+  std::vector<std::vector<std::uint32_t>> out_links(nodes_.size());  // flattened below
   for (const EdgeSpec& e : graph.edges) {
     auto src = index_.find(e.src);
     auto dst = index_.find(e.dst);
@@ -65,16 +67,16 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) {
     l.bandwidth_gbs = e.bandwidth_gbs;
     l.flit_bytes = e.flit_bytes;
     l.ser_full = serialization_ticks(e.flit_bytes, e.bandwidth_gbs);
-    s.out_links.push_back(static_cast<std::uint32_t>(links_.size()));
+    out_links[src->second].push_back(static_cast<std::uint32_t>(links_.size()));
     links_.push_back(l);
     s.out.push_back({e.kind, {}, dst->second});
     d.in.push_back({e.kind, {}, src->second});
   }
   port_begin_.reserve(nodes_.size() + 1);
   port_links_.reserve(links_.size());
-  for (Node& n : nodes_) {
+  for (const auto& links : out_links) {
     port_begin_.push_back(static_cast<std::uint32_t>(port_links_.size()));
-    port_links_.insert(port_links_.end(), n.out_links.begin(), n.out_links.end());
+    port_links_.insert(port_links_.end(), links.begin(), links.end());
   }
   port_begin_.push_back(static_cast<std::uint32_t>(port_links_.size()));
   for (Node& n : nodes_) {
@@ -102,17 +104,16 @@ void Simulation::finish() {
 }
 
 Link& Simulation::out_link(NodeIndex from, PortIndex out) {
-  const std::uint32_t begin = port_begin_[from], count = port_begin_[from + 1] - begin;
-  if (out >= count)
-    fail(from, "send on out-port " + std::to_string(out) + " but it has " + std::to_string(count));
-  return links_[port_links_[begin + out]];
+  auto links = out_links(from);
+  if (out >= links.size())
+    fail(from, "send on out-port " + std::to_string(out) + " but it has " + std::to_string(links.size()));
+  return links_[links[out]];
 }
 
 Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id) {
   Event& ev = engine_.schedule(at, priority, id);
   ev.target = this;
   ev.kind = kind;
-  ev.node = node;
   ev.hint = nodes_[node].component.get();
   return ev;
 }
@@ -231,7 +232,7 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to) {
     if (d != dist[u]) continue;
     if (u == to) break;
     Tick pass = u == from ? 0 : nodes_[u].transit_cost;
-    for (std::uint32_t li : nodes_[u].out_links) {
+    for (std::uint32_t li : out_links(u)) {
       const Link& l = links_[li];
       Tick nd = d + pass + l.latency + l.ser_full;
       if (nd < dist[l.dst]) {
@@ -249,9 +250,8 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to) {
   for (NodeIndex v = to; v != from;) {
     const Link& l = links_[via[v]];
     r->nodes.push_back(l.src);
-    PortIndex port = 0;
-    while (nodes_[l.src].out_links[port] != via[v]) ++port;
-    r->ports.push_back(port);
+    auto ports = out_links(l.src);
+    r->ports.push_back(static_cast<PortIndex>(std::find(ports.begin(), ports.end(), via[v]) - ports.begin()));
     v = l.src;
   }
   std::reverse(r->nodes.begin(), r->nodes.end());

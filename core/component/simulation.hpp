@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,7 +32,6 @@ class Simulation final : public Kernel, public System, private EventTarget {
     const ComponentType* type = nullptr;
     Params params;
     std::vector<Port> in, out;
-    std::vector<std::uint32_t> out_links;  ///< link index per out-port
     std::vector<Stat> stats;               ///< parallel to type->info.stats
     Tick transit_cost = 0;
     std::unique_ptr<Component> component;
@@ -65,6 +65,10 @@ class Simulation final : public Kernel, public System, private EventTarget {
  private:
   Tick on_event(Event& ev) override;
   Link& out_link(NodeIndex from, PortIndex out);
+  /// Link indices of a node's out-ports, in port order.
+  std::span<const std::uint32_t> out_links(NodeIndex n) const noexcept {
+    return {port_links_.data() + port_begin_[n], port_links_.data() + port_begin_[n + 1]};
+  }
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id = nullptr);
   void deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;

@@ -147,22 +147,21 @@ void Registry::load_components_file(const fs::path& file) {
 
 void Registry::map_impl(const std::string& impl, const std::string& library, const std::string& type,
                         const std::string& origin) {
-  auto it = components_.find(type);
-  bool library_loaded = false;
-  for (const auto& l : library_list_) library_loaded = library_loaded || l.name == library;
-  if (it != components_.end() && it->second.from.library == library) {
+  if (auto it = components_.find(type); it != components_.end() && it->second.from.library == library) {
     impls_[impl] = {library, type, origin};
     return;
   }
-  if (!library_loaded && (it == components_.end() || it->second.from.library != library)) {
+  std::vector<std::string> provided;
+  for (const auto& [name, entry] : components_)
+    if (entry.from.library == library) provided.push_back(name);
+  bool loaded = !provided.empty();
+  for (const auto& l : library_list_) loaded = loaded || l.name == library;
+  if (!loaded) {
     std::vector<std::string> dirs;
     for (const auto& d : dirs_) dirs.push_back(d.string());
     throw PluginError(origin + ": " + impl + ": library '" + library + "' not found (looked in: " +
                       (dirs.empty() ? std::string("no plugin directories") : join(dirs)) + ")");
   }
-  std::vector<std::string> provided;
-  for (const auto& [name, entry] : components_)
-    if (entry.from.library == library) provided.push_back(name);
   throw PluginError(origin + ": " + impl + ": library '" + library + "' provides no component type '" + type +
                     "'" + suggest(type, provided));
 }

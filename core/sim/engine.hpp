@@ -33,10 +33,9 @@ class EventTarget {
 /// One event body. The fields beyond `target` belong to whoever scheduled it.
 struct Event {
   EventTarget* target = nullptr;  ///< nullptr = free or cancelled
-  const void* hint = nullptr;     ///< memory the handler will touch; prefetched ahead of time
+  const void* hint = nullptr;     ///< the handler's object (for Simulation: the component); prefetched ahead
   Ref<Message> msg;
   std::uint64_t tag = 0;
-  NodeIndex node = 0;
   PortIndex port = 0;
   std::uint32_t index = 0, count = 0, bytes = 0, hop = 0;
   std::uint32_t last_bytes = 0;
