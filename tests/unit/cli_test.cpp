@@ -17,6 +17,16 @@ namespace {
 
 std::string plugin_dir(const std::string& name) { return std::string(KBSIM_TEST_PLUGIN_DIR) + "/" + name; }
 
+/// Run the traffic bench with extra options; the first endpoint's shortest latency in ns.
+double traffic_latency(const std::filesystem::path& out, const std::string& extra) {
+  auto r = test::run_kbsim("run --bench traffic " + extra + " --out " + out.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  rapidjson::Document d;
+  d.Parse(test::read_file(out / "results.json").c_str());
+  if (d.HasParseError() || !d.HasMember("metrics")) return -1.0;
+  return d["metrics"]["endpoints"][0]["latency_min_ns"].GetDouble();
+}
+
 void expect_one_line_error(const test::CliResult& r) {
   EXPECT_THAT(r.err, StartsWith("kbsim: error: "));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -195,14 +205,8 @@ TEST(Swap, StoreAndForwardSwitchInsteadOfWormholeChangesLatencyExactly) {
   // (2 ns/flit) + 1 ns, sw1 overhead 2, sw1->mem 256 GB/s (1 ns/flit) + 1 ns, 16 flits of 256 B.
   // Wormhole: the last flit reaches sw1 at 6 + 15*4 + 3 = 69, then mem at 71.
   // Store-and-forward at sw0: 66 + 5 + 33 = 104 when the last flit reaches sw1, then mem at 106.
-  auto latency = [](const std::string& extra) {
-    auto out = test::temp_dir() / "out";
-    auto r = test::run_kbsim("run --bench traffic " + extra + " --out " + out.string());
-    EXPECT_EQ(r.code, 0) << r.err;
-    rapidjson::Document d;
-    d.Parse(test::read_file(out / "results.json").c_str());
-    return d["metrics"]["endpoints"][0]["latency_min_ns"].GetDouble();
-  };
+  auto out = test::temp_dir();
+  auto latency = [&](const std::string& extra) { return traffic_latency(out / std::to_string(extra.size()), extra); };
   EXPECT_EQ(latency(""), 71.0);
   EXPECT_EQ(latency("--set nodes.sw0.impl=custom.store_forward"), 106.0);
 }
@@ -219,14 +223,9 @@ TEST(Swap, APluginDirectoryChoosesBetweenTwoBuildsOfOneLibrary) {
                    "  - { src: host, dst: d, latency_ns: 1 }\n"
                    "  - { src: d, dst: mem, latency_ns: 1 }\n");
   auto latency = [&](const std::string& variant) {
-    auto out = dir / ("out_" + variant);
-    auto r = test::run_kbsim("run --bench traffic --plugins " + plugin_dir("swap_" + variant) + " --components " +
-                             (dir / "c.yaml").string() + " --topology " + (dir / "t.yaml").string() + " --out " +
-                             out.string());
-    EXPECT_EQ(r.code, 0) << r.err;
-    rapidjson::Document d;
-    d.Parse(test::read_file(out / "results.json").c_str());
-    return d["metrics"]["endpoints"][0]["latency_min_ns"].GetDouble();
+    return traffic_latency(dir / ("out_" + variant), "--plugins " + plugin_dir("swap_" + variant) + " --components " +
+                                                         (dir / "c.yaml").string() + " --topology " +
+                                                         (dir / "t.yaml").string());
   };
   // Unlimited bandwidth, 1 ns per link. Variant a holds a message 10 ns; variant b 10 ns + 1 ns per 256 B (4 here).
   EXPECT_EQ(latency("a"), 12.0);

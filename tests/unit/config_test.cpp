@@ -33,21 +33,14 @@ std::string parse_error(const std::string& yaml, const std::vector<std::string>&
 
 class BuildConfig : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { reg_ = test::builtin_registry().release(); }
-  static void TearDownTestSuite() {
-    delete reg_;
-    reg_ = nullptr;
-  }
   /// Parse and elaborate, expecting a ConfigError from either step.
   static std::string build_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
     return config_error([&] {
       Graph g = core::parse_topology(yaml, "t.yaml", overrides);
-      core::Simulation sim(g, *reg_);
+      core::Simulation sim(g, test::shared_registry());
     });
   }
-  static core::Registry* reg_;
 };
-core::Registry* BuildConfig::reg_ = nullptr;
 
 // A valid base: line numbers below refer to this text.
 //   1 nodes:
@@ -234,7 +227,7 @@ TEST(TopologyConfig, LoadingAMissingFileIsAConfigError) {
 
 TEST_F(BuildConfig, TheBaseTopologyBuilds) {
   Graph g = core::parse_topology(kBase, "t.yaml", {});
-  EXPECT_NO_THROW({ core::Simulation sim(g, *reg_); });
+  EXPECT_NO_THROW({ core::Simulation sim(g, test::shared_registry()); });
 }
 
 TEST_F(BuildConfig, UnknownImplementationSuggests) {
@@ -276,7 +269,7 @@ TEST_F(BuildConfig, PortKindTheComponentDoesNotAccept) {
       "  - { src: b, dst: a, latency_ns: 1, kind: noc }\n";
   EXPECT_EQ(build_error(yaml), "t.yaml:6:5: b (builtin.mesh_node) has no 'noc' port (known: mesh)");
   Graph fixed = core::parse_topology(yaml, "t.yaml", {"edges.1.kind=mesh"});
-  EXPECT_NO_THROW({ core::Simulation sim(fixed, *reg_); }) << "fixed by an override";
+  EXPECT_NO_THROW({ core::Simulation sim(fixed, test::shared_registry()); }) << "fixed by an override";
 }
 
 TEST_F(BuildConfig, DuplicateIdInAGraphBuiltByABenchIsCaughtAtElaboration) {
@@ -284,11 +277,11 @@ TEST_F(BuildConfig, DuplicateIdInAGraphBuiltByABenchIsCaughtAtElaboration) {
   Graph g;
   g.nodes.push_back({"a", "builtin.endpoint", {}, "gen:1"});
   g.nodes.push_back({"a", "builtin.endpoint", {}, "gen:2"});
-  EXPECT_EQ(config_error([&] { core::Simulation sim(g, *reg_); }), "gen:2: duplicate node id 'a' (first at gen:1)");
+  EXPECT_EQ(config_error([&] { core::Simulation sim(g, test::shared_registry()); }), "gen:2: duplicate node id 'a' (first at gen:1)");
   Graph d;
   d.nodes.push_back({"a", "builtin.endpoint", {}, "gen:1"});
   d.edges.push_back({"a", "b", 0.0, 1.0, 256, "link", "gen:3"});
-  EXPECT_EQ(config_error([&] { core::Simulation sim(d, *reg_); }), "gen:3: edge to unknown node 'b'");
+  EXPECT_EQ(config_error([&] { core::Simulation sim(d, test::shared_registry()); }), "gen:3: edge to unknown node 'b'");
 }
 
 // --- --set overrides ---------------------------------------------------------------------
@@ -301,7 +294,7 @@ TEST(Overrides, ChangeAnEdgeValueByIndex) {
 
 TEST_F(BuildConfig, OverriddenBandwidthChangesTiming) {
   auto run = [&](const std::vector<std::string>& o) {
-    auto sys = test::build_system(*reg_, kBase, o);
+    auto sys = test::build_system(test::shared_registry(), kBase, o);
     sys->run();
     sys->finish();
     return ns_to_ticks(sys->stat("mem", "latency_min_ns").value);
@@ -339,7 +332,7 @@ TEST(Overrides, LaterOverridesWin) {
 }
 
 TEST_F(BuildConfig, OverriddenParameterChangesTimingAndRemembersItsOrigin) {
-  auto sys = test::build_system(*reg_, kBase, {"nodes.sw0.params.overhead_ns=7"});
+  auto sys = test::build_system(test::shared_registry(), kBase, {"nodes.sw0.params.overhead_ns=7"});
   const auto& sw0 = sys->nodes()[1];
   EXPECT_EQ(sw0.params.get_float("overhead_ns"), 7.0);
   EXPECT_EQ(sw0.params.origin("overhead_ns"), "--set nodes.sw0.params.overhead_ns=7");
@@ -422,7 +415,7 @@ TEST_F(BuildConfig, OverrideWithABadParameterIsReportedAsComingFromTheOverride) 
 }
 
 TEST_F(BuildConfig, SwappedImplementationKeepsTheParameters) {
-  auto sys = test::build_system(*reg_, kBase, {"nodes.sw0.impl=custom.store_forward"});
+  auto sys = test::build_system(test::shared_registry(), kBase, {"nodes.sw0.impl=custom.store_forward"});
   EXPECT_EQ(sys->nodes()[1].type->info.type, "store_forward");
   EXPECT_EQ(sys->nodes()[1].params.get_float("overhead_ns"), 5.0);
   EXPECT_EQ(sys->nodes()[1].params.origin("overhead_ns"), "test.yaml:3:65");

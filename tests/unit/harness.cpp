@@ -17,6 +17,11 @@ std::unique_ptr<core::Registry> builtin_registry() {
   return reg;
 }
 
+const core::Registry& shared_registry() {
+  static const std::unique_ptr<core::Registry> reg = builtin_registry();
+  return *reg;
+}
+
 std::filesystem::path temp_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "kbsim";

@@ -15,6 +15,9 @@ namespace kbsim::test {
 /// A registry that loaded every plugin of the build and the default components.yaml.
 std::unique_ptr<core::Registry> builtin_registry();
 
+/// One registry with the builtin plugins, loaded once and shared by the tests that only read it.
+const core::Registry& shared_registry();
+
 /// A fresh, empty directory for this test (under the system temp dir).
 std::filesystem::path temp_dir();
 

@@ -16,15 +16,10 @@ constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 
 class LinkTiming : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { reg_ = test::builtin_registry().release(); }
-  static void TearDownTestSuite() {
-    delete reg_;
-    reg_ = nullptr;
-  }
 
   /// Build, run to completion and finish.
   std::unique_ptr<core::Simulation> run(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-    auto sys = test::build_system(*reg_, yaml, overrides);
+    auto sys = test::build_system(test::shared_registry(), yaml, overrides);
     sys->run();
     sys->finish();
     return sys;
@@ -39,9 +34,7 @@ class LinkTiming : public ::testing::Test {
     throw std::runtime_error("no link " + std::string(src) + " -> " + std::string(dst));
   }
 
-  static core::Registry* reg_;
 };
-core::Registry* LinkTiming::reg_ = nullptr;
 
 // --- one hop ----------------------------------------------------------------
 
