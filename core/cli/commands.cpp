@@ -80,7 +80,9 @@ std::unique_ptr<core::Registry> make_registry(const Common& c) {
   return reg;
 }
 
-fs::path topology_file(const Common& c) { return c.topology.empty() ? data_dir() / "topology.yaml" : fs::path(c.topology); }
+fs::path topology_file(const Common& c) {
+  return c.topology.empty() ? data_dir() / "topology.yaml" : fs::path(c.topology);
+}
 
 int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
   auto reg = make_registry(c);

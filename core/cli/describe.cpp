@@ -21,9 +21,9 @@ void print_params(const std::vector<ParamSpec>& params) {
   if (params.empty()) std::printf("  (none)\n");
   for (const auto& p : params) {
     std::string unit(unit_of(p.name));
-    std::printf("  %-20s %-7s %s%s  %s%s\n", p.name.c_str(), to_string(p.type),
-                p.required ? "required" : "default ", p.required ? "" : format_value(p.default_value).c_str(),
-                p.doc.c_str(), unit.empty() ? "" : (" [" + unit + "]").c_str());
+    std::printf("  %-20s %-7s %s%s  %s%s\n", p.name.c_str(), to_string(p.type), p.required ? "required" : "default ",
+                p.required ? "" : format_value(p.default_value).c_str(), p.doc.c_str(),
+                unit.empty() ? "" : (" [" + unit + "]").c_str());
   }
 }
 

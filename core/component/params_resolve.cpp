@@ -19,8 +19,8 @@ bool convert(const ParamValue& in, ParamType want, ParamValue& out) {
         out = in;
         return true;
       }
-      if (const auto* d = std::get_if<double>(&in); d && std::isfinite(*d) && std::floor(*d) == *d &&
-                                                    std::fabs(*d) < 9.0e15) {
+      if (const auto* d = std::get_if<double>(&in);
+          d && std::isfinite(*d) && std::floor(*d) == *d && std::fabs(*d) < 9.0e15) {
         out = static_cast<std::int64_t>(*d);
         return true;
       }
@@ -44,8 +44,8 @@ bool convert(const ParamValue& in, ParamType want, ParamValue& out) {
 }
 }  // namespace
 
-Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given,
-                      const std::string& owner, const std::string& owner_origin) {
+Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given, const std::string& owner,
+                      const std::string& owner_origin) {
   std::vector<std::string> names;
   names.reserve(specs.size());
   for (const auto& s : specs) names.push_back(s.name);

@@ -12,8 +12,8 @@ namespace kbsim::core {
 /// Every declared parameter, from `given` or its default. Unknown names, wrong
 /// types and missing required parameters throw ConfigError naming the origin.
 /// `owner` names what the parameters belong to, e.g. "builtin.mesh_node".
-Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given,
-                      const std::string& owner, const std::string& owner_origin);
+Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given, const std::string& owner,
+                      const std::string& owner_origin);
 
 /// Parse "key=value" text (as given on the command line) into a typed value:
 /// true/false, an integer, a real number, or else a string.

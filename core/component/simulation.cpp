@@ -35,8 +35,8 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) {
     if (n.id.empty()) throw ConfigError(spec.origin + ": node without an id");
     auto [it, fresh] = index_.emplace(n.id, static_cast<NodeIndex>(i));
     if (!fresh)
-      throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " +
-                        graph.nodes[it->second].origin + ")");
+      throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " + graph.nodes[it->second].origin +
+                        ")");
     n.type = &registry.component_for_impl(spec.impl, spec.origin);
     n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin);
     n.stats.resize(n.type->info.stats.size());
@@ -194,12 +194,8 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
 Tick Simulation::on_event(Event& ev) {
   Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint));
   switch (ev.kind) {
-    case EventKind::kTimer:
-      c.on_timer(ev.tag, std::move(ev.msg));
-      return kNever;
-    case EventKind::kMessage:
-      c.on_message(ev.port, std::move(ev.msg));
-      return kNever;
+    case EventKind::kTimer: c.on_timer(ev.tag, std::move(ev.msg)); return kNever;
+    case EventKind::kMessage: c.on_message(ev.port, std::move(ev.msg)); return kNever;
     case EventKind::kFlit: {
       c.on_flit(ev.port, Flit{ev.msg.get(), ev.index, ev.count, ev.bytes, ev.hop});
       if (!ev.train || ev.index + 1 >= ev.count) return kNever;
@@ -287,8 +283,7 @@ const Stat& Simulation::stat(std::string_view node, std::string_view name) const
 void Simulation::log(NodeIndex self, LogLevel level, std::string_view text) {
   static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
                                                           spdlog::level::warn, spdlog::level::err};
-  spdlog::log(kLevels[static_cast<int>(level)], "t={} ns {}: {}", format_ns(ticks_to_ns(now())), nodes_[self].id,
-              text);
+  spdlog::log(kLevels[static_cast<int>(level)], "t={} ns {}: {}", format_ns(ticks_to_ns(now())), nodes_[self].id, text);
 }
 
 void Simulation::fail(NodeIndex node, const std::string& what) const {

@@ -25,14 +25,13 @@ class Simulation final : public Kernel, public System, private EventTarget {
   Simulation(const Graph& graph, const Registry& registry);
   ~Simulation();
 
-
   struct Node {
     std::string id;
     std::string impl;
     const ComponentType* type = nullptr;
     Params params;
     std::vector<Port> in, out;
-    std::vector<Stat> stats;               ///< parallel to type->info.stats
+    std::vector<Stat> stats;  ///< parallel to type->info.stats
     Tick transit_cost = 0;
     std::unique_ptr<Component> component;
   };

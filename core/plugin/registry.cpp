@@ -1,10 +1,10 @@
 #include "plugin/registry.hpp"
 
+#include <dlfcn.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
-#include <dlfcn.h>
 #include <set>
 
 #include "util/text.hpp"
@@ -136,8 +136,7 @@ void Registry::load_components_file(const fs::path& file) {
   for (const auto& kv : comps) {
     std::string impl = kv.first.Scalar();
     const YAML::Node& v = kv.second;
-    if (!v.IsMap())
-      throw ConfigError(src.where(v) + ": " + impl + ": expected { library: NAME, type: NAME }");
+    if (!v.IsMap()) throw ConfigError(src.where(v) + ": " + impl + ": expected { library: NAME, type: NAME }");
     check_keys(v, {"library", "type"}, "component '" + impl + "'", where);
     if (!v["library"] || !v["type"])
       throw ConfigError(src.where(v) + ": " + impl + ": needs both 'library' and 'type'");
@@ -162,8 +161,8 @@ void Registry::map_impl(const std::string& impl, const std::string& library, con
     throw PluginError(origin + ": " + impl + ": library '" + library + "' not found (looked in: " +
                       (dirs.empty() ? std::string("no plugin directories") : join(dirs)) + ")");
   }
-  throw PluginError(origin + ": " + impl + ": library '" + library + "' provides no component type '" + type +
-                    "'" + suggest(type, provided));
+  throw PluginError(origin + ": " + impl + ": library '" + library + "' provides no component type '" + type + "'" +
+                    suggest(type, provided));
 }
 
 const ComponentType& Registry::component_for_impl(const std::string& impl, const std::string& origin) const {

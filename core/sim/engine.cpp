@@ -32,7 +32,9 @@ void Engine::release_slot(std::uint32_t slot) noexcept {
 }
 
 Event& Engine::schedule(Tick at, std::uint8_t priority, EventId* id) {
-  if (at < now_) throw SimError("event scheduled in the past (at " + std::to_string(at) + " ps, now " + std::to_string(now_) + " ps)");
+  if (at < now_)
+    throw SimError("event scheduled in the past (at " + std::to_string(at) + " ps, now " + std::to_string(now_) +
+                   " ps)");
   std::uint32_t slot = acquire_slot();
   enqueue(at, priority, slot);
   if (id) *id = {slot, generation_[slot]};

@@ -121,8 +121,8 @@ struct EdgeDefaults {
   std::string kind = "link";
 };
 
-const std::vector<std::string> kEdgeKeys = {"src",        "dst",       "bandwidth_gbs", "latency_ns", "distance_mm",
-                                            "ns_per_mm",  "flit_bytes", "kind",         "bidir"};
+const std::vector<std::string> kEdgeKeys = {"src",       "dst",        "bandwidth_gbs", "latency_ns", "distance_mm",
+                                            "ns_per_mm", "flit_bytes", "kind",          "bidir"};
 const std::vector<std::string> kDefaultKeys = {"bandwidth_gbs", "latency_ns", "ns_per_mm", "flit_bytes", "kind"};
 
 /// Reads the unit-carrying numeric keys shared by edges and defaults.
@@ -190,8 +190,8 @@ Graph build_graph(YamlSource& src, Origins& origins) {
         if (!kv.second.IsScalar())
           throw ConfigError(origins.where(kv.second, pscope) + ": parameter '" + kv.first.Scalar() +
                             "' must be a single value");
-        spec.params.push_back({kv.first.Scalar(), scalar_value(kv.second),
-                               origins.where(kv.second, origins.scope(kv.second, pscope))});
+        spec.params.push_back(
+            {kv.first.Scalar(), scalar_value(kv.second), origins.where(kv.second, origins.scope(kv.second, pscope))});
       }
     }
     g.nodes.push_back(std::move(spec));

@@ -22,8 +22,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
-std::vector<std::string> closest(std::string_view word, const std::vector<std::string>& candidates,
-                                 std::size_t max) {
+std::vector<std::string> closest(std::string_view word, const std::vector<std::string>& candidates, std::size_t max) {
   std::vector<std::pair<std::size_t, std::size_t>> scored;  // (distance, position)
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     std::size_t d = edit_distance(word, candidates[i]);

@@ -21,8 +21,8 @@ class VendorSwitch final : public kbsim::Forwarder {
   }
 
   static kbsim::ComponentInfo info() {
-    kbsim::ComponentInfo i = base_info(
-        "vendor_switch", "vendor transit node: wormhole forwarding plus a fixed per-flit pipeline latency");
+    kbsim::ComponentInfo i =
+        base_info("vendor_switch", "vendor transit node: wormhole forwarding plus a fixed per-flit pipeline latency");
     i.params.push_back(kbsim::param_float("pipeline_ns", 1.0, "pipeline latency added to every flit"));
     return i;
   }

@@ -194,7 +194,7 @@ TEST(Cli, TopologyDumpIsTheResolvedGraph) {
   EXPECT_STREQ(sw0["type"].GetString(), "forwarding");
   EXPECT_EQ(sw0["params"]["overhead_ns"].GetDouble(), 5.0);
   const auto& mem = d["nodes"][3];
-  EXPECT_EQ(mem["params"]["count"].GetInt64(), 1);  // a default, resolved
+  EXPECT_EQ(mem["params"]["count"].GetInt64(), 1);          // a default, resolved
   EXPECT_EQ(d["edges"][2]["latency_ns"].GetDouble(), 1.0);  // 10 mm x 0.1 ns/mm
 }
 

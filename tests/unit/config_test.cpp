@@ -163,11 +163,12 @@ TEST(TopologyConfig, DistanceWithoutNsPerMm) {
 }
 
 TEST(TopologyConfig, DistanceWithNsPerMmOnTheEdgeOrInDefaults) {
-  Graph g = core::parse_topology(with_edge("  - { src: host, dst: sw0, distance_mm: 10, ns_per_mm: 0.25 }"), "t.yaml", {});
+  Graph g =
+      core::parse_topology(with_edge("  - { src: host, dst: sw0, distance_mm: 10, ns_per_mm: 0.25 }"), "t.yaml", {});
   EXPECT_DOUBLE_EQ(g.edges[0].latency_ns, 2.5);
-  Graph d = core::parse_topology(std::string("defaults: { ns_per_mm: 0.5 }\n") +
-                                     with_edge("  - { src: host, dst: sw0, distance_mm: 10 }"),
-                                 "t.yaml", {});
+  Graph d = core::parse_topology(
+      std::string("defaults: { ns_per_mm: 0.5 }\n") + with_edge("  - { src: host, dst: sw0, distance_mm: 10 }"),
+      "t.yaml", {});
   EXPECT_DOUBLE_EQ(d.edges[0].latency_ns, 5.0);
   EXPECT_DOUBLE_EQ(d.edges[1].latency_ns, 2.0) << "latency_ns on the edge is unaffected by ns_per_mm";
 }
@@ -191,7 +192,8 @@ TEST(TopologyConfig, DefaultsApplyToEveryEdgeUnlessOverridden) {
 }
 
 TEST(TopologyConfig, BidirMustBeABool) {
-  EXPECT_EQ(parse_error(with_edge("  - { src: host, dst: sw0, bidir: yes }")), "t.yaml:6:35: 'bidir' must be true or false");
+  EXPECT_EQ(parse_error(with_edge("  - { src: host, dst: sw0, bidir: yes }")),
+            "t.yaml:6:35: 'bidir' must be true or false");
 }
 
 // --- graph consistency ---------------------------------------------------------------
@@ -240,7 +242,8 @@ TEST_F(BuildConfig, UnknownImplementationSuggests) {
 TEST_F(BuildConfig, UnknownParameterNamesTheImplAndTheClosestParameter) {
   std::string yaml = kBase;
   yaml.replace(yaml.find("overhead_ns: 5"), 14, "overhead: 5");
-  EXPECT_EQ(build_error(yaml), "t.yaml:3:62: unknown parameter 'overhead' for builtin.forwarding (closest: overhead_ns)");
+  EXPECT_EQ(build_error(yaml),
+            "t.yaml:3:62: unknown parameter 'overhead' for builtin.forwarding (closest: overhead_ns)");
 }
 
 TEST_F(BuildConfig, WrongParameterType) {
@@ -277,7 +280,8 @@ TEST_F(BuildConfig, DuplicateIdInAGraphBuiltByABenchIsCaughtAtElaboration) {
   Graph g;
   g.nodes.push_back({"a", "builtin.endpoint", {}, "gen:1"});
   g.nodes.push_back({"a", "builtin.endpoint", {}, "gen:2"});
-  EXPECT_EQ(config_error([&] { core::Simulation sim(g, test::shared_registry()); }), "gen:2: duplicate node id 'a' (first at gen:1)");
+  EXPECT_EQ(config_error([&] { core::Simulation sim(g, test::shared_registry()); }),
+            "gen:2: duplicate node id 'a' (first at gen:1)");
   Graph d;
   d.nodes.push_back({"a", "builtin.endpoint", {}, "gen:1"});
   d.edges.push_back({"a", "b", 0.0, 1.0, 256, "link", "gen:3"});
@@ -357,7 +361,8 @@ TEST(Overrides, MisspelledLastKeyIsReportedAsComingFromTheOverride) {
 }
 
 TEST(Overrides, ItemThatMatchesNothing) {
-  EXPECT_EQ(parse_error(kBase, {"nodes.sw9.impl=x"}), "--set nodes.sw9.impl=x: 'nodes.sw9' matches no item (by index or id)");
+  EXPECT_EQ(parse_error(kBase, {"nodes.sw9.impl=x"}),
+            "--set nodes.sw9.impl=x: 'nodes.sw9' matches no item (by index or id)");
   EXPECT_EQ(parse_error(kBase, {"edges.2.latency_ns=1"}),
             "--set edges.2.latency_ns=1: 'edges.2' matches no item (by index or id)");
 }
@@ -392,12 +397,14 @@ TEST(Overrides, WholeItemReplacedByAnOverride) {
   Graph g = core::parse_topology(kBase, "t.yaml", {"edges.0={src: host, dst: sw0, latency_ns: 9}"});
   EXPECT_EQ(g.edges[0].latency_ns, 9.0);
   EXPECT_EQ(g.edges[0].bandwidth_gbs, 0.0);
-  EXPECT_EQ(parse_error(kBase, {"edges.0={src: host, dst: sw0, bandwidth: 1}"}),
-            "--set edges.0={src: host, dst: sw0, bandwidth: 1}: unknown key 'bandwidth' in edge (closest: bandwidth_gbs)");
+  EXPECT_EQ(
+      parse_error(kBase, {"edges.0={src: host, dst: sw0, bandwidth: 1}"}),
+      "--set edges.0={src: host, dst: sw0, bandwidth: 1}: unknown key 'bandwidth' in edge (closest: bandwidth_gbs)");
 }
 
 TEST(Overrides, UnparsableValue) {
-  EXPECT_THAT(parse_error(kBase, {"edges.0.latency_ns=[1"}), StartsWith("--set edges.0.latency_ns=[1: cannot parse the value: "));
+  EXPECT_THAT(parse_error(kBase, {"edges.0.latency_ns=[1"}),
+              StartsWith("--set edges.0.latency_ns=[1: cannot parse the value: "));
 }
 
 TEST_F(BuildConfig, OverrideWithABadParameterIsReportedAsComingFromTheOverride) {
@@ -464,24 +471,28 @@ TEST(ResolveParams, IntIsAcceptedForAFloat) {
 TEST(ResolveParams, FloatIsAcceptedForAnIntOnlyIfIntegral) {
   Params p = core::resolve_params(specs(), {{"target", std::string("m"), "o"}, {"count", 4.0, "o"}}, "x.impl", "o");
   EXPECT_EQ(p.get_int("count"), 4);
-  EXPECT_EQ(config_error([] {
-              core::resolve_params(specs(), {{"target", std::string("m"), "o"}, {"count", 4.5, "p:2:3"}}, "x.impl", "o");
-            }),
-            "p:2:3: parameter 'count' of x.impl must be int, got '4.5'");
+  EXPECT_EQ(
+      config_error([] {
+        core::resolve_params(specs(), {{"target", std::string("m"), "o"}, {"count", 4.5, "p:2:3"}}, "x.impl", "o");
+      }),
+      "p:2:3: parameter 'count' of x.impl must be int, got '4.5'");
 }
 
 TEST(ResolveParams, OtherTypeMismatches) {
   EXPECT_EQ(config_error([] {
-              core::resolve_params(specs(), {{"target", std::string("m"), "o"}, {"on", std::string("yes"), "p"}}, "x.impl",
-                                   "o");
+              core::resolve_params(specs(), {{"target", std::string("m"), "o"}, {"on", std::string("yes"), "p"}},
+                                   "x.impl", "o");
             }),
             "p: parameter 'on' of x.impl must be bool, got 'yes'");
-  EXPECT_EQ(config_error([] { core::resolve_params(specs(), {{"target", std::int64_t{5}, "p"}}, "x.impl", "o"); }),
-            "p: parameter 'target' of x.impl must be string, got '5'");
   EXPECT_EQ(config_error([] {
-              core::resolve_params(specs(), {{"target", std::string("m"), "o"}, {"delay_ns", true, "p"}}, "x.impl", "o");
+              core::resolve_params(specs(), {{"target", std::int64_t{5}, "p"}}, "x.impl", "o");
             }),
-            "p: parameter 'delay_ns' of x.impl must be float, got 'true'");
+            "p: parameter 'target' of x.impl must be string, got '5'");
+  EXPECT_EQ(
+      config_error([] {
+        core::resolve_params(specs(), {{"target", std::string("m"), "o"}, {"delay_ns", true, "p"}}, "x.impl", "o");
+      }),
+      "p: parameter 'delay_ns' of x.impl must be float, got 'true'");
 }
 
 TEST(ResolveParams, RequiredParameterMissing) {
@@ -490,7 +501,9 @@ TEST(ResolveParams, RequiredParameterMissing) {
 }
 
 TEST(ResolveParams, UnknownParameterSuggests) {
-  EXPECT_EQ(config_error([] { core::resolve_params(specs(), {{"cout", std::int64_t{1}, "p:1:2"}}, "x.impl", "o"); }),
+  EXPECT_EQ(config_error([] {
+              core::resolve_params(specs(), {{"cout", std::int64_t{1}, "p:1:2"}}, "x.impl", "o");
+            }),
             "p:1:2: unknown parameter 'cout' for x.impl (closest: count)");
 }
 

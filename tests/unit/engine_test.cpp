@@ -1,5 +1,7 @@
 // The event engine: ordering by (time, priority, insertion sequence), cancel,
 // run_until, stop, re-arming, and no heap allocation per event in steady state.
+#include "sim/engine.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "sim/engine.hpp"
 
 // ---------------------------------------------------------------------------
 // Allocation counting. Replacing the global operator new/delete is
@@ -172,10 +173,10 @@ TEST(Engine, AtEqualTimeAndPriorityRunsInInsertionOrder) {
 TEST(Engine, TimeBeatsPriorityAndPriorityBeatsInsertionOrder) {
   Engine e;
   Recorder r(e);
-  at(e, r, ns(2), 0, 20);    // later time, lowest priority: still after every t=1 event
-  at(e, r, ns(1), 50, 11);   // inserted before tag 10 but higher priority value
+  at(e, r, ns(2), 0, 20);   // later time, lowest priority: still after every t=1 event
+  at(e, r, ns(1), 50, 11);  // inserted before tag 10 but higher priority value
   at(e, r, ns(1), 10, 10);
-  at(e, r, ns(1), 50, 12);   // same key as tag 11, inserted after it
+  at(e, r, ns(1), 50, 12);  // same key as tag 11, inserted after it
   e.run_until(kNever);
   EXPECT_EQ(r.log, (Log{{ns(1), 10}, {ns(1), 11}, {ns(1), 12}, {ns(2), 20}}));
 }
@@ -471,9 +472,9 @@ TEST(Engine, ReArmedEventKeepsItsPriorityAndQueuesBehindItsKey) {
     }
   } t(e);
   at(e, t, ns(1), 10, 1);
-  at(e, t, ns(5), 10, 2);   // same key as the re-armed event, queued earlier: runs first
-  at(e, t, ns(5), 9, 3);    // lower priority value: before both
-  at(e, t, ns(5), 11, 4);   // higher priority value: after both
+  at(e, t, ns(5), 10, 2);  // same key as the re-armed event, queued earlier: runs first
+  at(e, t, ns(5), 9, 3);   // lower priority value: before both
+  at(e, t, ns(5), 11, 4);  // higher priority value: after both
   e.run_until(kNever);
   EXPECT_EQ(t.log, (Log{{ns(1), 1}, {ns(5), 3}, {ns(5), 2}, {ns(5), 1}, {ns(5), 4}}));
 }

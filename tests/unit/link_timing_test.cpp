@@ -16,7 +16,6 @@ constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 
 class LinkTiming : public ::testing::Test {
  protected:
-
   /// Build, run to completion and finish.
   std::unique_ptr<core::Simulation> run(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
     auto sys = test::build_system(test::shared_registry(), yaml, overrides);
@@ -33,7 +32,6 @@ class LinkTiming : public ::testing::Test {
       if (sys.nodes()[l.src].id == src && sys.nodes()[l.dst].id == dst) return l;
     throw std::runtime_error("no link " + std::string(src) + " -> " + std::string(dst));
   }
-
 };
 
 // --- one hop ----------------------------------------------------------------

@@ -34,7 +34,8 @@ class MessageMesh final : public kbsim::Bench {
     g.edges.reserve(static_cast<std::size_t>(4 * x * y));
     for (std::int64_t j = 0; j < y; ++j)
       for (std::int64_t i = 0; i < x; ++i)
-        g.nodes.push_back({id(i, j), p.get_string("impl"), {{"seed", p.get_int("seed"), "--param seed"}}, "message-mesh"});
+        g.nodes.push_back(
+            {id(i, j), p.get_string("impl"), {{"seed", p.get_int("seed"), "--param seed"}}, "message-mesh"});
     for (std::int64_t j = 0; j < y; ++j) {
       for (std::int64_t i = 0; i < x; ++i) {
         const std::string self = id(i, j);

@@ -52,8 +52,7 @@ class SimError : public Error {
 /// A bench failed its contract; `reason` is a short machine-readable code such as NO_REQUESTS.
 class BenchError : public Error {
  public:
-  BenchError(std::string reason, const std::string& what)
-      : Error(reason + ": " + what), reason_(std::move(reason)) {}
+  BenchError(std::string reason, const std::string& what) : Error(reason + ": " + what), reason_(std::move(reason)) {}
   ExitCode code() const noexcept override { return ExitCode::kBench; }
   const std::string& reason() const noexcept { return reason_; }
 

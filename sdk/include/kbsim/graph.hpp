@@ -29,10 +29,10 @@ struct NodeSpec {
 struct EdgeSpec {
   std::string src;
   std::string dst;
-  double bandwidth_gbs = 0.0;     ///< GB/s = bytes per ns; 0 = unlimited
-  double latency_ns = 0.0;        ///< propagation latency (already includes distance_mm × ns_per_mm)
+  double bandwidth_gbs = 0.0;  ///< GB/s = bytes per ns; 0 = unlimited
+  double latency_ns = 0.0;     ///< propagation latency (already includes distance_mm × ns_per_mm)
   std::uint32_t flit_bytes = 256;
-  std::string kind = "link";      ///< the port label on both ends
+  std::string kind = "link";  ///< the port label on both ends
   std::string origin;
 };
 

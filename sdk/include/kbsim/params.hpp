@@ -132,7 +132,8 @@ class Params {
     bool ok = want == ParamType::kFloat
                   ? (std::holds_alternative<double>(e.value) || std::holds_alternative<std::int64_t>(e.value))
                   : e.value.index() == static_cast<std::size_t>(want);
-    if (!ok) throw Error("parameter '" + std::string(name) + "' read as " + to_string(want) + " but declared otherwise");
+    if (!ok)
+      throw Error("parameter '" + std::string(name) + "' read as " + to_string(want) + " but declared otherwise");
     return e.value;
   }
   std::vector<ParamEntry> entries_;

@@ -89,15 +89,15 @@ using PluginEntry = const PluginDescriptor*();
 /// The symbol name the loader looks up.
 #define KBSIM_PLUGIN_SYMBOL "kbsim_plugin"
 
-#define KBSIM_PLUGIN(NAME)                                                                              \
-  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                                \
-  static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                                       \
-    static const ::kbsim::PluginDescriptor descriptor = [] {                                            \
-      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}};             \
-      kbsim_plugin_register_(d);                                                                        \
-      return d;                                                                                         \
-    }();                                                                                                \
-    return &descriptor;                                                                                 \
-  }                                                                                                     \
-  BOOST_DLL_ALIAS(kbsim_plugin_entry_, kbsim_plugin)                                                    \
+#define KBSIM_PLUGIN(NAME)                                                                  \
+  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                    \
+  static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                           \
+    static const ::kbsim::PluginDescriptor descriptor = [] {                                \
+      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}}; \
+      kbsim_plugin_register_(d);                                                            \
+      return d;                                                                             \
+    }();                                                                                    \
+    return &descriptor;                                                                     \
+  }                                                                                         \
+  BOOST_DLL_ALIAS(kbsim_plugin_entry_, kbsim_plugin)                                        \
   static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin)
