@@ -25,6 +25,8 @@ std::vector<std::string> port_labels(const ComponentInfo& info) {
 }  // namespace
 
 Simulation::Simulation(const Graph& graph, const Registry& registry) {
+  if (graph.nodes.size() >= (std::size_t{1} << 28))
+    throw ConfigError(graph.source + ": " + std::to_string(graph.nodes.size()) + " nodes; at most 2^28 are supported");
   nodes_.resize(graph.nodes.size());
   index_.reserve(graph.nodes.size());
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -42,7 +44,17 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) {
     n.stats.resize(n.type->info.stats.size());
   }
 
+  view_names_.push_back("all");
+  for (const RouteView& v : graph.views) {
+    if (v.name == "all" || std::find(view_names_.begin(), view_names_.end(), v.name) != view_names_.end())
+      throw ConfigError(graph.source + ": routing view '" + v.name + "' is declared twice");
+    view_names_.push_back(v.name);
+  }
+  if (view_names_.size() > 32) throw ConfigError(graph.source + ": at most 31 routing views besides 'all'");
+  attrs_ = graph.attrs;
+
   links_.reserve(graph.edges.size());
+  link_kinds_.reserve(graph.edges.size());
   std::vector<std::vector<std::uint32_t>> out_links(nodes_.size());  // flattened below
   for (const EdgeSpec& e : graph.edges) {
     auto src = index_.find(e.src);
@@ -67,6 +79,11 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) {
     l.bandwidth_gbs = e.bandwidth_gbs;
     l.flit_bytes = e.flit_bytes;
     l.ser_full = serialization_ticks(e.flit_bytes, e.bandwidth_gbs);
+    for (std::size_t v = 0; v < graph.views.size(); ++v) {
+      const auto& ex = graph.views[v].exclude_kinds;
+      if (std::find(ex.begin(), ex.end(), e.kind) != ex.end()) l.exclude_views |= 1u << (v + 1);
+    }
+    link_kinds_.push_back(e.kind);
     out_links[src->second].push_back(static_cast<std::uint32_t>(links_.size()));
     links_.push_back(l);
     s.out.push_back({e.kind, {}, dst->second});
@@ -210,8 +227,38 @@ Tick Simulation::on_event(Event& ev) {
 
 void Simulation::run_until(Tick t) { engine_.run_until(t); }
 
-const Route& Simulation::route(NodeIndex from, NodeIndex to) {
-  std::uint64_t key = (std::uint64_t{from} << 32) | to;
+ViewId Simulation::find_view(std::string_view name) const {
+  for (std::size_t v = 0; v < view_names_.size(); ++v)
+    if (view_names_[v] == name) return static_cast<ViewId>(v);
+  throw ConfigError("unknown routing view '" + std::string(name) + "'" + suggest(std::string(name), view_names_));
+}
+
+RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std::string_view view) {
+  const Route& r = route(find_node(from), find_node(to), find_view(view));
+  RouteInfo info;
+  info.cost_ns = ticks_to_ns(r.cost);
+  for (std::size_t k = 0; k < r.nodes.size(); ++k) {
+    const Node& n = nodes_[r.nodes[k]];
+    RouteHop h;
+    h.node = n.id;
+    h.impl = n.impl;
+    h.transit_ns = ticks_to_ns(n.transit_cost);
+    if (k < r.ports.size()) {
+      std::uint32_t li = out_links(r.nodes[k])[r.ports[k]];
+      const Link& l = links_[li];
+      h.link_kind = link_kinds_[li];
+      h.link_bw_gbs = l.bandwidth_gbs;
+      h.link_latency_ns = ticks_to_ns(l.latency);
+      h.link_flit_bytes = l.flit_bytes;
+    }
+    info.hops.push_back(h);
+  }
+  return info;
+}
+
+const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
+  if (view >= view_names_.size()) fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
+  std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
   if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
   // Dijkstra over link latency + one flit's serialization + the transit cost
   // of every node passed through; ties go to the lower node index.
@@ -230,6 +277,7 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to) {
     Tick pass = u == from ? 0 : nodes_[u].transit_cost;
     for (std::uint32_t li : out_links(u)) {
       const Link& l = links_[li];
+      if (l.exclude_views & (1u << view)) continue;
       Tick nd = d + pass + l.latency + l.ser_full;
       if (nd < dist[l.dst]) {
         dist[l.dst] = nd;
@@ -239,8 +287,9 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to) {
     }
   }
   if (dist[to] == kNever)
-    throw SimError("t=" + format_ns(ticks_to_ns(now())) + " ns: no path from " + nodes_[from].id + " to " +
-                   nodes_[to].id);
+    throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
+                      (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") + " (at t=" +
+                      format_ns(ticks_to_ns(now())) + " ns)");
   auto r = std::make_unique<Route>();
   r->cost = dist[to];
   for (NodeIndex v = to; v != from;) {

@@ -44,7 +44,9 @@ class Simulation final : public Kernel, public System, private EventTarget {
   void forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) override;
   EventId schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) override;
   void cancel(EventId id) noexcept override { engine_.cancel(id); }
-  const Route& route(NodeIndex from, NodeIndex to) override;
+  const Route& route(NodeIndex from, NodeIndex to, ViewId view) override;
+  ViewId find_view(std::string_view name) const override;
+  std::span<const RawParam> attrs() const noexcept override { return attrs_; }
   NodeIndex find_node(std::string_view id) const override;
   std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
   Stat& stat(NodeIndex self, std::string_view name) override;
@@ -60,6 +62,8 @@ class Simulation final : public Kernel, public System, private EventTarget {
   std::size_t node_count() const noexcept override { return nodes_.size(); }
   const Stat& stat(std::string_view node, std::string_view name) const override;
   Component& component(std::string_view node) override { return *nodes_[find_node(node)].component; }
+  RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
+  const std::vector<std::string>& view_names() const noexcept { return view_names_; }
 
  private:
   Tick on_event(Event& ev) override;
@@ -79,6 +83,9 @@ class Simulation final : public Kernel, public System, private EventTarget {
   std::vector<std::uint32_t> port_begin_;  ///< first entry in port_links_ per node (+1 sentinel)
   std::unordered_map<std::string_view, NodeIndex> index_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
+  std::vector<std::string> view_names_;  ///< index = ViewId; 0 is "all"
+  std::vector<std::string> link_kinds_;  ///< parallel to links_
+  std::vector<RawParam> attrs_;
   bool finished_ = false;
 };
 

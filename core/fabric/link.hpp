@@ -22,6 +22,7 @@ struct Link {
   std::uint32_t flit_bytes = 256;
   Tick ser_full = 0;  ///< serialization of one full flit
   Tick busy_until = 0;
+  std::uint32_t exclude_views = 0;  ///< bit v set: routing view v does not use this link
 
   // statistics
   std::uint64_t bytes = 0;

@@ -2,34 +2,14 @@
 
 #include <cmath>
 
+#include "ahbm/build.hpp"
+#include "topology/origins.hpp"
 #include "util/text.hpp"
 #include "util/yaml.hpp"
 
 namespace kbsim::core {
 
 namespace {
-
-/// Tracks which subtrees came from --set, so errors name the override.
-class Origins {
- public:
-  explicit Origins(YamlSource& src) : src_(src) {}
-  void add_override(const YAML::Node& n, std::string text) { overrides_.emplace_back(n, std::move(text)); }
-  std::string where(const YAML::Node& n, const std::string& inherited = {}) const {
-    for (const auto& [node, text] : overrides_)
-      if (node.is(n)) return text;
-    return inherited.empty() ? src_.where(n) : inherited;
-  }
-  /// The override label for `n` if it is an override root, else `inherited`.
-  std::string scope(const YAML::Node& n, const std::string& inherited) const {
-    for (const auto& [node, text] : overrides_)
-      if (node.is(n)) return text;
-    return inherited;
-  }
-
- private:
-  YamlSource& src_;
-  std::vector<std::pair<YAML::Node, std::string>> overrides_;
-};
 
 std::vector<std::string> keys_of(const YAML::Node& map) {
   std::vector<std::string> out;
@@ -250,11 +230,25 @@ Graph build_graph(YamlSource& src, Origins& origins) {
 
 Graph finish(YamlSource& src, const std::vector<std::string>& overrides) {
   Origins origins(src);
-  for (const auto& o : overrides) apply_override(src, origins, o);
+  apply_overrides(src, origins, overrides);
+  if (ahbm::is_ahbm(src.root())) return ahbm::compile(src, origins).graph;
   return build_graph(src, origins);
 }
 
 }  // namespace
+
+void apply_overrides(YamlSource& src, Origins& origins, const std::vector<std::string>& overrides) {
+  for (const auto& o : overrides) apply_override(src, origins, o);
+}
+
+ahbm::Compiled load_ahbm(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+  YamlSource src = YamlSource::load(file);
+  Origins origins(src);
+  apply_overrides(src, origins, overrides);
+  if (!ahbm::is_ahbm(src.root()))
+    throw ConfigError(file.string() + ": not an AHBM system description (it has no 'system', 'sip' or 'cube')");
+  return ahbm::compile(src, origins);
+}
 
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
   YamlSource src = YamlSource::load(file);

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,23 @@
 #include "kbsim/params.hpp"
 
 namespace kbsim {
+
+/// One node of a route as `System::route_info` describes it, with the link
+/// that leaves it (absent on the last node).
+struct RouteHop {
+  std::string_view node;
+  std::string_view impl;
+  double transit_ns = 0.0;  ///< the cost routing charges for passing through (its overhead)
+  std::string_view link_kind;
+  double link_bw_gbs = 0.0;  ///< 0 = unlimited
+  double link_latency_ns = 0.0;
+  std::uint32_t link_flit_bytes = 0;
+};
+
+struct RouteInfo {
+  std::vector<RouteHop> hops;
+  double cost_ns = 0.0;  ///< the routing cost the path was chosen by
+};
 
 /// A built, runnable simulation of one graph.
 class System {
@@ -32,6 +51,10 @@ class System {
   virtual const Stat& stat(std::string_view node, std::string_view name) const = 0;
   /// A component, for benches that drive components through their own API.
   virtual Component& component(std::string_view node) = 0;
+  /// The route the core would give a message from `from` to `to` in routing view `view`.
+  virtual RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view = "all") = 0;
+  /// The graph's system-wide attributes (empty for explicit topologies).
+  virtual std::span<const RawParam> attrs() const noexcept = 0;
 
  protected:
   ~System() = default;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kbsim/errors.hpp"
+#include "kbsim/graph.hpp"
 #include "kbsim/message.hpp"
 #include "kbsim/params.hpp"
 #include "kbsim/time.hpp"
@@ -21,6 +22,8 @@ namespace kbsim {
 using NodeIndex = std::uint32_t;
 using PortIndex = std::uint32_t;
 inline constexpr PortIndex kNoPort = ~PortIndex{0};
+/// A routing view (see RouteView in graph.hpp); 0 is "all".
+using ViewId = std::uint8_t;
 
 /// One end of a link as a component sees it.
 struct Port {
@@ -79,7 +82,11 @@ class Kernel {
   virtual void forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) = 0;
   virtual EventId schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) = 0;
   virtual void cancel(EventId id) noexcept = 0;
-  virtual const Route& route(NodeIndex from, NodeIndex to) = 0;
+  /// The cached minimum-cost path within `view`; throws ConfigError naming both ends if none.
+  virtual const Route& route(NodeIndex from, NodeIndex to, ViewId view) = 0;
+  virtual ViewId find_view(std::string_view name) const = 0;  ///< throws ConfigError if absent
+  /// The graph's system-wide attributes (empty for explicit topologies).
+  virtual std::span<const RawParam> attrs() const noexcept = 0;
   virtual NodeIndex find_node(std::string_view id) const = 0;  ///< throws ConfigError if absent
   virtual std::string_view node_id(NodeIndex n) const noexcept = 0;
   virtual Stat& stat(NodeIndex self, std::string_view name) = 0;
@@ -154,8 +161,15 @@ class Component {
   }
   void cancel(EventId id) noexcept { ctx_.kernel->cancel(id); }
 
-  /// The cached path from this node to `dst`; throws SimError if none exists.
-  const Route& route_to(NodeIndex dst) { return ctx_.kernel->route(ctx_.index, dst); }
+  /// The cached path from this node to `dst` within routing view `view`
+  /// (default "all"); throws ConfigError naming both ends if none exists.
+  const Route& route_to(NodeIndex dst, ViewId view = 0) { return ctx_.kernel->route(ctx_.index, dst, view); }
+  /// A routing view by name ("all", or one the topology declares).
+  ViewId find_view(std::string_view name) const { return ctx_.kernel->find_view(name); }
+  /// System-wide attributes of a generated topology (e.g. the memory map).
+  std::span<const RawParam> system_attrs() const noexcept { return ctx_.kernel->attrs(); }
+  /// The id of any node.
+  std::string_view node_id(NodeIndex n) const noexcept { return ctx_.kernel->node_id(n); }
   NodeIndex find_node(std::string_view node_id) const { return ctx_.kernel->find_node(node_id); }
   /// The out-port whose link leads to `peer`, or kNoPort.
   PortIndex out_port_to(NodeIndex peer) const noexcept {

@@ -1,0 +1,173 @@
+// builtin.hbm_ctrl: one PE's HBM controller (ADR-0034). N pseudo-channels
+// (PCs), each with its own availability ledger; a burst goes to
+// PC = (address >> log2(burst)) & (N - 1) and occupies it burst / pc_bw ns.
+//
+// Writes commit flit by flit as they arrive (each flit is one burst); the
+// acknowledgement leaves when the last burst has committed, without holding
+// up the next transaction. Reads schedule every burst at once and stream the
+// data back, each flit leaving when its burst is done (cut-through).
+#include <algorithm>
+#include <vector>
+
+#include "kbsim/ahbm/memory_node.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+using kbsim::Tick;
+using kbsim::ahbm::MemOp;
+using kbsim::ahbm::MemRequest;
+
+std::int64_t attr_int(std::span<const kbsim::RawParam> attrs, const char* name, std::int64_t fallback) {
+  for (const auto& a : attrs)
+    if (a.name == name)
+      if (const auto* v = std::get_if<std::int64_t>(&a.value)) return *v;
+  return fallback;
+}
+double attr_float(std::span<const kbsim::RawParam> attrs, const char* name, double fallback) {
+  for (const auto& a : attrs)
+    if (a.name == name) {
+      if (const auto* v = std::get_if<double>(&a.value)) return *v;
+      if (const auto* v = std::get_if<std::int64_t>(&a.value)) return static_cast<double>(*v);
+    }
+  return fallback;
+}
+
+class HbmCtrl final : public kbsim::ahbm::MemoryNode {
+ public:
+  explicit HbmCtrl(const kbsim::Context& ctx)
+      : MemoryNode(ctx),
+        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        switch_penalty_(kbsim::ns_to_ticks(params().get_float("switch_penalty_ns"))),
+        reads_(stat("reads")),
+        writes_(stat("writes")),
+        bytes_(stat("bytes")),
+        bursts_(stat("bursts")),
+        pc_busy_(stat("pc_busy_ns")) {
+    const auto& p = params();
+    auto attrs = system_attrs();
+    num_pcs_ = p.get_int("num_pcs") ? p.get_int("num_pcs") : attr_int(attrs, "ahbm.hbm_channels_per_pe", 8);
+    burst_ = p.get_int("burst_bytes") ? p.get_int("burst_bytes") : attr_int(attrs, "ahbm.burst_bytes", 256);
+    pc_bw_ = p.get_float("pc_bw_gbs") > 0 ? p.get_float("pc_bw_gbs") : attr_float(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
+    auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+    p.check(pow2(num_pcs_), "num_pcs", "must be a power of two (got " + std::to_string(num_pcs_) + ")");
+    p.check(pow2(burst_), "burst_bytes", "must be a power of two (got " + std::to_string(burst_) + ")");
+    p.check(p.get_float("overhead_ns") >= 0 && p.get_float("switch_penalty_ns") >= 0, "overhead_ns",
+            "overhead_ns and switch_penalty_ns must be >= 0");
+    p.check(p.get_float("efficiency") > 0 && p.get_float("efficiency") <= 1, "efficiency", "must be in (0, 1]");
+    while ((std::int64_t{1} << shift_) < burst_) ++shift_;
+    pc_avail_.assign(static_cast<std::size_t>(num_pcs_), 0);
+    pc_dir_.assign(static_cast<std::size_t>(num_pcs_), kNone);
+  }
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "hbm_ctrl";
+    i.summary = "per-PE HBM controller: address-striped pseudo-channels, per-flit commit, streaming reads";
+    i.params = {
+        kbsim::param_float("overhead_ns", 0.0, "decode overhead, paid once per transaction on its first flit"),
+        kbsim::param_float("switch_penalty_ns", 0.0, "extra time when a PC turns between read and write"),
+        kbsim::param_float("efficiency", 0.8,
+                           "sustained fraction of peak; the topology compiler applies it to the router link"),
+        kbsim::param_int("num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"),
+        kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
+        kbsim::param_int("burst_bytes", 0, "burst size and PC striping unit (0: cube.memory_map.burst_bytes)")};
+    i.ports = {{"*", "the link to and from the PE's router (router_to_hbm / hbm_to_router)"}};
+    i.stats = {{"reads", kbsim::StatKind::kCounter, "requests", "read requests served"},
+               {"writes", kbsim::StatKind::kCounter, "requests", "write requests served"},
+               {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"},
+               {"bursts", kbsim::StatKind::kCounter, "bursts", "bursts committed to PCs"},
+               {"pc_busy_ns", kbsim::StatKind::kValue, "ns", "busy time summed over PCs"}};
+    i.flit_aware = true;
+    return i;
+  }
+
+  void on_flit(kbsim::PortIndex, const kbsim::Flit& flit) override {
+    if (!flit.msg->is<MemRequest>()) fail("received a message that is not a memory request");
+    auto& r = flit.msg->as<MemRequest>();
+    if (r.is_response || r.target != index()) fail("received a memory request addressed elsewhere");
+    // One serial decoder: the overhead of a first flit delays what queues behind it.
+    Tick start = std::max(now(), worker_free_) + (flit.first() ? overhead_ : 0);
+    worker_free_ = start;
+    if (r.op == MemOp::kRead) return serve_read(r, start);
+    if (flit.first()) {
+      writes_.count++;
+      bytes_.count += r.nbytes;
+      open_.push_back({&r, start, flit.count > 1 ? flit.bytes : 0});
+    }
+    auto it = std::find_if(open_.begin(), open_.end(), [&](const Open& o) { return o.msg == &r; });
+    if (it == open_.end()) fail("a write flit arrived without its first flit");
+    std::uint64_t addr = r.unit_offset + std::uint64_t{flit.index} * it->flit_bytes;
+    it->last_finish = std::max(it->last_finish, commit(addr, flit.bytes, kWrite, start));
+    if (flit.last()) {
+      Tick done = it->last_finish;
+      open_.erase(it);
+      r.t_serviced = done;
+      // Finalize asynchronously: the next transaction does not wait for this one's PCs.
+      schedule(done - now(), kAck, kbsim::Ref<kbsim::Message>(&r));
+    }
+  }
+
+  void on_timer(std::uint64_t tag, kbsim::Ref<kbsim::Message> msg) override {
+    if (tag == kAck) return reply(kbsim::Ref<MemRequest>(static_cast<MemRequest*>(msg.get())), 0);
+    // A read data flit whose burst is done: tag = flit index.
+    auto& r = msg->as<MemRequest>();
+    auto index = static_cast<std::uint32_t>(tag - kData);
+    auto count = static_cast<std::uint32_t>((r.nbytes + burst_ - 1) / burst_);
+    auto bytes = static_cast<std::uint32_t>(index + 1 < count ? burst_ : r.nbytes - std::uint64_t{index} * burst_);
+    forward(r.route->ports.front(), kbsim::Flit{&r, index, count, bytes, 0}, now());
+  }
+
+ private:
+  enum Dir : std::uint8_t { kNone, kRead, kWrite };
+  static constexpr std::uint64_t kAck = 0, kData = 1;
+  struct Open {
+    MemRequest* msg;
+    Tick last_finish;
+    std::uint32_t flit_bytes;
+  };
+
+  /// Commit `bytes` at HBM offset `addr` no earlier than `at`; returns when the PC is done.
+  Tick commit(std::uint64_t addr, std::uint64_t bytes, Dir dir, Tick at) {
+    auto pc = static_cast<std::size_t>((addr >> shift_) & static_cast<std::uint64_t>(num_pcs_ - 1));
+    Tick start = std::max(at, pc_avail_[pc]) + (pc_dir_[pc] != kNone && pc_dir_[pc] != dir ? switch_penalty_ : 0);
+    Tick busy = kbsim::serialization_ticks(bytes, pc_bw_);
+    pc_avail_[pc] = start + busy;
+    pc_dir_[pc] = dir;
+    ++bursts_.count;
+    pc_busy_.value += kbsim::ticks_to_ns(busy);
+    return start + busy;
+  }
+
+  void serve_read(MemRequest& r, Tick start) {
+    reads_.count++;
+    bytes_.count += r.nbytes;
+    // The response travels back to the initiator; set it up before the data flits leave.
+    kbsim::Ref<MemRequest> ref(&r);
+    r.is_response = true;
+    r.bytes = r.nbytes;
+    r.route = &route_to(r.initiator, r.view);
+    auto count = (r.nbytes + burst_ - 1) / burst_;
+    Tick leave = start;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      std::uint64_t bytes = i + 1 < count ? burst_ : r.nbytes - i * burst_;
+      leave = std::max(leave, commit(r.unit_offset + i * burst_, bytes, kRead, start));
+      if (i == 0) r.t_serviced = leave;
+      schedule(leave - now(), kData + i, ref);
+    }
+  }
+
+  Tick overhead_, switch_penalty_;
+  std::int64_t num_pcs_ = 8, burst_ = 256;
+  double pc_bw_ = 32.0;
+  unsigned shift_ = 0;
+  Tick worker_free_ = 0;
+  std::vector<Tick> pc_avail_;
+  std::vector<Dir> pc_dir_;
+  std::vector<Open> open_;
+  kbsim::Stat &reads_, &writes_, &bytes_, &bursts_, &pc_busy_;
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("hbm_ctrl") { kbsim::add_component<HbmCtrl>(plugin); }

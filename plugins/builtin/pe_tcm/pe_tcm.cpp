@@ -1,0 +1,65 @@
+// builtin.pe_tcm: the PE's tightly coupled memory (ADR-0040). Read and write
+// are independent channels of capacity 1: accesses in one direction
+// serialize at that channel's bandwidth, the two directions overlap.
+// Fabric requests to PE-local addresses are served here.
+#include <algorithm>
+
+#include "kbsim/ahbm/memory_node.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+using kbsim::ahbm::MemOp;
+using kbsim::ahbm::MemRequest;
+
+class PeTcm final : public kbsim::ahbm::MemoryNode {
+ public:
+  explicit PeTcm(const kbsim::Context& ctx)
+      : MemoryNode(ctx),
+        read_bw_(params().get_float("read_bw_gbs")),
+        write_bw_(params().get_float("write_bw_gbs")),
+        reads_(stat("reads")),
+        writes_(stat("writes")),
+        read_busy_(stat("read_busy_ns")),
+        write_busy_(stat("write_busy_ns")) {
+    params().check(read_bw_ >= 0, "read_bw_gbs", "must be >= 0 (0 = unlimited)");
+    params().check(write_bw_ >= 0, "write_bw_gbs", "must be >= 0 (0 = unlimited)");
+  }
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "pe_tcm";
+    i.summary = "PE tightly coupled memory: independent read and write channels of capacity 1";
+    i.params = {kbsim::param_float("read_bw_gbs", 512.0, "read channel bandwidth (0 = unlimited)"),
+                kbsim::param_float("write_bw_gbs", 512.0, "write channel bandwidth (0 = unlimited)")};
+    i.ports = {{"*", "PE-internal links (pe_internal)"}};
+    i.stats = {{"reads", kbsim::StatKind::kCounter, "requests", "read requests served"},
+               {"writes", kbsim::StatKind::kCounter, "requests", "write requests served"},
+               {"read_busy_ns", kbsim::StatKind::kValue, "ns", "read channel busy time"},
+               {"write_busy_ns", kbsim::StatKind::kValue, "ns", "write channel busy time"}};
+    return i;
+  }
+
+  void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
+    if (!msg->is<MemRequest>()) fail("received a message that is not a memory request");
+    kbsim::Ref<MemRequest> r(static_cast<MemRequest*>(msg.get()));
+    if (r->is_response) fail("received a memory response; the TCM only serves requests");
+    bool read = r->op == MemOp::kRead;
+    kbsim::Tick& free = read ? read_free_ : write_free_;
+    kbsim::Tick busy = kbsim::serialization_ticks(r->nbytes, read ? read_bw_ : write_bw_);
+    free = std::max(now(), free) + busy;
+    ++(read ? reads_ : writes_).count;
+    (read ? read_busy_ : write_busy_).value += kbsim::ticks_to_ns(busy);
+    r->t_serviced = free;
+    reply(std::move(r), free - now());
+  }
+
+ private:
+  double read_bw_, write_bw_;
+  kbsim::Tick read_free_ = 0, write_free_ = 0;
+  kbsim::Stat &reads_, &writes_, &read_busy_, &write_busy_;
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("pe_tcm") { kbsim::add_component<PeTcm>(plugin); }

@@ -1,0 +1,57 @@
+// builtin.sram: the cube's shared SRAM, a terminal scratchpad (ADR-0041).
+// A request pays the overhead once (one serial port) and is answered on its
+// way back: a read returns the data, a write a 0-byte acknowledgement. The
+// bandwidth limit is the router link's; the SRAM adds no drain of its own.
+#include <algorithm>
+
+#include "kbsim/ahbm/memory_node.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+using kbsim::ahbm::MemRequest;
+
+class Sram final : public kbsim::ahbm::MemoryNode {
+ public:
+  explicit Sram(const kbsim::Context& ctx)
+      : MemoryNode(ctx),
+        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        requests_(stat("requests")),
+        bytes_(stat("bytes")) {
+    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
+    params().check(params().get_int("size_mb") > 0, "size_mb", "must be > 0");
+    set_transit_cost(overhead_);
+  }
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "sram";
+    i.summary = "cube shared SRAM: terminal scratchpad answering reads and writes";
+    i.params = {kbsim::param_float("overhead_ns", 2.0, "access overhead per request (serial)"),
+                kbsim::param_int("size_mb", 32, "capacity (informational; addresses are checked against 32 MiB)")};
+    i.ports = {{"*", "the link to and from its router (router_to_sram / sram_to_router)"}};
+    i.stats = {{"requests", kbsim::StatKind::kCounter, "requests", "requests served"},
+               {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"}};
+    return i;
+  }
+
+  void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
+    if (!msg->is<MemRequest>()) fail("received a message that is not a memory request");
+    kbsim::Ref<MemRequest> r(static_cast<MemRequest*>(msg.get()));
+    if (r->is_response) fail("received a memory response; the SRAM only serves requests");
+    free_ = std::max(now(), free_) + overhead_;
+    ++requests_.count;
+    bytes_.count += r->nbytes;
+    r->t_serviced = free_;
+    reply(std::move(r), free_ - now());
+  }
+
+ private:
+  kbsim::Tick overhead_;
+  kbsim::Tick free_ = 0;
+  kbsim::Stat &requests_, &bytes_;
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("sram") { kbsim::add_component<Sram>(plugin); }

@@ -1,0 +1,92 @@
+// Memory transactions of the AHBM fabric (ADR-0012 MemoryWrite / MemoryRead
+// and PE DMA) and the interface through which a bench or another component
+// asks an initiator (pcie_ep, pe_dma) to issue one.
+//
+// One MemRequest object travels the whole round trip: it crosses the fabric
+// as the request (a write carries its payload, a read is a 0-byte command),
+// and the serving node turns it into the response in place (a read returns
+// its data, a write returns a 0-byte acknowledgement).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kbsim/component.hpp"
+#include "kbsim/message.hpp"
+
+namespace kbsim::ahbm {
+
+enum class MemOp : std::uint8_t { kRead, kWrite };
+
+/// ADR-0012 fill pattern of a MemoryWrite (no bulk data is carried).
+struct Pattern {
+  enum class Kind : std::uint8_t { kZero, kFillU8, kFillU16, kFillU32, kFillF16, kFillF32 };
+  Kind kind = Kind::kZero;
+  double value = 0.0;
+};
+
+/// ADR-0012 completion: ok, or an error code and a sentence.
+struct Completion {
+  bool ok = true;
+  std::string error_code;
+  std::string error_message;
+};
+
+class MemClient;
+
+class MemRequest : public Message {
+ public:
+  static constexpr TypeId kType = type_id("ahbm.MemRequest");
+  MemRequest() noexcept : Message(kType) {}
+
+  // --- set by whoever asks for the access ---
+  MemOp op = MemOp::kWrite;
+  std::uint64_t pa = 0;      ///< 51-bit physical address
+  std::uint64_t nbytes = 0;  ///< bytes to move
+  Pattern pattern;           ///< writes only
+  std::uint64_t correlation_id = 0;
+  std::uint64_t request_id = 0;
+  std::uint64_t tag = 0;  ///< free for the client
+
+  /// Host requests only: go through io_cpu and the cube's M_CPU DMA instead of
+  /// the direct memory path (ADR-0015 D4 "fallback"; see docs/model.md).
+  bool via_mcpu = false;
+
+  // --- filled in along the way ---
+  std::uint64_t unit_offset = 0;  ///< byte offset inside the serving unit (e.g. the HBM offset)
+  Ref<MemRequest> parent;         ///< the request this one was split from (io_cpu / m_cpu legs)
+  NodeIndex initiator = 0;  ///< node that put it on the fabric (the response goes back there)
+  NodeIndex target = 0;     ///< node that serves it
+  ViewId view = 0;          ///< routing view of both legs
+  bool is_response = false;
+  Tick t_issue = 0;     ///< when the initiator accepted it
+  Tick t_start = 0;     ///< when it left the initiator (after queueing for a channel)
+  Tick t_serviced = 0;  ///< write: last burst committed; read: first data left the target
+  Tick t_done = 0;      ///< completion at the initiator
+  Completion completion;
+  MemClient* client = nullptr;
+};
+
+/// Receives completions. Called at the simulated time the initiator completes.
+class MemClient {
+ public:
+  virtual void on_complete(MemRequest& req) = 0;
+
+ protected:
+  ~MemClient() = default;
+};
+
+/// Implemented by components that put memory requests on the fabric.
+/// A bad request (see check_access) completes with ok=false; it never throws.
+class MemInitiator {
+ public:
+  virtual void submit(Ref<MemRequest> req, MemClient* client) = 0;
+
+ protected:
+  ~MemInitiator() = default;
+};
+
+/// The initiator interface of a component, or nullptr.
+inline MemInitiator* as_initiator(Component& c) { return dynamic_cast<MemInitiator*>(&c); }
+
+}  // namespace kbsim::ahbm

@@ -1,0 +1,101 @@
+// Base for AHBM components that issue or serve memory requests: checks an
+// access against the memory map, sends a request towards its target, and
+// turns a served request into its response.
+#pragma once
+
+#include <optional>
+
+#include "kbsim/ahbm/memory.hpp"
+#include "kbsim/ahbm/memory_map.hpp"
+#include "kbsim/ahbm/names.hpp"
+#include "kbsim/component.hpp"
+
+namespace kbsim::ahbm {
+
+class MemoryNode : public Component {
+ public:
+  explicit MemoryNode(const Context& ctx) : Component(ctx), where_(names::locate(ctx.id)) {}
+
+ protected:
+  /// The system's memory map (from the topology's attributes; read once).
+  const MemoryMap& memory_map() {
+    if (!map_) map_ = MemoryMap::from(system_attrs());
+    return *map_;
+  }
+  const names::Location& where() const noexcept { return where_; }
+
+  /// Check `r` and fill in its target, routing view and unit offset. The view
+  /// is "local" when the target is in this node's cube, else `elsewhere`. On
+  /// failure the completion says why, false is returned and nothing is sent.
+  bool prepare(MemRequest& r, std::string_view elsewhere) {
+    AccessCheck c = check_access(memory_map(), r.pa, r.nbytes);
+    if (c.ok) {
+      try {
+        r.target = find_node(c.target.node);
+      } catch (const ConfigError&) {
+        c.ok = false;
+        c.error_code = "NO_TARGET";
+        c.error = "address " + hex(r.pa) + ": node " + c.target.node + " is not in this topology";
+      }
+    }
+    if (!c.ok) {
+      r.completion = {false, c.error_code, c.error};
+      return false;
+    }
+    const Decoded& a = c.target.addr;
+    bool same_cube = a.kind != AddrKind::kIocpu && where_.sip == static_cast<int>(a.sip) &&
+                     where_.cube == static_cast<int>(c.target.cube);
+    r.initiator = index();
+    r.view = find_view(same_cube ? "local" : elsewhere);
+    r.unit_offset = a.offset;
+    r.is_response = false;
+    return true;
+  }
+
+  /// Send a prepared request towards its target, handing it to the link `delay` from now.
+  void launch(Ref<MemRequest> r, Tick delay) {
+    const Route& route = route_to(r->target, r->view);
+    r->route = &route;
+    r->bytes = r->op == MemOp::kWrite ? r->nbytes : 0;
+    PortIndex out = route.ports.front();
+    send(out, std::move(r), delay);
+  }
+
+  /// Turn a served request into its response (read: the data; write: a 0-byte
+  /// acknowledgement) and send it back to the initiator `delay` from now.
+  void reply(Ref<MemRequest> r, Tick delay) {
+    r->is_response = true;
+    r->bytes = r->op == MemOp::kRead ? r->nbytes : 0;
+    const Route& route = route_to(r->initiator, r->view);
+    r->route = &route;
+    PortIndex out = route.ports.front();
+    send(out, std::move(r), delay);
+  }
+
+  /// A new request for the same access, on behalf of `parent` (a relay leg).
+  static Ref<MemRequest> split(MemRequest& parent) {
+    Ref<MemRequest> sub = make_message<MemRequest>();
+    sub->op = parent.op;
+    sub->pa = parent.pa;
+    sub->nbytes = parent.nbytes;
+    sub->pattern = parent.pattern;
+    sub->correlation_id = parent.correlation_id;
+    sub->request_id = parent.request_id;
+    sub->tag = parent.tag;
+    sub->t_issue = parent.t_issue;
+    sub->parent = Ref<MemRequest>(&parent);
+    return sub;
+  }
+
+  /// Hand a finished request to its client.
+  void complete(MemRequest& r) {
+    r.t_done = now();
+    if (r.client) r.client->on_complete(r);
+  }
+
+ private:
+  names::Location where_;
+  std::optional<MemoryMap> map_;
+};
+
+}  // namespace kbsim::ahbm
