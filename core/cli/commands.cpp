@@ -10,6 +10,8 @@
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
 #include "run/bench_runner.hpp"
+#include "ahbm/svg.hpp"
+#include "probe/probe.hpp"
 #include "topology/topology.hpp"
 #include "util/text.hpp"
 
@@ -105,8 +107,13 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
   return 0;
 }
 
-int cmd_topology(const Common& c, bool dump) {
+int cmd_topology(const Common& c, bool dump, const std::string& svg_dir) {
   auto reg = make_registry(c);
+  if (!svg_dir.empty()) {
+    for (const auto& file : core::ahbm::write_svgs(core::load_ahbm(topology_file(c), c.sets), svg_dir))
+      std::printf("wrote %s\n", file.c_str());
+    return 0;
+  }
   Graph g = core::load_topology(topology_file(c), c.sets);
   if (dump) {
     core::write_json_stdout([&](core::JsonWriter& w) { core::write_graph(w, g, *reg); });
@@ -134,6 +141,8 @@ int run_command_line(int argc, char** argv) {
   std::string list_what = "all";
   std::string info_name;
   bool dump = false;
+  std::string svg_dir;
+  core::probe::Options probe_opts;
 
   CLI::App* run = app.add_subcommand("run", "run a bench and write results.json");
   add_common(run, common);
@@ -153,6 +162,14 @@ int run_command_line(int argc, char** argv) {
   CLI::App* topo = app.add_subcommand("topology", "check the topology and summarize it, or dump it as JSON");
   add_common(topo, common);
   topo->add_flag("--dump", dump, "print the resolved graph as JSON");
+  topo->add_option("--svg", svg_dir, "write system, SIP and cube pictures (SVG) into DIR")->type_name("DIR");
+
+  CLI::App* probe = app.add_subcommand("probe", "measure the memory paths of an AHBM system and check invariants");
+  add_common(probe, common);
+  probe->add_option("--case", probe_opts.case_name, "one case (e.g. h2d-2hop) or all")->capture_default_str();
+  probe->add_flag("--json", probe_opts.json, "print one JSON object instead of tables");
+  probe->add_option("--bytes", probe_opts.bytes, "transfer size of the cases")->capture_default_str()->check(
+      CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
 
   CLI::App* version = app.add_subcommand("version", "print the version and ABI");
 
@@ -180,7 +197,8 @@ int run_command_line(int argc, char** argv) {
     print_info(*reg, info_name);
     return 0;
   }
-  if (topo->parsed()) return cmd_topology(common, dump);
+  if (topo->parsed()) return cmd_topology(common, dump, svg_dir);
+  if (probe->parsed()) return core::probe::run(*make_registry(common), topology_file(common), common.sets, probe_opts);
   if (version->parsed()) {
     std::printf("kbsim %s (plugin ABI %u, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG);
     return 0;
