@@ -26,7 +26,8 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
         bytes_(stat("bytes")),
         errors_(stat("errors")),
         read_busy_(stat("read_busy_ns")),
-        write_busy_(stat("write_busy_ns")) {
+        write_busy_(stat("write_busy_ns")),
+        forwarded_(stat("forwarded")) {
     params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
   }
 
@@ -41,7 +42,8 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
                {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes moved"},
                {"errors", kbsim::StatKind::kCounter, "transfers", "requests refused (bad address or length)"},
                {"read_busy_ns", kbsim::StatKind::kValue, "ns", "time the read channel was held"},
-               {"write_busy_ns", kbsim::StatKind::kValue, "ns", "time the write channel was held"}};
+               {"write_busy_ns", kbsim::StatKind::kValue, "ns", "time the write channel was held"},
+               {"forwarded", kbsim::StatKind::kCounter, "messages", "messages passed between the fabric and the TCM"}};
     return i;
   }
 
@@ -63,6 +65,12 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
   }
 
   void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
+    // Traffic between the fabric and this PE's TCM passes through (store and forward).
+    if (kbsim::PortIndex out = msg->route ? msg->route->out_port_at(index()) : kbsim::kNoPort; out != kbsim::kNoPort) {
+      ++forwarded_.count;
+      send(out, std::move(msg));
+      return;
+    }
     if (!msg->is<MemRequest>()) fail("received a message that is not a memory request");
     auto& r = msg->as<MemRequest>();
     if (!r.is_response || r.initiator != index()) fail("received a memory request; it only initiates them");
@@ -95,7 +103,7 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
 
   Tick overhead_;
   Channel read_, write_;
-  kbsim::Stat &reads_, &writes_, &bytes_, &errors_, &read_busy_, &write_busy_;
+  kbsim::Stat &reads_, &writes_, &bytes_, &errors_, &read_busy_, &write_busy_, &forwarded_;
 };
 
 }  // namespace

@@ -1,0 +1,149 @@
+// The AHBM fabric plugins on the default system: host memory requests and
+// their errors, the via-M_CPU path, PE DMA, and HBM pseudo-channel timing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+#include "kbsim/ahbm/memory.hpp"
+#include "kbsim/ahbm/memory_map.hpp"
+
+namespace kbsim {
+namespace {
+
+using ::testing::HasSubstr;
+using ahbm::MemOp;
+using ahbm::MemRequest;
+
+struct Collector final : ahbm::MemClient {
+  std::vector<Ref<MemRequest>> done;
+  void on_complete(MemRequest& r) override { done.emplace_back(&r); }
+};
+
+class Fabric : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    graph_ = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", {});
+    sim_ = std::make_unique<core::Simulation>(graph_, test::shared_registry());
+    map_ = ahbm::MemoryMap::from(sim_->attrs());
+  }
+  Ref<MemRequest> submit(const std::string& initiator, MemOp op, std::uint64_t pa, std::uint64_t bytes,
+                         bool via_mcpu = false) {
+    auto r = make_message<MemRequest>();
+    r->op = op;
+    r->pa = pa;
+    r->nbytes = bytes;
+    r->via_mcpu = via_mcpu;
+    auto* init = ahbm::as_initiator(sim_->component(initiator));
+    EXPECT_NE(init, nullptr) << initiator;
+    init->submit(r, &client_);
+    return r;
+  }
+  std::uint64_t slice(unsigned cube, unsigned pe, std::uint64_t offset = 0) {
+    return ahbm::pe_hbm_addr(0, cube, pe, offset, map_.slice_bytes);
+  }
+  static double ns(Tick t) { return ticks_to_ns(t); }
+
+  Graph graph_;
+  std::unique_ptr<core::Simulation> sim_;
+  ahbm::MemoryMap map_;
+  Collector client_;
+};
+
+TEST_F(Fabric, BadHostRequestsCompleteWithAnErrorCodeAndNothingCrashes) {
+  const std::string ep = "sip0.io0.pcie_ep";
+  auto mbz = submit(ep, MemOp::kWrite, slice(0, 0) | (std::uint64_t{1} << 40), 64);
+  auto nosip = submit(ep, MemOp::kWrite, ahbm::hbm_addr(5, 0, 0), 64);
+  auto zero = submit(ep, MemOp::kRead, slice(0, 0), 0);
+  auto huge = submit(ep, MemOp::kWrite, slice(0, 7), std::uint64_t{1} << 40);
+  auto wide = submit(ep, MemOp::kRead, std::uint64_t{1} << 55, 64);
+  sim_->run();
+  ASSERT_EQ(client_.done.size(), 5u);
+  const std::pair<Ref<MemRequest>*, const char*> expect[] = {
+      {&mbz, "MBZ_SET"}, {&nosip, "NO_SUCH_SIP"}, {&zero, "ZERO_LENGTH"}, {&huge, "OVERSIZE"}, {&wide, "ADDR_WIDTH"}};
+  for (const auto& [r, code] : expect) {
+    EXPECT_FALSE((*r)->completion.ok);
+    EXPECT_EQ((*r)->completion.error_code, code);
+    EXPECT_FALSE((*r)->completion.error_message.empty());
+    EXPECT_EQ(ns((*r)->t_done), 5.0) << code;  // refused after the pcie_ep overhead; nothing entered the fabric
+  }
+  EXPECT_EQ(sim_->stat(ep, "host_errors").count, 5u);
+  EXPECT_EQ(sim_->stat("sip0.cube0.hbm_ctrl.pe0", "writes").count, 0u);
+}
+
+TEST_F(Fabric, HostReadReturnsItsDataOverTheReversePath) {
+  auto r = submit("sip0.io0.pcie_ep", MemOp::kRead, slice(4, 2), 4096);
+  sim_->run();
+  ASSERT_TRUE(r->completion.ok);
+  EXPECT_GT(r->t_done, r->t_serviced);
+  EXPECT_EQ(sim_->stat("sip0.cube4.hbm_ctrl.pe2", "reads").count, 1u);
+  EXPECT_EQ(sim_->stat("sip0.cube4.hbm_ctrl.pe2", "bursts").count, 16u);  // 4096 / 256
+}
+
+TEST_F(Fabric, ViaMcpuGoesThroughIoCpuAndTheCubeDmaAndIsSlower) {
+  auto direct = submit("sip0.io0.pcie_ep", MemOp::kWrite, slice(5, 3), 4096);
+  sim_->run();
+  SetUp();
+  auto relayed = submit("sip0.io0.pcie_ep", MemOp::kWrite, slice(5, 3), 4096, true);
+  sim_->run();
+  ASSERT_TRUE(direct->completion.ok);
+  ASSERT_TRUE(relayed->completion.ok);
+  EXPECT_EQ(sim_->stat("sip0.io0.io_cpu", "commands").count, 1u);
+  EXPECT_EQ(sim_->stat("sip0.cube5.m_cpu", "dma_writes").count, 1u);
+  EXPECT_EQ(sim_->stat("sip0.cube5.m_cpu", "responses").count, 1u);
+  // io_cpu (10 ns) and M_CPU (5 ns) overheads plus their store-and-forward of 4 KB.
+  EXPECT_GT(ns(relayed->t_done), ns(direct->t_done) + 15.0);
+}
+
+// PC = (offset >> 8) & 7. PE0 writes 256 B to its slice at offset 0 (PC0):
+// pe_dma->r0c0 1 ns (256 B at 256 GB/s), router 2 ns, r0c0->hbm 1.25 ns
+// (204.8 GB/s): arrives 4.25, commits 4.25..12.25. PE1's 256 B goes
+// pe_dma->r0c1 1, +2, r0c1->r0c0 1 + 0.15 wire, +2, ->hbm 1.25: arrives 7.4.
+// On another PC it commits 7.4..15.4; on PC0 it waits: 12.25..20.25.
+TEST_F(Fabric, HbmPseudoChannelsStripeByAddress) {
+  auto a = submit("sip0.cube0.pe0.pe_dma", MemOp::kWrite, slice(0, 0, 0), 256);
+  auto b = submit("sip0.cube0.pe1.pe_dma", MemOp::kWrite, slice(0, 0, 256), 256);  // PC1
+  sim_->run();
+  EXPECT_DOUBLE_EQ(ns(a->t_serviced), 12.25);
+  EXPECT_DOUBLE_EQ(ns(b->t_serviced), 15.4);
+  SetUp();
+  a = submit("sip0.cube0.pe0.pe_dma", MemOp::kWrite, slice(0, 0, 0), 256);
+  b = submit("sip0.cube0.pe1.pe_dma", MemOp::kWrite, slice(0, 0, 2048), 256);  // PC0 again
+  sim_->run();
+  EXPECT_DOUBLE_EQ(ns(a->t_serviced), 12.25);
+  EXPECT_DOUBLE_EQ(ns(b->t_serviced), 20.25);
+}
+
+TEST_F(Fabric, PeDmaChannelsHoldOneTransferEachAndOverlapReadWithWrite) {
+  const std::string dma = "sip0.cube0.pe0.pe_dma";
+  auto w1 = submit(dma, MemOp::kWrite, slice(0, 0, 0), 4096);
+  auto w2 = submit(dma, MemOp::kWrite, slice(0, 0, 4096), 4096);
+  auto rd = submit(dma, MemOp::kRead, slice(0, 1, 0), 4096);
+  sim_->run();
+  ASSERT_EQ(client_.done.size(), 3u);
+  EXPECT_EQ(w2->t_start, w1->t_done);  // the write channel is held for the round trip
+  EXPECT_EQ(rd->t_start, 0);           // the read channel is independent
+  EXPECT_EQ(sim_->stat(dma, "writes").count, 2u);
+  EXPECT_EQ(sim_->stat(dma, "reads").count, 1u);
+}
+
+TEST_F(Fabric, PeLocalSramAndTcmAddressesAreServed) {
+  auto sram = submit("sip0.cube0.pe0.pe_dma", MemOp::kWrite, ahbm::cube_sram_addr(0, 0, 0), 1024);
+  auto tcm = submit("sip0.cube0.pe0.pe_dma", MemOp::kRead, ahbm::pe_tcm_addr(0, 0, 3, 0x400), 1024);
+  sim_->run();
+  EXPECT_TRUE(sram->completion.ok);
+  EXPECT_TRUE(tcm->completion.ok);
+  EXPECT_EQ(sim_->stat("sip0.cube0.sram", "requests").count, 1u);
+  EXPECT_EQ(sim_->stat("sip0.cube0.pe3.pe_tcm", "reads").count, 1u);
+}
+
+TEST(AhbmInfo, EveryFabricBlockDescribesItself) {
+  for (const char* impl : {"builtin.pcie_ep", "builtin.io_cpu", "builtin.m_cpu", "builtin.hbm_ctrl", "builtin.sram",
+                           "builtin.pe_dma", "builtin.pe_tcm", "builtin.ucie", "builtin.noc", "builtin.switch"}) {
+    auto r = test::run_kbsim(std::string("info ") + impl);
+    EXPECT_EQ(r.code, 0) << impl << r.err;
+    EXPECT_THAT(r.out, ::testing::AnyOf(HasSubstr("overhead_ns"), HasSubstr("bw_gbs"))) << impl;
+  }
+}
+
+}  // namespace
+}  // namespace kbsim

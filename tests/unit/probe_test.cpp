@@ -1,0 +1,113 @@
+// `kbsim probe` as a user runs it: the 13 cases, the sweep, the invariants,
+// the figures the reference measured, and its errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "harness.hpp"
+
+namespace kbsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+rapidjson::Document probe_json(const std::string& extra) {
+  auto r = test::run_kbsim("probe --json " + extra);
+  EXPECT_EQ(r.code, 0) << r.err;
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  EXPECT_FALSE(d.HasParseError()) << r.out.substr(0, 200);
+  return d;
+}
+
+double actual(const rapidjson::Document& d, const std::string& name) {
+  for (const auto& c : d["cases"].GetArray())
+    if (name == c["name"].GetString()) return c["actual_ns"].GetDouble();
+  ADD_FAILURE() << "no case " << name;
+  return -1;
+}
+
+TEST(Probe, JsonHasThirteenCasesTheSweepAndPassingInvariants) {
+  auto d = probe_json("");
+  ASSERT_TRUE(d.IsObject());
+  const char* names[] = {"h2d-1hop",     "h2d-2hop",         "h2d-3hop",          "h2d-4hop",
+                         "d2h-1hop",     "d2h-2hop",         "d2h-3hop",          "d2h-4hop",
+                         "pe-local-hbm", "pe-same-half-hbm", "pe-cross-half-hbm", "pe-cross-cube-hbm-best",
+                         "pe-cross-cube-hbm-worst"};
+  ASSERT_EQ(d["cases"].Size(), 13u);
+  for (unsigned i = 0; i < 13; ++i) {
+    const auto& c = d["cases"][i];
+    EXPECT_STREQ(c["name"].GetString(), names[i]);
+    EXPECT_TRUE(c["ok"].GetBool());
+    EXPECT_EQ(c["bytes"].GetUint64(), 32768u);
+    EXPECT_GE(c["actual_ns"].GetDouble(), c["formula_ns"].GetDouble()) << names[i];
+    EXPECT_TRUE(c["route"].IsArray());
+  }
+  EXPECT_EQ(d["sweep"].Size(), 15u);  // 3 cases x 5 sizes, 4 KB .. 1 MB
+  ASSERT_GE(d["invariants"].Size(), 9u);
+  for (const auto& inv : d["invariants"].GetArray()) EXPECT_TRUE(inv["pass"].GetBool()) << inv["name"].GetString();
+  EXPECT_TRUE(d["pass"].GetBool());
+  // Same-cube DMA is served without UCIe; the far cube is 3 east + 3 south = 6 crossings.
+  EXPECT_EQ(d["cases"][10]["ucie_crossings"].GetUint(), 0u);
+  EXPECT_EQ(d["cases"][12]["ucie_crossings"].GetUint(), 6u);
+}
+
+// The reference's measured figures (FIGURES.md): a host write bottlenecked by
+// one 128 GB/s UCIe connection takes drain + HBM commit + path overheads.
+// kbsim: overheads pcie_ep 5 + io_ucie 8 + cube UCIe 8 + router 2 = 23 ns,
+// wire 0.2 ns, the last burst's 8 ns commit, and the first flit's store-and-
+// forward on each link minus what later flits win back on faster links.
+TEST(Probe, HostWriteMatchesTheReferenceFigures) {
+  auto d64 = probe_json("--case h2d-1hop --bytes 65536");
+  EXPECT_DOUBLE_EQ(actual(d64, "h2d-1hop"), 549.95);  // reference 545 ns (+0.9%)
+  auto d1m = probe_json("--case h2d-1hop --bytes 1048576");
+  EXPECT_DOUBLE_EQ(actual(d1m, "h2d-1hop"), 8229.95);  // reference 8230 ns
+  auto d4k = probe_json("--case h2d-1hop --bytes 4096");
+  EXPECT_LT(actual(d4k, "h2d-1hop"), 80.0);  // cut-through; store-and-forward would be ~160 ns
+  EXPECT_DOUBLE_EQ(d64["cases"][0]["drain_ns"].GetDouble(), 512.0);
+  EXPECT_DOUBLE_EQ(d64["cases"][0]["ovhd_ns"].GetDouble(), 23.0);
+}
+
+TEST(Probe, LocalHbmGetsTheFullEffectiveBandwidth) {
+  // 1 MB from PE0 to its own slice: 256 GB/s x 0.8 efficiency = 204.8 GB/s on the router link.
+  auto d = probe_json("--case pe-local-hbm --bytes 1048576");
+  const auto& c = d["cases"][0];
+  EXPECT_DOUBLE_EQ(c["bn_bw_gbs"].GetDouble(), 204.8);
+  EXPECT_GT(c["util_pct"].GetDouble(), 99.0);
+}
+
+TEST(Probe, TextReportShowsColumnsRoutesAndInvariants) {
+  auto r = test::run_kbsim("probe --case h2d-2hop");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"Actual", "Ovhd", "Drain", "Wire", "Eff.BW", "BN.BW", "Util", "h2d-2hop",
+                        "sip0.cube0.ucie-S", "<BN:128GB/s>", "drain:256ns", "[v] PASS"})
+    EXPECT_THAT(r.out, HasSubstr(s));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("d2h-1hop")));
+}
+
+TEST(Probe, AFailingInvariantGivesExitCode6) {
+  // The IO chiplet moved to the far (south) edge: more "hops" now means closer.
+  auto r = test::run_kbsim("probe --set 'sip.io_chiplets.0.cube_ports=[{cube: {xy: [0, 3]}, cube_side: S}]'");
+  EXPECT_EQ(r.code, 6);
+  EXPECT_THAT(r.out, HasSubstr("[x] FAIL h2d latency rises strictly with hops"));
+}
+
+TEST(Probe, BadCaseAndNonAhbmTopologyAreClearErrors) {
+  auto r = test::run_kbsim("probe --case h2d-2hops");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown case 'h2d-2hops'"));
+  EXPECT_THAT(r.err, HasSubstr("closest: h2d-2hop"));
+  auto t = test::run_kbsim("probe --topology " KBSIM_SOURCE_DIR "/examples/topologies/two_switch.yaml");
+  EXPECT_EQ(t.code, 3);
+  EXPECT_THAT(t.err, HasSubstr("does not publish the AHBM attribute"));
+}
+
+TEST(Probe, IsDeterministic) {
+  auto a = test::run_kbsim("probe --json");
+  auto b = test::run_kbsim("probe --json");
+  ASSERT_EQ(a.code, 0);
+  EXPECT_EQ(a.out, b.out);
+}
+
+}  // namespace
+}  // namespace kbsim
