@@ -30,7 +30,10 @@ std::vector<unsigned> spread(const std::vector<unsigned>& candidates, unsigned n
 
 MeshLayout generate_mesh(const AhbmSpec& s) {
   MeshLayout m;
-  auto fail = [&](const std::string& what) { throw ConfigError(s.source + ": cube.geometry: " + what); };
+  auto fail_at = [&](const std::string& origin, const std::string& what) {
+    throw ConfigError((origin.empty() ? s.source + ": cube.geometry" : origin) + ": " + what);
+  };
+  auto fail = [&](const std::string& what) { fail_at(s.cube_w_origin, what); };
   const double w = s.cube_w_mm, h = s.cube_h_mm, pitch = s.pe_pitch_mm;
   const unsigned ppc = s.pe_per_corner;
   const double margin = 1.5;
@@ -46,7 +49,7 @@ MeshLayout generate_mesh(const AhbmSpec& s) {
   for (unsigned k = 0; k < rph; ++k) m.row_y.push_back(h - margin - (rph - 1 - k) * pitch);
   for (std::size_t i = 1; i < m.row_y.size(); ++i)
     if (m.row_y[i] <= m.row_y[i - 1])
-      fail("cube_mm.h = " + format_ns(h) + " mm is too short for " + std::to_string(rph) +
+      fail_at(s.cube_h_origin, "cube_mm.h = " + format_ns(h) + " mm is too short for " + std::to_string(rph) +
            " PE rows per half and the HBM rows");
   m.hbm_row0 = rph;
 

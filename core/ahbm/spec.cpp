@@ -185,6 +185,9 @@ void read_io_chiplet(Cursor& c, IoChipletSpec& io, const AhbmSpec& spec) {
 AhbmSpec parse_spec(YamlSource& src, const Origins& origins) {
   AhbmSpec s;
   s.source = src.name();
+  // The reference PE template: its DMA on the PE's router, its TCM behind it.
+  s.pe_components = {{"pe_dma", {"builtin.pe_dma", {}, "", "dma"}}, {"pe_tcm", {"builtin.pe_tcm", {}, "", ""}}};
+  s.pe_links = {{"pe_dma", "pe_tcm", 512.0, true, s.source}};
   Cursor root(origins, src.root(), "", "");
   root.expect({"ns_per_mm", "flit_bytes", "system", "sip", "cube"});
   root.number("ns_per_mm", s.ns_per_mm);
@@ -200,6 +203,11 @@ AhbmSpec parse_spec(YamlSource& src, const Origins& origins) {
       if (s.sip_w && s.sip_h && s.sip_w * s.sip_h != s.sips)
         c.fail("w", "w x h = " + std::to_string(s.sip_w * s.sip_h) + " but count = " + std::to_string(s.sips));
       if ((s.sip_w == 0) != (s.sip_h == 0)) c.fail(s.sip_w ? "w" : "h", "give both w and h, or neither");
+      auto side = static_cast<unsigned>(std::lround(std::sqrt(static_cast<double>(s.sips))));
+      if (s.sip_w == 0 && s.sip_topology != "ring_1d" && side * side != s.sips)
+        c.fail(c.has("topology") ? "topology" : "count",
+               s.sip_topology + " over " + std::to_string(s.sips) +
+                   " SIPs needs system.sips.w and h (the count is not a square)");
     });
     read_block(sys, "switch", s.switch0);
     sys.with_map("links", {"pcie"}, [&](Cursor& l) { read_link(l, "pcie", s.pcie); });
@@ -260,6 +268,10 @@ AhbmSpec parse_spec(YamlSource& src, const Origins& origins) {
                   cube.with_map("geometry", {"cube_mm", "pe_pitch_mm", "max_router_spacing_mm", "hbm_gap_mm"},
                                 [&](Cursor& g) {
                                   g.with_map("cube_mm", {"w", "h"}, [&](Cursor& mm) {
+                                    for (const char* k : {"w", "h"})
+                                      if (mm.has(k))
+                                        (k[0] == 'w' ? s.cube_w_origin : s.cube_h_origin) =
+                                            mm.where(mm.node()[k]) + ": cube.geometry.cube_mm." + k;
                                     mm.number("w", s.cube_w_mm, 1.0);
                                     mm.number("h", s.cube_h_mm, 1.0);
                                   });
@@ -326,9 +338,17 @@ AhbmSpec parse_spec(YamlSource& src, const Origins& origins) {
                                   if (!power_of_two(s.burst_bytes)) m.fail("burst_bytes", "must be a power of two");
                                   if (!power_of_two(s.hbm_channels_per_pe))
                                     m.fail("hbm_channels_per_pe", "must be a power of two");
+                                  if (s.hbm_slices_per_cube != s.pes_per_cube())
+                                    m.fail("hbm_slices_per_cube",
+                                           "must equal the PEs per cube (" + std::to_string(s.pes_per_cube()) +
+                                               " = corners x pe_per_corner): each PE owns one slice");
+                                  if (s.hbm_pseudo_channels != s.hbm_channels_per_pe * s.hbm_slices_per_cube)
+                                    m.fail("hbm_pseudo_channels", "must equal hbm_channels_per_pe x hbm_slices_per_cube");
                                 });
                   cube.with_map("pe_template", {"components", "links"}, [&](Cursor& t) {
+                    if (t.has("components") || t.has("links")) s.pe_links.clear();
                     if (t.has("components")) {
+                      s.pe_components.clear();
                       Cursor m = t.child("components");
                       if (!m.node().IsMap()) throw ConfigError(m.where() + ": " + m.path() + " must be a map");
                       for (const auto& kv : m.node()) {
