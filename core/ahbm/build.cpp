@@ -15,12 +15,13 @@ class Builder {
   void node(std::string id, const BlockSpec& b) {
     g_.nodes.push_back({std::move(id), b.impl, b.attrs, b.origin.empty() ? s_.source : b.origin});
   }
-  void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind) {
-    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm, s_.flit_bytes, kind, s_.source + " (generated)"});
+  void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0) {
+    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source + " (generated)"});
   }
-  void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba) {
-    edge(a, b, bw, mm, ab);
-    edge(b, a, bw, mm, ba);
+  void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba,
+            double extra_ns = 0) {
+    edge(a, b, bw, mm, ab, extra_ns);
+    edge(b, a, bw, mm, ba, extra_ns);
   }
 
  private:
@@ -139,10 +140,10 @@ Compiled compile(YamlSource& src, const Origins& origins) {
       for (unsigned x = 0; x < s.cube_w; ++x) {
         if (x + 1 < s.cube_w)
           b.pair(port(x, y, Side::kE), port(x + 1, y, Side::kW), s.ucie_link.bw_gbs, s.ucie_link.distance_mm,
-                 "ucie_mesh", "ucie_mesh");
+                 "ucie_mesh", "ucie_mesh", s.ucie_link.latency_ns);
         if (y + 1 < s.cube_h)
           b.pair(port(x, y, Side::kS), port(x, y + 1, Side::kN), s.ucie_link.bw_gbs, s.ucie_link.distance_mm,
-                 "ucie_mesh", "ucie_mesh");
+                 "ucie_mesh", "ucie_mesh", s.ucie_link.latency_ns);
       }
 
     for (unsigned k = 0; k < s.io_chiplets.size(); ++k) {
@@ -151,7 +152,7 @@ Compiled compile(YamlSource& src, const Origins& origins) {
       b.node(ep, io.pcie_ep);
       b.node(cpu, io.io_cpu);
       b.node(noc, io.io_noc);
-      b.pair(names::switch0(), ep, s.pcie.bw_gbs, s.pcie.distance_mm, "pcie", "pcie");
+      b.pair(names::switch0(), ep, s.pcie.bw_gbs, s.pcie.distance_mm, "pcie", "pcie", s.pcie.latency_ns);
       b.pair(ep, noc, io.pcie_ep_to_noc_bw_gbs, 0, "io_internal", "io_internal");
       b.pair(cpu, noc, io.io_cpu_to_noc_bw_gbs, 0, "io_internal", "io_internal");
       for (const CubePort& p : io.cube_ports) {

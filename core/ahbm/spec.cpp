@@ -119,9 +119,10 @@ void read_block(const Cursor& parent, const std::string& key, BlockSpec& out, bo
 }
 
 void read_link(const Cursor& parent, const std::string& key, LinkSpec& out) {
-  parent.with_map(key, {"bw_gbs", "distance_mm"}, [&](Cursor& c) {
+  parent.with_map(key, {"bw_gbs", "distance_mm", "latency_ns"}, [&](Cursor& c) {
     c.number("bw_gbs", out.bw_gbs);
     c.number("distance_mm", out.distance_mm);
+    c.number("latency_ns", out.latency_ns);
   });
 }
 

@@ -23,6 +23,7 @@ struct BlockSpec {
 struct LinkSpec {
   double bw_gbs = 0.0;  ///< 0 = unlimited
   double distance_mm = 0.0;
+  double latency_ns = 0.0;  ///< added to distance_mm x ns_per_mm (e.g. SerDes and protocol latency)
 };
 
 struct PeLinkSpec {
@@ -70,11 +71,11 @@ struct AhbmSpec {
   unsigned sip_w = 0, sip_h = 0;  ///< resolved SIP grid (for 2-D inter-SIP topologies)
   std::string sip_topology = "ring_1d";
   BlockSpec switch0{"builtin.switch", {}, "", ""};
-  LinkSpec pcie{64.0, 10.0};  ///< switch <-> pcie_ep
+  LinkSpec pcie{64.0, 0.0, 150.0};  ///< switch <-> pcie_ep
 
   // sip
   unsigned cube_w = 4, cube_h = 4;
-  LinkSpec ucie_link{512.0, 1.0};  ///< cube-to-cube seam
+  LinkSpec ucie_link{512.0, 1.0, 0.0};  ///< cube-to-cube seam
   std::vector<IoChipletSpec> io_chiplets;
 
   // cube geometry and layout

@@ -19,6 +19,7 @@ namespace kbsim::core::ahbm {
 
 namespace fs = std::filesystem;
 namespace names = kbsim::ahbm::names;
+using std::to_string;
 
 namespace {
 
@@ -42,14 +43,10 @@ std::string attr(const char* name, double v) { return std::string(" ") + name + 
 
 std::string esc(std::string_view in) {
   std::string out;
-  for (char c : in) switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
+  for (char c : in) {
+    const char* e = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : nullptr;
+    out += e ? std::string_view(e) : std::string_view(&c, 1);
+  }
   return out;
 }
 
@@ -170,6 +167,7 @@ Box outside_box(Side side, double a, double la, double d, double ld, double w, d
   return {std::min(x1, x2), std::min(y1, y2), std::abs(x2 - x1), std::abs(y2 - y1)};
 }
 bool horizontal(Side s) { return s == Side::kN || s == Side::kS; }
+std::string dims(unsigned w, unsigned h) { return to_string(w) + " x " + to_string(h); }
 
 // ---- system.svg -------------------------------------------------------------
 
@@ -238,14 +236,14 @@ std::string system_svg(const AhbmSpec& s) {
       g.rect(ep(i, k), "ep", names::io(i, k, "pcie_ep"));
       g.label(ep(i, k), s.io_chiplets[k].id + ".pcie_ep", 9);
     }
-    const std::string grid = " (" + std::to_string(s.cube_w) + " x " + std::to_string(s.cube_h) + ")";
+    const std::string grid = " (" + dims(s.cube_w, s.cube_h) + ")";
     g.text({b.x + bw / 2, b.y + 55}, names::sip(i), 16, "middle", "bold");
-    g.text({b.x + bw / 2, b.y + 75}, std::to_string(s.cubes_per_sip()) + " cubes" + grid, 11);
-    g.text({b.x + bw / 2, b.y + 92}, std::to_string(s.cubes_per_sip() * s.pes_per_cube()) + " PEs", 11);
+    g.text({b.x + bw / 2, b.y + 75}, to_string(s.cubes_per_sip()) + " cubes" + grid, 11);
+    g.text({b.x + bw / 2, b.y + 92}, to_string(s.cubes_per_sip() * s.pes_per_cube()) + " PEs", 11);
   }
   g.text({0, 16},
-         "AHBM tray: " + std::to_string(s.sips) + " SIPs behind " + names::switch0() + ", inter-SIP topology " +
-             s.sip_topology + " (" + std::to_string(s.sip_w) + " x " + std::to_string(s.sip_h) + " grid)",
+         "AHBM tray: " + to_string(s.sips) + " SIPs behind " + names::switch0() + ", inter-SIP topology " +
+             s.sip_topology + " (" + dims(s.sip_w, s.sip_h) + " grid)",
          18, "start", "title");
   legend(g, {grid_w + 60, top},
          {{"switch", "PCIe switch"},
@@ -253,7 +251,7 @@ std::string system_svg(const AhbmSpec& s) {
           {"ep", "IO chiplet PCIe endpoint"},
           {"pcie", "PCIe " + num(s.pcie.bw_gbs) + " GB/s, " + num(s.pcie.distance_mm) + " mm"},
           {"logical", "inter-SIP link (" + s.sip_topology + ", logical)"}});
-  return g.finish("AHBM system: " + std::to_string(s.sips) + " SIPs, " + s.sip_topology);
+  return g.finish("AHBM system: " + to_string(s.sips) + " SIPs, " + s.sip_topology);
 }
 
 // ---- sip.svg ----------------------------------------------------------------
@@ -296,9 +294,8 @@ void io_chiplet(Svg& g, const AhbmSpec& s, unsigned k, Side side, double off, do
     auto [px, py] = outside(p.side, kCube / 2, 0, kCube, kCube);  // the middle of the cube's side
     const Pt port{px + p.x * kPitch, py + p.y * kPitch};
     g.line(phy, port, "iolink",
-           io.id + ".io_ucie-" + p.phy + " <-> cube" + std::to_string(p.y * s.cube_w + p.x) + ".ucie-" +
-               side_name(p.side) + ": " + num(io.per_connection_bw_gbs * io.n_connections) + " GB/s, " +
-               num(p.distance_mm) + " mm");
+           io.id + ".io_ucie-" + p.phy + " <-> cube" + to_string(p.y * s.cube_w + p.x) + ".ucie-" + side_name(p.side) +
+               ": " + num(io.per_connection_bw_gbs * io.n_connections) + " GB/s, " + num(p.distance_mm) + " mm");
   }
   for (unsigned i = 0; i < 3; ++i) {
     g.rect(block(i, 3, d_core), "block", io.id + "." + core[i].first + " (" + core[i].second->impl + ")");
@@ -307,8 +304,7 @@ void io_chiplet(Svg& g, const AhbmSpec& s, unsigned k, Side side, double off, do
   for (unsigned i = 0; i < io.cube_ports.size(); ++i) {
     std::string name = "io_ucie-" + io.cube_ports[i].phy;
     g.rect(block(slot[i], n_phy, d_phy), "phy",
-           io.id + "." + name + " (" + std::to_string(io.n_connections) + " x " + num(io.per_connection_bw_gbs) +
-               " GB/s)");
+           io.id + "." + name + " (" + to_string(io.n_connections) + " x " + num(io.per_connection_bw_gbs) + " GB/s)");
     g.label(block(slot[i], n_phy, d_phy), name, 10);
   }
 }
@@ -328,8 +324,8 @@ std::string sip_svg(const AhbmSpec& s) {
       const unsigned c = y * s.cube_w + x;
       const Box b{x * kPitch, y * kPitch, kCube, kCube};
       g.rect(b, "cube", names::cube(0, c) + " (every SIP alike)");
-      g.text({b.x + kCube / 2, b.y + kCube / 2}, "cube" + std::to_string(c), 15, "middle", "bold");
-      g.text({b.x + kCube / 2, b.y + kCube / 2 + 20}, "(" + std::to_string(x) + "," + std::to_string(y) + ")", 12);
+      g.text({b.x + kCube / 2, b.y + kCube / 2}, "cube" + to_string(c), 15, "middle", "bold");
+      g.text({b.x + kCube / 2, b.y + kCube / 2 + 20}, "(" + to_string(x) + "," + to_string(y) + ")", 12);
     }
   std::array<unsigned, 4> lanes{};  // IO chiplets already placed per side
   for (unsigned k = 0; k < s.io_chiplets.size(); ++k) {
@@ -339,9 +335,8 @@ std::string sip_svg(const AhbmSpec& s) {
   }
   const double top = lanes[0] ? -30.0 - 130 * lanes[0] : 0.0, left = lanes[3] ? -30.0 - 234 * lanes[3] : 0.0;
   g.text({left, top - 24},
-         "AHBM SIP: " + std::to_string(s.cube_w) + " x " + std::to_string(s.cube_h) +
-             " cube mesh (cube index = y * w + x), " + std::to_string(s.io_chiplets.size()) +
-             " IO chiplet(s); every SIP of the tray is the same",
+         "AHBM SIP: " + dims(s.cube_w, s.cube_h) + " cube mesh (cube index = y * w + x), " +
+             to_string(s.io_chiplets.size()) + " IO chiplet(s); every SIP of the tray is the same",
          18, "start", "title");
   legend(g, {w + 60 + 234 * lanes[1], 0},
          {{"cube", "cube (see cube.svg)"},
@@ -351,14 +346,14 @@ std::string sip_svg(const AhbmSpec& s) {
           {"phy", "IO UCIe PHY"},
           {"iolink", "PHY to cube UCIe port"},
           {"internal", "IO chiplet internal link"}});
-  return g.finish("AHBM SIP: " + std::to_string(s.cube_w) + " x " + std::to_string(s.cube_h) + " cubes");
+  return g.finish("AHBM SIP: " + dims(s.cube_w, s.cube_h) + " cubes");
 }
 
 // ---- cube.svg ---------------------------------------------------------------
 
 constexpr double kPxPerMm = 40;
 
-std::string rc(Cell c) { return "r" + std::to_string(c.row) + "c" + std::to_string(c.col); }
+std::string rc(Cell c) { return "r" + to_string(c.row) + "c" + to_string(c.col); }
 
 /// The UCIe port of one side: a bar outside the cube edge and a line to each connection's router.
 void ucie_side(Svg& g, const MeshLayout& m, Side side, double w, double h) {
@@ -374,14 +369,12 @@ void ucie_side(Svg& g, const MeshLayout& m, Side side, double w, double h) {
   for (std::size_t i = 0; i < conns.size(); ++i) {
     const Pt r = pos(conns[i]);
     g.line(r, outside(side, horizontal(side) ? r.first : r.second, 36, w, h), "uline",
-           name + ".conn" + std::to_string(i) + " <-> " + rc(conns[i]));
+           name + ".conn" + to_string(i) + " <-> " + rc(conns[i]));
   }
-  g.rect(outside_box(side, lo, hi - lo, 36, 16, w, h), "ucie",
-         label + ": " + std::to_string(conns.size()) + " connections");
-  if (horizontal(side))
-    g.text(outside(side, (lo + hi) / 2, side == Side::kN ? 60 : 66, w, h), label, 12, "middle", "bold");
-  else
-    g.text(outside(side, hi + 16, 44, w, h), label, 12, "middle", "bold");
+  g.rect(outside_box(side, lo, hi - lo, 36, 16, w, h), "ucie", label + ": " + to_string(conns.size()) + " connections");
+  g.text(horizontal(side) ? outside(side, (lo + hi) / 2, side == Side::kN ? 60 : 66, w, h)
+                          : outside(side, hi + 16, 44, w, h),
+         label, 12, "middle", "bold");
 }
 
 std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
@@ -397,7 +390,7 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
   g.rect(hbm, "hbm", "HBM exclusion zone (no routers)");
   g.label(hbm, "HBM", 16, "bold");
   g.text({hbm.x + hbm.w / 2, hbm.y + hbm.h / 2 + 24},
-         std::to_string(s.hbm_total_gb_per_cube) + " GiB, " + std::to_string(s.hbm_slices_per_cube) + " slices", 11);
+         to_string(s.hbm_total_gb_per_cube) + " GiB, " + to_string(s.hbm_slices_per_cube) + " slices", 11);
   const std::string mesh_tip = "router link " + num(s.router_link_bw_gbs) + " GB/s";
   for (unsigned r = 0; r < m.rows(); ++r)
     for (unsigned c = 0; c < m.cols(); ++c) {
@@ -419,11 +412,11 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
   std::string parts;
   for (const auto& [name, block] : s.pe_components) parts += (parts.empty() ? "" : ", ") + name;
   for (unsigned i = 0; i < m.pe.size(); ++i) {
-    const std::string pe = "pe" + std::to_string(i);
+    const std::string pe = "pe" + to_string(i);
     const Box b =
         attach(m.pe[i], 36, 10, "pe", pe + " at (" + num(m.pe_x[i]) + ", " + num(m.pe_y[i]) + ") mm: " + parts);
     g.label(b, pe, 10, "bold");
-    g.text({b.x + b.w / 2, b.y + b.h + 10}, "hbm.pe" + std::to_string(i), 8, "middle", "hbmtext");
+    g.text({b.x + b.w / 2, b.y + b.h + 10}, "hbm.pe" + to_string(i), 8, "middle", "hbmtext");
   }
   g.label(attach(m.m_cpu, 44, 0, "ctl", "m_cpu, " + num(s.mcpu_to_router_bw_gbs) + " GB/s"), "M_CPU", 10, "bold");
   g.label(attach(m.sram, 44, 0, "ctl", "sram, " + num(s.sram_to_router_bw_gbs) + " GB/s"), "SRAM", 10, "bold");
@@ -436,9 +429,9 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
       g.text({X(c) - 9, Y(r) - 9}, rc({r, c}), 9, "end");
     }
   g.text({-60, -100},
-         "AHBM cube: " + num(s.cube_w_mm) + " x " + num(s.cube_h_mm) + " mm, " + std::to_string(m.rows()) + " x " +
-             std::to_string(m.cols()) + " router mesh (" + std::to_string(present) + " routers), " +
-             std::to_string(m.pe.size()) + " PEs; to scale, 40 px = 1 mm",
+         "AHBM cube: " + num(s.cube_w_mm) + " x " + num(s.cube_h_mm) + " mm, " + dims(m.rows(), m.cols()) +
+             " router mesh (" + to_string(present) + " routers), " + to_string(m.pe.size()) +
+             " PEs; to scale, 40 px = 1 mm",
          18, "start", "title");
   legend(g, {w + 90, 0},
          {{"router", "router r{row}c{col}"},
@@ -447,11 +440,11 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
           {"attach", "PE / M_CPU / SRAM to its router"},
           {"hbm", "HBM zone; hbm.pe{i}: PE i's HBM controller, on PE i's router"},
           {"ctl", "M_CPU, SRAM"},
-          {"ucie", "UCIe port (" + std::to_string(s.ucie_connections) + " connections per side)"},
+          {"ucie", "UCIe port (" + to_string(s.ucie_connections) + " connections per side)"},
           {"uline", "UCIe connection to its router"}});
   g.line({w + 90, 220}, {w + 90 + k, 220}, "mesh");
   g.text({w + 98 + k, 224}, "1 mm", 11, "start");
-  return g.finish("AHBM cube: " + std::to_string(present) + " routers, " + std::to_string(m.pe.size()) + " PEs");
+  return g.finish("AHBM cube: " + to_string(present) + " routers, " + to_string(m.pe.size()) + " PEs");
 }
 
 void write_atomic(const fs::path& dir, const fs::path& file, const std::string& text) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "run/bench_runner.hpp"
 
 #include <sys/resource.h>
@@ -81,8 +82,26 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
   const bool many = systems_.size() > 1;
   auto prefix = [&](std::size_t k) { return many ? "s" + std::to_string(k) + "/" : std::string(); };
 
+  // Benches that build one graph many times (a fresh system per scenario) get it written once.
+  auto same = [](const Graph& a, const Graph& b) {
+    if (a.nodes.size() != b.nodes.size() || a.edges.size() != b.edges.size() || a.source != b.source) return false;
+    for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+      const NodeSpec &x = a.nodes[i], &y = b.nodes[i];
+      if (x.id != y.id || x.impl != y.impl || x.params.size() != y.params.size()) return false;
+      for (std::size_t k = 0; k < x.params.size(); ++k)
+        if (x.params[k].name != y.params[k].name || x.params[k].value != y.params[k].value) return false;
+    }
+    for (std::size_t i = 0; i < a.edges.size(); ++i) {
+      const EdgeSpec &x = a.edges[i], &y = b.edges[i];
+      if (x.src != y.src || x.dst != y.dst || x.bandwidth_gbs != y.bandwidth_gbs || x.latency_ns != y.latency_ns ||
+          x.flit_bytes != y.flit_bytes || x.kind != y.kind)
+        return false;
+    }
+    return true;
+  };
+  bool one_graph = std::all_of(graphs_.begin(), graphs_.end(), [&](const Graph& g) { return same(g, graphs_.front()); });
   write_json_file(dir / "topology.json", [&](JsonWriter& w) {
-    if (!many) {
+    if (one_graph) {
       write_graph(w, graphs_.front(), registry_);
       return;
     }
@@ -117,6 +136,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     for (const auto& o : options_.overrides) w.value(o);
     w.end_array();
     w.field("file", "topology.json");
+    w.field("distinct_graphs", one_graph ? 1u : static_cast<unsigned>(graphs_.size()));
     w.end_object();
 
     std::map<std::string, std::size_t> impl_count;
@@ -149,6 +169,9 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     w.begin_object();
     for (std::size_t k = 0; k < systems_.size(); ++k) {
       for (const auto& n : systems_[k]->nodes()) {
+        // Idle components (every statistic zero) are left out.
+        if (std::all_of(n.stats.begin(), n.stats.end(), [](const Stat& st) { return st.count == 0 && st.value == 0; }))
+          continue;
         w.key(prefix(k) + n.id);
         w.begin_object();
         w.field("impl", n.impl);

@@ -165,7 +165,7 @@ TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
   EXPECT_DOUBLE_EQ(ix.edge("sip0.cube0.r0c1", "sip0.cube0.r0c2").latency_ns, 0.3);  // relay column, 3.0 mm
   const EdgeSpec& pcie = ix.edge("fabric.switch0", "sip1.io0.pcie_ep");
   EXPECT_EQ(pcie.bandwidth_gbs, 64.0);
-  EXPECT_DOUBLE_EQ(pcie.latency_ns, 1.0);  // 10 mm
+  EXPECT_DOUBLE_EQ(pcie.latency_ns, 150.0);  // system.links.pcie.latency_ns (no distance)
   EXPECT_EQ(ix.edge("sip0.cube0.r2c0", "sip0.cube0.m_cpu").kind, "router_to_mcpu");
   EXPECT_EQ(ix.edge("sip0.cube0.sram", "sip0.cube0.r3c0").bandwidth_gbs, 128.0);
   for (const auto& e : g.edges) EXPECT_EQ(e.flit_bytes, 256u);

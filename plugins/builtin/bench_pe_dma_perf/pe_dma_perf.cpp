@@ -1,0 +1,415 @@
+// pe-dma-perf: PE DMA latency by distance and makespan under contention on an
+// AHBM system (--topology). Every scenario runs on a fresh System: its DMA
+// transfers are submitted to the pe_dma initiators at t=0 and the System runs
+// until they complete. Reported per scenario: makespan, effective bandwidth,
+// and utilisation against the first route's bottleneck link and against a
+// fair share of every link the scenario's routes use. Self-checks encode the
+// reference's invariants; any failure ends the run with SELF_CHECK.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "kbsim/ahbm/memory.hpp"
+#include "kbsim/ahbm/memory_map.hpp"
+#include "kbsim/ahbm/names.hpp"
+#include "kbsim/ahbm/phys_addr.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+namespace ahbm = kbsim::ahbm;
+namespace names = kbsim::ahbm::names;
+using ahbm::MemOp;
+
+struct Pe {
+  unsigned sip = 0, cube = 0, pe = 0;
+};
+
+/// One DMA: `from`'s engine moves the scenario's bytes to or from `offset` in `to`'s HBM slice.
+struct Transfer {
+  Pe from, to;
+  std::uint64_t offset = 0;
+};
+
+struct Scenario {
+  std::string name;
+  std::uint64_t bytes = 0;  ///< per transfer
+  /// The transfers, chosen on the scenario's own System (some pick targets by route cost).
+  std::function<std::vector<Transfer>(kbsim::System&)> plan;
+};
+
+/// What the completions say.
+struct Outcome {
+  std::size_t submitted = 0, completed = 0, failed = 0;
+  std::string first_error;
+  double makespan_ns = 0.0;  ///< last completion (everything is issued at t=0)
+  double latency_ns = 0.0;   ///< issue to completion of the last transfer to complete
+};
+
+/// Route-derived figures (on the path the data takes).
+struct Peaks {
+  double single_gbs = 0.0;     ///< bottleneck link of the first transfer's route
+  double aggregate_gbs = 0.0;  ///< sum over routes of min over links of bw / routes sharing it
+  unsigned ucie_crossings = 0, hops = 0;
+  double route_cost_ns = 0.0;      ///< the routing cost of the first transfer's path
+  std::vector<std::string> route;  ///< of the first transfer, node by node
+};
+
+struct Row {
+  std::string name;
+  std::uint64_t bytes = 0;
+  Outcome out;
+  Peaks peaks;
+  double eff_gbs = 0.0, util_single_pct = 0.0, util_aggregate_pct = 0.0;
+};
+
+std::string dma_node(const Pe& p) { return names::pe_part(p.sip, p.cube, p.pe, "pe_dma"); }
+std::string hbm_node(const Pe& p) { return names::hbm_ctrl(p.sip, p.cube, p.pe); }
+/// The routing view pe_dma uses: "local" inside its own cube, "data" elsewhere.
+const char* view_of(const Transfer& t) { return t.from.sip == t.to.sip && t.from.cube == t.to.cube ? "local" : "data"; }
+
+/// The slice among `candidates` whose request route from `from` costs least (or most); the first on a tie.
+Pe pick(kbsim::System& sys, const Pe& from, const std::vector<Pe>& candidates, bool least) {
+  auto cost = [&](const Pe& to) { return sys.route_info(dma_node(from), hbm_node(to), view_of({from, to})).cost_ns; };
+  Pe best = candidates.front();
+  for (const Pe& c : candidates)
+    if (least ? cost(c) < cost(best) : cost(c) > cost(best)) best = c;
+  return best;
+}
+
+/// The system's shape, as far as the scenarios need it.
+struct Layout {
+  unsigned sips = 1, cubes = 1, pes = 1, cube_w = 1;
+
+  std::vector<Pe> slices(unsigned sip, unsigned cube) const {
+    std::vector<Pe> out;
+    for (unsigned p = 0; p < pes; ++p) out.push_back({sip, cube, p});
+    return out;
+  }
+  std::vector<Pe> sip_pes(unsigned sip) const {
+    std::vector<Pe> out;
+    for (unsigned c = 0; c < cubes; ++c)
+      for (const Pe& p : slices(sip, c)) out.push_back(p);
+    return out;
+  }
+  /// Every slice of the cubes next to cube 0 (east and south).
+  std::vector<Pe> next_to_cube0() const {
+    std::vector<Pe> out = cube_w > 1 ? slices(0, 1) : std::vector<Pe>{};
+    if (cube_w < cubes)
+      for (const Pe& p : slices(0, cube_w)) out.push_back(p);
+    return out;
+  }
+};
+
+/// Every issuer in `issuers` into `target`'s slice, each at its own offset.
+std::vector<Transfer> fan_in(const std::vector<Pe>& issuers, const Pe& target, std::uint64_t bytes) {
+  std::vector<Transfer> out;
+  for (std::size_t k = 0; k < issuers.size(); ++k) out.push_back({issuers[k], target, k * bytes});
+  return out;
+}
+
+std::vector<Scenario> scenarios(const Layout& l, std::uint64_t bytes, std::uint64_t sip_bytes, bool sip_wide) {
+  const Pe pe0{0, 0, 0};
+  auto one = [&](Pe to) { return [=](kbsim::System&) { return std::vector<Transfer>{{pe0, to, 0}}; }; };
+  auto chosen = [&](std::vector<Pe> candidates, bool least) {
+    return [=](kbsim::System& sys) { return std::vector<Transfer>{{pe0, pick(sys, pe0, candidates, least), 0}}; };
+  };
+  auto fixed = [](std::vector<Transfer> ts) { return [=](kbsim::System&) { return ts; }; };
+  auto cube0 = l.slices(0, 0);
+
+  std::vector<Scenario> s = {
+      {"same_cube_pe_local", bytes, one(pe0)},
+      {"same_cube_pe_remote_best", bytes, one({0, 0, 1})},
+      {"same_cube_pe_remote_worst", bytes, chosen(cube0, false)},
+      {"remote_cube_best", bytes, chosen(l.next_to_cube0(), true)},
+      {"remote_cube_worst", bytes, chosen(l.slices(0, l.cubes - 1), false)},
+  };
+  if (l.sips > 1) s.push_back({"remote_sip", bytes, one({1, 0, 0})});
+  for (unsigned k = 1; k <= 3; ++k)
+    s.push_back({"ctrl_hot_" + std::to_string(k), bytes,
+                 fixed(fan_in(std::vector<Pe>(cube0.begin() + 1, cube0.begin() + 1 + k), pe0, bytes))});
+  std::vector<Transfer> east;
+  for (unsigned p = 0; p < cube0.size(); ++p) east.push_back({cube0[p], {0, 1, p}, 0});
+  s.push_back({"eastbound_8pe", bytes, fixed(east)});
+  s.push_back({"all_pe_cube0_to_pe0", bytes, fixed(fan_in(cube0, pe0, bytes))});
+  if (!sip_wide) return s;
+  std::vector<Transfer> own;
+  for (const Pe& p : l.sip_pes(0)) own.push_back({p, p, 0});
+  s.push_back({"sip_local_all", sip_bytes, fixed(own)});
+  s.push_back({"sip_hotspot_pe0", sip_bytes, fixed(fan_in(l.sip_pes(0), pe0, sip_bytes))});
+  return s;
+}
+
+class Recorder final : public ahbm::MemClient {
+ public:
+  void on_complete(ahbm::MemRequest& r) override {
+    ++out.completed;
+    out.makespan_ns = std::max(out.makespan_ns, kbsim::ticks_to_ns(r.t_done));
+    out.latency_ns = kbsim::ticks_to_ns(r.t_done - r.t_issue);
+    if (!r.completion.ok && out.failed++ == 0)
+      out.first_error = r.completion.error_code + ": " + r.completion.error_message;
+  }
+  Outcome out;
+};
+
+Outcome execute(kbsim::System& sys, const std::vector<Transfer>& ts, std::uint64_t bytes, MemOp op,
+                std::uint64_t slice_bytes) {
+  Recorder rec;
+  for (const Transfer& t : ts) {
+    std::string id = dma_node(t.from);
+    ahbm::MemInitiator* dma = ahbm::as_initiator(sys.component(id));
+    if (dma == nullptr) throw kbsim::BenchError("NOT_AN_INITIATOR", id + " does not accept memory requests");
+    auto r = kbsim::make_message<ahbm::MemRequest>();
+    r->op = op;
+    r->pa = ahbm::pe_hbm_addr(t.to.sip, t.to.cube, t.to.pe, t.offset, slice_bytes);
+    r->nbytes = bytes;
+    ++rec.out.submitted;
+    dma->submit(std::move(r), &rec);
+  }
+  sys.run();
+  return rec.out;
+}
+
+/// The path the data takes: PE -> HBM for a write, HBM -> PE for a read.
+kbsim::RouteInfo data_route(kbsim::System& sys, const Transfer& t, MemOp op) {
+  std::string pe = dma_node(t.from), hbm = hbm_node(t.to);
+  return op == MemOp::kWrite ? sys.route_info(pe, hbm, view_of(t)) : sys.route_info(hbm, pe, view_of(t));
+}
+
+bool is_ucie_crossing(std::string_view link_kind) {
+  return link_kind == "ucie_mesh" || link_kind == "cube_to_io" || link_kind == "io_to_cube";
+}
+
+Peaks analyse(kbsim::System& sys, const std::vector<Transfer>& ts, MemOp op) {
+  using Link = std::pair<std::string_view, std::string_view>;  // (node, next node); views into sys
+  std::vector<kbsim::RouteInfo> routes;
+  std::map<Link, unsigned> users;
+  for (const Transfer& t : ts) {
+    routes.push_back(data_route(sys, t, op));
+    const auto& h = routes.back().hops;
+    for (std::size_t k = 0; k + 1 < h.size(); ++k) ++users[{h[k].node, h[k + 1].node}];
+  }
+  auto share = [&](const kbsim::RouteInfo& r, bool alone) {
+    double s = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k + 1 < r.hops.size(); ++k)
+      if (r.hops[k].link_bw_gbs > 0)  // 0 = unlimited
+        s = std::min(s, r.hops[k].link_bw_gbs / (alone ? 1 : users[{r.hops[k].node, r.hops[k + 1].node}]));
+    return std::isinf(s) ? 0.0 : s;
+  };
+  Peaks p;
+  if (routes.empty()) return p;
+  p.single_gbs = share(routes.front(), true);
+  for (const auto& r : routes) p.aggregate_gbs += share(r, false);
+  const auto& first = routes.front().hops;
+  p.hops = static_cast<unsigned>(first.size() - 1);
+  p.route_cost_ns = routes.front().cost_ns;
+  for (const auto& h : first) {
+    p.ucie_crossings += is_ucie_crossing(h.link_kind) ? 1 : 0;
+    p.route.emplace_back(h.node);
+  }
+  return p;
+}
+
+Row measure(const Scenario& s, kbsim::System& sys, MemOp op, std::uint64_t slice_bytes) {
+  std::vector<Transfer> ts = s.plan(sys);
+  Row row{s.name, s.bytes, {}, analyse(sys, ts, op)};
+  row.out = execute(sys, ts, s.bytes, op, slice_bytes);
+  auto pct = [](double eff, double peak) { return peak > 0 ? eff / peak * 100.0 : 0.0; };
+  if (row.out.makespan_ns > 0) row.eff_gbs = static_cast<double>(row.out.submitted * s.bytes) / row.out.makespan_ns;
+  row.util_single_pct = pct(row.eff_gbs, row.peaks.single_gbs);
+  row.util_aggregate_pct = pct(row.eff_gbs, row.peaks.aggregate_gbs);
+  return row;
+}
+
+void report(const Row& r, kbsim::Metrics& m, kbsim::BenchContext& ctx) {
+  m.set("issuers", static_cast<std::uint64_t>(r.out.submitted));
+  m.set("bytes", r.bytes);
+  m.set("makespan_ns", r.out.makespan_ns);
+  if (r.out.submitted == 1) m.set("latency_ns", r.out.latency_ns);
+  for (auto [key, value] : {std::pair{"eff_bw_gbs", r.eff_gbs},
+                            {"peak_single_gbs", r.peaks.single_gbs},
+                            {"util_single_pct", r.util_single_pct},
+                            {"peak_aggregate_gbs", r.peaks.aggregate_gbs},
+                            {"util_aggregate_pct", r.util_aggregate_pct}})
+    m.set(key, value);
+  m.set("ucie_crossings", std::uint64_t{r.peaks.ucie_crossings});
+  m.set("hops", std::uint64_t{r.peaks.hops});
+  m.set("route_cost_ns", r.peaks.route_cost_ns);
+  m.set("completed", std::uint64_t{r.out.completed});
+  m.set("failed", std::uint64_t{r.out.failed});
+  auto& route = m.list("route");
+  for (const auto& node : r.peaks.route) route.append(node);
+  char line[160];
+  std::snprintf(line, sizeof line, "%-26s %7zu %11.2f %8.1f %12.1f %9.1f", r.name.c_str(), r.out.submitted,
+                r.out.makespan_ns, r.eff_gbs, r.util_single_pct, r.util_aggregate_pct);
+  ctx.note(line);
+}
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+/// The reference's invariants over the rows; records each and says whether all held.
+class Checks {
+ public:
+  Checks(const std::vector<Row>& rows, kbsim::BenchContext& ctx) : rows_(rows), ctx_(ctx) {}
+
+  /// Every failure as "name: detail; ...", empty if all held.
+  std::string run() {
+    distance();
+    ucie();
+    utilisation();
+    contention();
+    completion();
+    return failures_;
+  }
+
+ private:
+  const Row* find(const std::string& name) const {
+    for (const Row& r : rows_)
+      if (r.name == name) return &r;
+    return nullptr;
+  }
+  void record(const std::string& name, const std::string& failures) {
+    bool pass = failures.empty();
+    if (!pass) failures_ += (failures_.empty() ? "" : "; ") + name + ":" + failures;
+    ctx_.metrics().object("checks").set(name, pass);
+    ctx_.note(pass ? "PASS " + name : "FAIL " + name + ":" + failures);
+  }
+
+  void distance() {
+    struct Step {
+      const char *a, *b;
+      bool strict;
+    } static constexpr kOrder[] = {{"same_cube_pe_local", "same_cube_pe_remote_best", true},
+                                   {"same_cube_pe_remote_best", "same_cube_pe_remote_worst", false},
+                                   {"same_cube_pe_remote_worst", "remote_cube_best", true},
+                                   {"remote_cube_best", "remote_cube_worst", false},
+                                   {"remote_cube_worst", "remote_sip", true}};
+    std::string bad;
+    for (const Step& s : kOrder) {
+      const Row *a = find(s.a), *b = find(s.b);
+      if (!a || !b) continue;
+      double x = a->out.latency_ns, y = b->out.latency_ns;
+      if (s.strict ? !(x < y) : !(x <= y))
+        bad += std::string(" ") + s.a + " " + fmt(x) + " ns " + (s.strict ? "!<" : "!<=") + " " + s.b + " " + fmt(y);
+    }
+    record("distance_monotonic", bad);
+  }
+
+  void ucie() {
+    std::string same, remote;
+    for (const char* n : {"same_cube_pe_local", "same_cube_pe_remote_best", "same_cube_pe_remote_worst", "ctrl_hot_1",
+                          "ctrl_hot_2", "ctrl_hot_3", "all_pe_cube0_to_pe0"})
+      if (const Row* r = find(n); r && r->peaks.ucie_crossings != 0) same += std::string(" ") + n;
+    for (const char* n : {"remote_cube_best", "remote_cube_worst", "remote_sip", "eastbound_8pe"})
+      if (const Row* r = find(n); r && r->peaks.ucie_crossings == 0) remote += std::string(" ") + n;
+    record("same_cube_no_ucie", same);
+    record("remote_cube_crosses_ucie", remote);
+  }
+
+  void utilisation() {
+    std::string over, single;
+    for (const Row& r : rows_) {
+      if (r.util_aggregate_pct > 100.5) over += " " + r.name + " " + fmt(r.util_aggregate_pct) + "%";
+      if (r.out.submitted == 1 && std::abs(r.util_single_pct - r.util_aggregate_pct) > 1e-9)
+        single += " " + r.name + " " + fmt(r.util_single_pct) + " != " + fmt(r.util_aggregate_pct);
+    }
+    record("aggregate_util_le_100", over);
+    record("single_issuer_util_consistent", single);
+  }
+
+  void contention() {
+    const Row *h1 = find("ctrl_hot_1"), *h2 = find("ctrl_hot_2"), *h3 = find("ctrl_hot_3");
+    const Row* all = find("all_pe_cube0_to_pe0");
+    std::string mono, more;
+    if (!(h1->out.makespan_ns <= h2->out.makespan_ns && h2->out.makespan_ns <= h3->out.makespan_ns))
+      mono = " " + fmt(h1->out.makespan_ns) + ", " + fmt(h2->out.makespan_ns) + ", " + fmt(h3->out.makespan_ns) + " ns";
+    if (!(all->out.makespan_ns > h3->out.makespan_ns))
+      more = " " + fmt(all->out.makespan_ns) + " ns <= ctrl_hot_3 " + fmt(h3->out.makespan_ns) + " ns";
+    record("makespan_monotonic_in_issuers", mono);
+    record("all_pe_slower_than_ctrl_hot_3", more);
+  }
+
+  void completion() {
+    std::string bad;
+    for (const Row& r : rows_) {
+      if (r.out.completed != r.out.submitted)
+        bad += " " + r.name + " completed " + std::to_string(r.out.completed) + "/" + std::to_string(r.out.submitted);
+      if (r.out.failed)
+        bad += " " + r.name + " " + std::to_string(r.out.failed) + " failed (" + r.out.first_error + ")";
+    }
+    record("all_completed_ok", bad);
+  }
+
+  const std::vector<Row>& rows_;
+  kbsim::BenchContext& ctx_;
+  std::string failures_;
+};
+
+class PeDmaPerf final : public kbsim::Bench {
+ public:
+  static kbsim::BenchInfo info() {
+    return {"pe-dma-perf",
+            "PE DMA latency by distance and makespan under contention on an AHBM system, with self-checks",
+            {kbsim::param_int("bytes", 32768, "bytes per transfer (distance and congestion scenarios)"),
+             kbsim::param_int("sip_bytes", 16384, "bytes per transfer of the SIP-wide scenarios"),
+             kbsim::param_string("op", "write", "write (PE -> HBM) or read (HBM -> PE)"),
+             kbsim::param_bool("sip_wide", true, "also run the SIP-wide scenarios (every PE of SIP 0)")}};
+  }
+
+  void run(kbsim::BenchContext& ctx) override {
+    const kbsim::Params& p = ctx.params();
+    const kbsim::Graph& graph = ctx.topology();
+    const ahbm::MemoryMap map = ahbm::MemoryMap::from(graph.attrs);
+    const auto bytes = static_cast<std::uint64_t>(p.get_int("bytes"));
+    const auto sip_bytes = static_cast<std::uint64_t>(p.get_int("sip_bytes"));
+    const std::string& op_name = p.get_string("op");
+    check_params(p, map);
+    const MemOp op = op_name == "read" ? MemOp::kRead : MemOp::kWrite;
+    const auto* w = kbsim::find_attr(graph.attrs, "ahbm.cube_w");  // absent: one row of cubes
+    Layout layout{map.sips, map.cubes_per_sip, map.pes_per_cube,
+                  w && std::holds_alternative<std::int64_t>(*w) ? static_cast<unsigned>(std::get<std::int64_t>(*w))
+                                                                : map.cubes_per_sip};
+
+    ctx.note("op " + op_name + ", " + std::to_string(bytes) + " bytes per transfer (SIP-wide " +
+             std::to_string(sip_bytes) + ")");
+    ctx.note("scenario                   issuers makespan_ns eff_GB/s util_single% util_agg%");
+    std::vector<Row> rows;
+    std::uint64_t submitted = 0;
+    for (const Scenario& s : scenarios(layout, bytes, sip_bytes, p.get_bool("sip_wide"))) {
+      kbsim::System& sys = ctx.build(graph);  // a fresh system: scenarios do not disturb each other
+      rows.push_back(measure(s, sys, op, map.slice_bytes));
+      submitted += rows.back().out.submitted;
+      report(rows.back(), ctx.metrics().object("scenarios").object(s.name), ctx);
+    }
+    if (submitted == 0) throw kbsim::BenchError("NO_REQUESTS", "pe-dma-perf submitted no transfer");
+    if (std::string failed = Checks(rows, ctx).run(); !failed.empty()) throw kbsim::BenchError("SELF_CHECK", failed);
+  }
+
+ private:
+  static void check_params(const kbsim::Params& p, const ahbm::MemoryMap& map) {
+    const std::int64_t slice = static_cast<std::int64_t>(map.slice_bytes);
+    const std::int64_t sip_pes = map.cubes_per_sip * map.pes_per_cube;
+    p.check(p.get_string("op") == "write" || p.get_string("op") == "read", "op", "must be write or read");
+    p.check(p.get_int("bytes") > 0 && p.get_int("bytes") <= slice / map.pes_per_cube, "bytes",
+            "must be in 1.." + std::to_string(slice / map.pes_per_cube) + " (a cube's PEs share one HBM slice)");
+    p.check(p.get_int("sip_bytes") > 0 && p.get_int("sip_bytes") <= slice / sip_pes, "sip_bytes",
+            "must be in 1.." + std::to_string(slice / sip_pes) + " (every PE of a SIP shares one HBM slice)");
+    if (map.cubes_per_sip < 2 || map.pes_per_cube < 4)
+      throw kbsim::ConfigError("pe-dma-perf needs at least 2 cubes per SIP and 4 PEs per cube");
+  }
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("bench_pe_dma_perf") { kbsim::add_bench<PeDmaPerf>(plugin); }
