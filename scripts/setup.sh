@@ -37,8 +37,9 @@ usage: bash scripts/setup.sh COMMAND [ARGS...]
 
   deps   install the Debian packages kbsim needs (only those missing)
   build  deps, then configure and build (Release)
-  run    build, then run the default bench; writes kbsim-out/results.json
-         (ARGS go to `kbsim run`, e.g. --bench NAME --param x=16)
+  run    build, then the main job on the default AHBM system: `kbsim probe` and
+         the pe-dma-perf bench (writes kbsim-out/results.json); with ARGS, run
+         `kbsim run ARGS` instead, e.g. --bench message-mesh --param x=16
   test   build, then run the whole test suite with ctest (ARGS go to ctest)
 
 environment: KBSIM_BUILD_DIR (default <repo>/build), KBSIM_CMAKE_ARGS
@@ -98,8 +99,16 @@ run() {
   build
   local bin="$BUILD_DIR/bin/kbsim"
   [[ -x "$bin" ]] || die "the build did not produce $bin"
-  say "running: kbsim run --out $REPO/kbsim-out $*"
-  "$bin" run --out "$REPO/kbsim-out" "$@"
+  if [[ $# -gt 0 ]]; then
+    say "running: kbsim run --out $REPO/kbsim-out $*"
+    "$bin" run --out "$REPO/kbsim-out" "$@"
+  else
+    # The main job on the default AHBM system: every memory path, then the PE DMA bench.
+    say "running: kbsim probe"
+    "$bin" probe
+    say "running: kbsim run --bench pe-dma-perf --out $REPO/kbsim-out"
+    "$bin" run --bench pe-dma-perf --out "$REPO/kbsim-out"
+  fi
   say "results: $REPO/kbsim-out/results.json"
 }
 
