@@ -104,9 +104,7 @@ void publish(const AhbmSpec& s, Graph& g) {
 
 }  // namespace
 
-bool is_ahbm(const YAML::Node& root) {
-  return root.IsMap() && (root["system"] || root["sip"] || root["cube"]);
-}
+bool is_ahbm(const YAML::Node& root) { return root.IsMap() && (root["system"] || root["sip"] || root["cube"]); }
 
 Compiled compile(YamlSource& src, const Origins& origins) {
   Compiled out;
@@ -148,7 +146,8 @@ Compiled compile(YamlSource& src, const Origins& origins) {
 
     for (unsigned k = 0; k < s.io_chiplets.size(); ++k) {
       const IoChipletSpec& io = s.io_chiplets[k];
-      std::string ep = names::io(sip, k, "pcie_ep"), cpu = names::io(sip, k, "io_cpu"), noc = names::io(sip, k, "io_noc");
+      std::string ep = names::io(sip, k, "pcie_ep"), cpu = names::io(sip, k, "io_cpu"),
+                  noc = names::io(sip, k, "io_noc");
       b.node(ep, io.pcie_ep);
       b.node(cpu, io.io_cpu);
       b.node(noc, io.io_noc);
@@ -170,10 +169,11 @@ Compiled compile(YamlSource& src, const Origins& origins) {
     }
   }
 
-  g.views = {{ViewNames::kData, {"command"}},
-             {ViewNames::kMemory, {"pe_internal", "pe_to_router", "router_to_pe"}},
-             {ViewNames::kLocal,
-              {"ucie_internal", "ucie_conn_to_router", "router_to_ucie_conn", "ucie_mesh", "io_to_cube", "cube_to_io"}}};
+  g.views = {
+      {ViewNames::kData, {"command"}},
+      {ViewNames::kMemory, {"pe_internal", "pe_to_router", "router_to_pe"}},
+      {ViewNames::kLocal,
+       {"ucie_internal", "ucie_conn_to_router", "router_to_ucie_conn", "ucie_mesh", "io_to_cube", "cube_to_io"}}};
   publish(s, g);
   return out;
 }

@@ -20,7 +20,8 @@ unsigned nearest(const std::vector<double>& positions, double v) {
 std::vector<unsigned> spread(const std::vector<unsigned>& candidates, unsigned n) {
   std::vector<unsigned> out;
   for (unsigned i = 0; i < n; ++i) {
-    std::size_t k = n == 1 ? 0 : static_cast<std::size_t>(std::lround(double(i) * double(candidates.size() - 1) / (n - 1)));
+    std::size_t k =
+        n == 1 ? 0 : static_cast<std::size_t>(std::lround(double(i) * double(candidates.size() - 1) / (n - 1)));
     out.push_back(candidates[std::min(k, candidates.size() - 1)]);
   }
   return out;
@@ -50,7 +51,7 @@ MeshLayout generate_mesh(const AhbmSpec& s) {
   for (std::size_t i = 1; i < m.row_y.size(); ++i)
     if (m.row_y[i] <= m.row_y[i - 1])
       fail_at(s.cube_h_origin, "cube_mm.h = " + format_ns(h) + " mm is too short for " + std::to_string(rph) +
-           " PE rows per half and the HBM rows");
+                                   " PE rows per half and the HBM rows");
   m.hbm_row0 = rph;
 
   // PE centres: each corner's PEs run west to east at `pitch`.

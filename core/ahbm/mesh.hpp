@@ -15,9 +15,9 @@ struct Cell {
 };
 
 struct MeshLayout {
-  std::vector<double> col_x;  ///< router column positions (mm)
-  std::vector<double> row_y;  ///< router row positions (mm)
-  std::vector<bool> present;  ///< rows x cols; false inside the HBM exclusion zone
+  std::vector<double> col_x;            ///< router column positions (mm)
+  std::vector<double> row_y;            ///< router row positions (mm)
+  std::vector<bool> present;            ///< rows x cols; false inside the HBM exclusion zone
   unsigned hbm_row0 = 0, hbm_col0 = 0;  ///< the 2x2 exclusion zone's top-left cell
   std::vector<Cell> pe;                 ///< router of each PE (index = PE id)
   std::vector<double> pe_x, pe_y;       ///< PE centres (mm)

@@ -61,8 +61,8 @@ class Cursor {
     const auto* i = std::get_if<std::int64_t>(&v);
     if (!i) fail(key, "must be a whole number");
     if (*i < min || *i > max)
-      fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
-                    std::to_string(*i));
+      fail(key,
+           "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(*i));
     out = static_cast<U>(*i);
   }
   void text(const std::string& key, std::string& out, const std::vector<std::string>& choices = {}) const {
@@ -159,8 +159,8 @@ void read_io_chiplet(Cursor& c, IoChipletSpec& io, const AhbmSpec& spec) {
     cube.pair("xy", xy);
     if (xy[0] < 0 || xy[1] < 0 || xy[0] >= spec.cube_w || xy[1] >= spec.cube_h || std::floor(xy[0]) != xy[0] ||
         std::floor(xy[1]) != xy[1])
-      cube.fail("xy", "must name a cube of the " + std::to_string(spec.cube_w) + "x" + std::to_string(spec.cube_h) +
-                          " mesh");
+      cube.fail("xy",
+                "must name a cube of the " + std::to_string(spec.cube_w) + "x" + std::to_string(spec.cube_h) + " mesh");
     cp.x = static_cast<unsigned>(xy[0]);
     cp.y = static_cast<unsigned>(xy[1]);
     std::string side = "N";
@@ -263,123 +263,121 @@ AhbmSpec parse_spec(YamlSource& src, const Origins& origins) {
             throw ConfigError(pa.origin + ": this cube side is already attached to " + s.io_chiplets[b].id + " (at " +
                               pb.origin + ")");
 
-  root.with_map("cube", {"geometry", "pe_layout", "placement", "ucie", "components", "links", "memory_map",
-                         "pe_template"},
-                [&](Cursor& cube) {
-                  cube.with_map("geometry", {"cube_mm", "pe_pitch_mm", "max_router_spacing_mm", "hbm_gap_mm"},
-                                [&](Cursor& g) {
-                                  g.with_map("cube_mm", {"w", "h"}, [&](Cursor& mm) {
-                                    for (const char* k : {"w", "h"})
-                                      if (mm.has(k))
-                                        (k[0] == 'w' ? s.cube_w_origin : s.cube_h_origin) =
-                                            mm.where(mm.node()[k]) + ": cube.geometry.cube_mm." + k;
-                                    mm.number("w", s.cube_w_mm, 1.0);
-                                    mm.number("h", s.cube_h_mm, 1.0);
-                                  });
-                                  g.number("pe_pitch_mm", s.pe_pitch_mm, 0.1);
-                                  g.number("max_router_spacing_mm", s.max_router_spacing_mm, 0.5);
-                                  g.number("hbm_gap_mm", s.hbm_gap_mm, 0.1);
-                                });
-                  cube.with_map("pe_layout", {"corners", "pe_per_corner"}, [&](Cursor& l) {
-                    l.whole("pe_per_corner", s.pe_per_corner, 1, 4);
-                    if (l.has("corners")) {
-                      YAML::Node n = l.node()["corners"];
-                      if (!n.IsSequence() || n.size() == 0 || n.size() > 4)
-                        l.fail("corners", "must be a list of 1 to 4 of NW, NE, SW, SE");
-                      s.corners.clear();
-                      for (const auto& c : n) {
-                        std::string name = c.IsScalar() ? c.Scalar() : "";
-                        const std::vector<std::string> all = {"NW", "NE", "SW", "SE"};
-                        if (std::find(all.begin(), all.end(), name) == all.end())
-                          l.fail("corners", "'" + name + "' is not one of NW, NE, SW, SE");
-                        if (std::find(s.corners.begin(), s.corners.end(), name) != s.corners.end())
-                          l.fail("corners", "'" + name + "' is listed twice");
-                        s.corners.push_back(name);
-                      }
-                    }
-                  });
-                  cube.with_map("placement", {"m_cpu", "sram"}, [&](Cursor& p) {
-                    p.with_map("m_cpu", {"pos_mm"}, [&](Cursor& m) { m.pair("pos_mm", s.m_cpu_pos_mm); });
-                    p.with_map("sram", {"pos_mm"}, [&](Cursor& m) { m.pair("pos_mm", s.sram_pos_mm); });
-                  });
-                  cube.with_map("ucie", {"n_connections"},
-                                [&](Cursor& u) { u.whole("n_connections", s.ucie_connections, 1, 16); });
-                  cube.with_map("components", {"router", "ucie", "ucie_conn", "m_cpu", "sram", "hbm_ctrl"},
-                                [&](Cursor& m) {
-                                  read_block(m, "router", s.router);
-                                  read_block(m, "ucie", s.ucie);
-                                  read_block(m, "ucie_conn", s.ucie_conn);
-                                  read_block(m, "m_cpu", s.m_cpu);
-                                  read_block(m, "sram", s.sram);
-                                  read_block(m, "hbm_ctrl", s.hbm_ctrl);
-                                });
-                  cube.with_map("links",
-                                {"router_link_bw_gbs", "pe_to_router_bw_gbs", "sram_to_router_bw_gbs",
-                                 "mcpu_to_router_bw_gbs", "ucie_conn_bw_gbs"},
-                                [&](Cursor& l) {
-                                  l.number("router_link_bw_gbs", s.router_link_bw_gbs);
-                                  l.number("pe_to_router_bw_gbs", s.pe_to_router_bw_gbs);
-                                  l.number("sram_to_router_bw_gbs", s.sram_to_router_bw_gbs);
-                                  l.number("mcpu_to_router_bw_gbs", s.mcpu_to_router_bw_gbs);
-                                  l.number("ucie_conn_bw_gbs", s.ucie_conn_bw_gbs);
-                                });
-                  cube.with_map("memory_map",
-                                {"hbm_mapping_mode", "hbm_pseudo_channels", "hbm_channels_per_pe",
-                                 "hbm_channel_bw_gbs", "hbm_slices_per_cube", "hbm_total_gb_per_cube", "burst_bytes"},
-                                [&](Cursor& m) {
-                                  m.text("hbm_mapping_mode", s.hbm_mapping_mode, {"n_to_one", "one_to_one"});
-                                  if (s.hbm_mapping_mode != "n_to_one")
-                                    m.fail("hbm_mapping_mode", "only n_to_one is modeled (one_to_one is future work)");
-                                  m.whole("hbm_pseudo_channels", s.hbm_pseudo_channels, 1, 1024);
-                                  m.whole("hbm_channels_per_pe", s.hbm_channels_per_pe, 1, 64);
-                                  m.number("hbm_channel_bw_gbs", s.hbm_channel_bw_gbs, 0.001);
-                                  m.whole("hbm_slices_per_cube", s.hbm_slices_per_cube, 1, 16);
-                                  m.whole("hbm_total_gb_per_cube", s.hbm_total_gb_per_cube, 1, 128);
-                                  m.whole("burst_bytes", s.burst_bytes, 1, 1 << 16);
-                                  if (!power_of_two(s.burst_bytes)) m.fail("burst_bytes", "must be a power of two");
-                                  if (!power_of_two(s.hbm_channels_per_pe))
-                                    m.fail("hbm_channels_per_pe", "must be a power of two");
-                                  if (s.hbm_slices_per_cube != s.pes_per_cube())
-                                    m.fail("hbm_slices_per_cube",
-                                           "must equal the PEs per cube (" + std::to_string(s.pes_per_cube()) +
-                                               " = corners x pe_per_corner): each PE owns one slice");
-                                  if (s.hbm_pseudo_channels != s.hbm_channels_per_pe * s.hbm_slices_per_cube)
-                                    m.fail("hbm_pseudo_channels", "must equal hbm_channels_per_pe x hbm_slices_per_cube");
-                                });
-                  cube.with_map("pe_template", {"components", "links"}, [&](Cursor& t) {
-                    if (t.has("components") || t.has("links")) s.pe_links.clear();
-                    if (t.has("components")) {
-                      s.pe_components.clear();
-                      Cursor m = t.child("components");
-                      if (!m.node().IsMap()) throw ConfigError(m.where() + ": " + m.path() + " must be a map");
-                      for (const auto& kv : m.node()) {
-                        BlockSpec b;
-                        b.impl = "builtin." + kv.first.Scalar();
-                        read_block(m, kv.first.Scalar(), b, true);
-                        s.pe_components.emplace_back(kv.first.Scalar(), std::move(b));
-                      }
-                    }
-                    if (t.has("links")) {
-                      Cursor list = t.child("links");
-                      if (!list.node().IsSequence()) throw ConfigError(list.where() + ": " + list.path() + " must be a list");
-                      for (std::size_t i = 0; i < list.node().size(); ++i) {
-                        Cursor l(origins, list.node()[i], list.path() + "." + std::to_string(i), list.scope());
-                        l.expect({"src", "dst", "bw_gbs", "bidir"});
-                        PeLinkSpec pl;
-                        pl.origin = l.where();
-                        l.text("src", pl.src);
-                        l.text("dst", pl.dst);
-                        l.number("bw_gbs", pl.bw_gbs);
-                        if (l.has("bidir")) {
-                          ParamValue v = scalar_value(l.node()["bidir"]);
-                          if (!std::holds_alternative<bool>(v)) l.fail("bidir", "must be true or false");
-                          pl.bidir = std::get<bool>(v);
-                        }
-                        s.pe_links.push_back(pl);
-                      }
-                    }
-                  });
-                });
+  root.with_map(
+      "cube", {"geometry", "pe_layout", "placement", "ucie", "components", "links", "memory_map", "pe_template"},
+      [&](Cursor& cube) {
+        cube.with_map("geometry", {"cube_mm", "pe_pitch_mm", "max_router_spacing_mm", "hbm_gap_mm"}, [&](Cursor& g) {
+          g.with_map("cube_mm", {"w", "h"}, [&](Cursor& mm) {
+            for (const char* k : {"w", "h"})
+              if (mm.has(k))
+                (k[0] == 'w' ? s.cube_w_origin : s.cube_h_origin) =
+                    mm.where(mm.node()[k]) + ": cube.geometry.cube_mm." + k;
+            mm.number("w", s.cube_w_mm, 1.0);
+            mm.number("h", s.cube_h_mm, 1.0);
+          });
+          g.number("pe_pitch_mm", s.pe_pitch_mm, 0.1);
+          g.number("max_router_spacing_mm", s.max_router_spacing_mm, 0.5);
+          g.number("hbm_gap_mm", s.hbm_gap_mm, 0.1);
+        });
+        cube.with_map("pe_layout", {"corners", "pe_per_corner"}, [&](Cursor& l) {
+          l.whole("pe_per_corner", s.pe_per_corner, 1, 4);
+          if (l.has("corners")) {
+            YAML::Node n = l.node()["corners"];
+            if (!n.IsSequence() || n.size() == 0 || n.size() > 4)
+              l.fail("corners", "must be a list of 1 to 4 of NW, NE, SW, SE");
+            s.corners.clear();
+            for (const auto& c : n) {
+              std::string name = c.IsScalar() ? c.Scalar() : "";
+              const std::vector<std::string> all = {"NW", "NE", "SW", "SE"};
+              if (std::find(all.begin(), all.end(), name) == all.end())
+                l.fail("corners", "'" + name + "' is not one of NW, NE, SW, SE");
+              if (std::find(s.corners.begin(), s.corners.end(), name) != s.corners.end())
+                l.fail("corners", "'" + name + "' is listed twice");
+              s.corners.push_back(name);
+            }
+          }
+        });
+        cube.with_map("placement", {"m_cpu", "sram"}, [&](Cursor& p) {
+          p.with_map("m_cpu", {"pos_mm"}, [&](Cursor& m) { m.pair("pos_mm", s.m_cpu_pos_mm); });
+          p.with_map("sram", {"pos_mm"}, [&](Cursor& m) { m.pair("pos_mm", s.sram_pos_mm); });
+        });
+        cube.with_map("ucie", {"n_connections"},
+                      [&](Cursor& u) { u.whole("n_connections", s.ucie_connections, 1, 16); });
+        cube.with_map("components", {"router", "ucie", "ucie_conn", "m_cpu", "sram", "hbm_ctrl"}, [&](Cursor& m) {
+          read_block(m, "router", s.router);
+          read_block(m, "ucie", s.ucie);
+          read_block(m, "ucie_conn", s.ucie_conn);
+          read_block(m, "m_cpu", s.m_cpu);
+          read_block(m, "sram", s.sram);
+          read_block(m, "hbm_ctrl", s.hbm_ctrl);
+        });
+        cube.with_map("links",
+                      {"router_link_bw_gbs", "pe_to_router_bw_gbs", "sram_to_router_bw_gbs", "mcpu_to_router_bw_gbs",
+                       "ucie_conn_bw_gbs"},
+                      [&](Cursor& l) {
+                        l.number("router_link_bw_gbs", s.router_link_bw_gbs);
+                        l.number("pe_to_router_bw_gbs", s.pe_to_router_bw_gbs);
+                        l.number("sram_to_router_bw_gbs", s.sram_to_router_bw_gbs);
+                        l.number("mcpu_to_router_bw_gbs", s.mcpu_to_router_bw_gbs);
+                        l.number("ucie_conn_bw_gbs", s.ucie_conn_bw_gbs);
+                      });
+        cube.with_map("memory_map",
+                      {"hbm_mapping_mode", "hbm_pseudo_channels", "hbm_channels_per_pe", "hbm_channel_bw_gbs",
+                       "hbm_slices_per_cube", "hbm_total_gb_per_cube", "burst_bytes"},
+                      [&](Cursor& m) {
+                        m.text("hbm_mapping_mode", s.hbm_mapping_mode, {"n_to_one", "one_to_one"});
+                        if (s.hbm_mapping_mode != "n_to_one")
+                          m.fail("hbm_mapping_mode", "only n_to_one is modeled (one_to_one is future work)");
+                        m.whole("hbm_pseudo_channels", s.hbm_pseudo_channels, 1, 1024);
+                        m.whole("hbm_channels_per_pe", s.hbm_channels_per_pe, 1, 64);
+                        m.number("hbm_channel_bw_gbs", s.hbm_channel_bw_gbs, 0.001);
+                        m.whole("hbm_slices_per_cube", s.hbm_slices_per_cube, 1, 16);
+                        m.whole("hbm_total_gb_per_cube", s.hbm_total_gb_per_cube, 1, 128);
+                        m.whole("burst_bytes", s.burst_bytes, 1, 1 << 16);
+                        if (!power_of_two(s.burst_bytes)) m.fail("burst_bytes", "must be a power of two");
+                        if (!power_of_two(s.hbm_channels_per_pe))
+                          m.fail("hbm_channels_per_pe", "must be a power of two");
+                        if (s.hbm_slices_per_cube != s.pes_per_cube())
+                          m.fail("hbm_slices_per_cube", "must equal the PEs per cube (" +
+                                                            std::to_string(s.pes_per_cube()) +
+                                                            " = corners x pe_per_corner): each PE owns one slice");
+                        if (s.hbm_pseudo_channels != s.hbm_channels_per_pe * s.hbm_slices_per_cube)
+                          m.fail("hbm_pseudo_channels", "must equal hbm_channels_per_pe x hbm_slices_per_cube");
+                      });
+        cube.with_map("pe_template", {"components", "links"}, [&](Cursor& t) {
+          if (t.has("components") || t.has("links")) s.pe_links.clear();
+          if (t.has("components")) {
+            s.pe_components.clear();
+            Cursor m = t.child("components");
+            if (!m.node().IsMap()) throw ConfigError(m.where() + ": " + m.path() + " must be a map");
+            for (const auto& kv : m.node()) {
+              BlockSpec b;
+              b.impl = "builtin." + kv.first.Scalar();
+              read_block(m, kv.first.Scalar(), b, true);
+              s.pe_components.emplace_back(kv.first.Scalar(), std::move(b));
+            }
+          }
+          if (t.has("links")) {
+            Cursor list = t.child("links");
+            if (!list.node().IsSequence()) throw ConfigError(list.where() + ": " + list.path() + " must be a list");
+            for (std::size_t i = 0; i < list.node().size(); ++i) {
+              Cursor l(origins, list.node()[i], list.path() + "." + std::to_string(i), list.scope());
+              l.expect({"src", "dst", "bw_gbs", "bidir"});
+              PeLinkSpec pl;
+              pl.origin = l.where();
+              l.text("src", pl.src);
+              l.text("dst", pl.dst);
+              l.number("bw_gbs", pl.bw_gbs);
+              if (l.has("bidir")) {
+                ParamValue v = scalar_value(l.node()["bidir"]);
+                if (!std::holds_alternative<bool>(v)) l.fail("bidir", "must be true or false");
+                pl.bidir = std::get<bool>(v);
+              }
+              s.pe_links.push_back(pl);
+            }
+          }
+        });
+      });
 
   // Cross-field checks.
   if (s.hbm_slices_per_cube != s.pes_per_cube())
@@ -407,7 +405,8 @@ AhbmSpec parse_spec(YamlSource& src, const Origins& origins) {
       double e = std::holds_alternative<double>(a.value)         ? std::get<double>(a.value)
                  : std::holds_alternative<std::int64_t>(a.value) ? static_cast<double>(std::get<std::int64_t>(a.value))
                                                                  : -1.0;
-      if (!(e > 0.0 && e <= 1.0)) throw ConfigError(a.origin + ": cube.components.hbm_ctrl.attrs.efficiency must be in (0, 1]");
+      if (!(e > 0.0 && e <= 1.0))
+        throw ConfigError(a.origin + ": cube.components.hbm_ctrl.attrs.efficiency must be in (0, 1]");
       s.hbm_efficiency = e;
     }
   return s;

@@ -81,7 +81,7 @@ struct AhbmSpec {
   // cube geometry and layout
   double cube_w_mm = 15.0, cube_h_mm = 15.0;
   std::string cube_w_origin, cube_h_origin;  ///< "where: cube.geometry.cube_mm.w" when given
-  double pe_pitch_mm = 1.5;  ///< spacing of the PEs of one corner
+  double pe_pitch_mm = 1.5;                  ///< spacing of the PEs of one corner
   double max_router_spacing_mm = 3.0;
   double hbm_gap_mm = 1.5;
   std::vector<std::string> corners{"NW", "NE", "SW", "SE"};

@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "ahbm/svg.hpp"
 #include "cli/describe.hpp"
 #include "plugin/registry.hpp"
+#include "probe/probe.hpp"
 #include "report/json.hpp"
 #include "run/bench_runner.hpp"
-#include "ahbm/svg.hpp"
-#include "probe/probe.hpp"
 #include "topology/topology.hpp"
 #include "util/text.hpp"
 
@@ -168,8 +168,9 @@ int run_command_line(int argc, char** argv) {
   add_common(probe, common);
   probe->add_option("--case", probe_opts.case_name, "one case (e.g. h2d-2hop) or all")->capture_default_str();
   probe->add_flag("--json", probe_opts.json, "print one JSON object instead of tables");
-  probe->add_option("--bytes", probe_opts.bytes, "transfer size of the cases")->capture_default_str()->check(
-      CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
+  probe->add_option("--bytes", probe_opts.bytes, "transfer size of the cases")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
 
   CLI::App* version = app.add_subcommand("version", "print the version and ABI");
 

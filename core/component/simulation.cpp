@@ -257,7 +257,8 @@ RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std
 }
 
 const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
-  if (view >= view_names_.size()) fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
+  if (view >= view_names_.size())
+    fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
   std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
   if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
   // Dijkstra over link latency + one flit's serialization + the transit cost
@@ -288,8 +289,8 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
   }
   if (dist[to] == kNever)
     throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
-                      (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") + " (at t=" +
-                      format_ns(ticks_to_ns(now())) + " ns)");
+                      (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") +
+                      " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
   auto r = std::make_unique<Route>();
   r->cost = dist[to];
   for (NodeIndex v = to; v != from;) {

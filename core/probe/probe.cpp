@@ -90,8 +90,8 @@ CaseResult run_case(const Graph& graph, const Registry& registry, const CaseSpec
   initiator->submit(req, &collector);
   sim.run();
   if (!collector.done)
-    throw SimError("probe case " + spec.name + ": the request never completed (stuck at t=" +
-                   format_ns(ticks_to_ns(sim.now())) + " ns)");
+    throw SimError("probe case " + spec.name +
+                   ": the request never completed (stuck at t=" + format_ns(ticks_to_ns(sim.now())) + " ns)");
 
   CaseResult c;
   c.name = spec.name;
@@ -168,7 +168,8 @@ std::vector<Invariant> check(const Report& r) {
         local->actual_ns < same->actual_ns && same->actual_ns < cross->actual_ns,
         format_ns(local->actual_ns) + " < " + format_ns(same->actual_ns) + " < " + format_ns(cross->actual_ns) + " ns");
   }
-  if (best && worst) add("pe dma: other cubes are reached over UCIe", best->ucie_crossings > 0 && worst->ucie_crossings > 0, "");
+  if (best && worst)
+    add("pe dma: other cubes are reached over UCIe", best->ucie_crossings > 0 && worst->ucie_crossings > 0, "");
   bool ok = true, bound = true;
   std::string failed;
   for (const auto& c : r.cases) {
@@ -183,7 +184,8 @@ std::vector<Invariant> check(const Report& r) {
   if (!r.sweep.empty()) {
     bool rising = true;
     for (std::size_t i = 1; i < r.sweep.size(); ++i)
-      if (r.sweep[i].name == r.sweep[i - 1].name && r.sweep[i].util_pct < r.sweep[i - 1].util_pct - 1e-9) rising = false;
+      if (r.sweep[i].name == r.sweep[i - 1].name && r.sweep[i].util_pct < r.sweep[i - 1].util_pct - 1e-9)
+        rising = false;
     add("sweep: utilization does not fall as transfers grow", rising, "");
   }
   return out;

@@ -1,8 +1,8 @@
-#include <algorithm>
 #include "run/bench_runner.hpp"
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -99,7 +99,8 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     }
     return true;
   };
-  bool one_graph = std::all_of(graphs_.begin(), graphs_.end(), [&](const Graph& g) { return same(g, graphs_.front()); });
+  bool one_graph =
+      std::all_of(graphs_.begin(), graphs_.end(), [&](const Graph& g) { return same(g, graphs_.front()); });
   write_json_file(dir / "topology.json", [&](JsonWriter& w) {
     if (one_graph) {
       write_graph(w, graphs_.front(), registry_);

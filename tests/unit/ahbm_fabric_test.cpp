@@ -10,9 +10,9 @@
 namespace kbsim {
 namespace {
 
-using ::testing::HasSubstr;
 using ahbm::MemOp;
 using ahbm::MemRequest;
+using ::testing::HasSubstr;
 
 struct Collector final : ahbm::MemClient {
   std::vector<Ref<MemRequest>> done;

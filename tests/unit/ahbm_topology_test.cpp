@@ -202,7 +202,8 @@ TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
   EXPECT_EQ(int_attr(g, "ahbm.sip_h"), 2);
   EXPECT_EQ(count_ids(g, R"(sip\d\.io0\.pcie_ep)"), 6u);
   EXPECT_THAT(default_error({"system.sips.count=6", "system.sips.topology=torus_2d"}),
-              HasSubstr("--set system.sips.topology=torus_2d: system.sips.topology: torus_2d over 6 SIPs needs system.sips.w and h (the count is not a square)"));
+              HasSubstr("--set system.sips.topology=torus_2d: system.sips.topology: torus_2d over 6 SIPs needs "
+                        "system.sips.w and h (the count is not a square)"));
   EXPECT_EQ(default_error({"system.sips.count=6", "system.sips.w=2", "system.sips.h=2"}),
             "--set system.sips.w=2: system.sips.w: w x h = 4 but count = 6");
 }
@@ -323,7 +324,8 @@ TEST(AhbmMesh, ThreePesPerCornerOnAWiderCube) {
 
 TEST(AhbmMesh, TooSmallCubeIsAConfigError) {
   EXPECT_THAT(default_error({"cube.geometry.cube_mm.w=5"}),
-              HasSubstr("--set cube.geometry.cube_mm.w=5: cube.geometry.cube_mm.w: cube_mm.w = 5 mm is too narrow for 2 PEs per corner at 1.5 mm pitch"));
+              HasSubstr("--set cube.geometry.cube_mm.w=5: cube.geometry.cube_mm.w: cube_mm.w = 5 mm is too narrow for "
+                        "2 PEs per corner at 1.5 mm pitch"));
 }
 
 // --- errors ---------------------------------------------------------------------------------
@@ -371,7 +373,8 @@ TEST(AhbmErrors, CrossFieldChecks) {
             "pe_per_corner): each PE owns one slice");
   EXPECT_THAT(
       parse_error(kMin + "cube: { memory_map: { hbm_pseudo_channels: 32 } }\n"),
-      HasSubstr("t.yaml:2:44: cube.memory_map.hbm_pseudo_channels: must equal hbm_channels_per_pe x hbm_slices_per_cube"));
+      HasSubstr(
+          "t.yaml:2:44: cube.memory_map.hbm_pseudo_channels: must equal hbm_channels_per_pe x hbm_slices_per_cube"));
   EXPECT_EQ(parse_error(kMin + "cube:\n  pe_template:\n    components: { pe_dma: { attach: dma }, pe_tcm: {} }\n"
                                "    links:\n      - { src: pe_dma, dst: pe_tcn }\n"),
             "t.yaml:6:9: cube.pe_template.links: 'pe_tcn' is not a PE template component (closest: pe_tcm, pe_dma)");

@@ -131,7 +131,8 @@ TEST(Cli, MissingPluginDirectoryGivesExitCode4) {
 
 TEST(Cli, UnknownImplementationGivesExitCode3WithClosestNames) {
   auto out = test::temp_dir();
-  auto r = test::run_kbsim("run --bench traffic " + kTwoSwitch + " --set nodes.sw0.impl=builtin.swtch --out " + out.string());
+  auto r = test::run_kbsim("run --bench traffic " + kTwoSwitch + " --set nodes.sw0.impl=builtin.swtch --out " +
+                           out.string());
   EXPECT_EQ(r.code, 3);
   expect_one_line_error(r);
   EXPECT_THAT(r.err, HasSubstr("--set nodes.sw0.impl=builtin.swtch: unknown implementation 'builtin.swtch'"));
@@ -169,7 +170,8 @@ TEST(Cli, MissingPathIsATopologyErrorNamingBothEnds) {
 
 TEST(Cli, BenchThatSubmitsNothingFailsWithNoRequests) {
   auto out = test::temp_dir();
-  auto r = test::run_kbsim("run --bench traffic " + kTwoSwitch + " --set nodes.host.params.count=0 --out " + out.string());
+  auto r =
+      test::run_kbsim("run --bench traffic " + kTwoSwitch + " --set nodes.host.params.count=0 --out " + out.string());
   EXPECT_EQ(r.code, 6);
   expect_one_line_error(r);
   EXPECT_THAT(r.err, HasSubstr("NO_REQUESTS"));

@@ -30,9 +30,18 @@ double actual(const rapidjson::Document& d, const std::string& name) {
 TEST(Probe, JsonHasThirteenCasesTheSweepAndPassingInvariants) {
   auto d = probe_json("");
   ASSERT_TRUE(d.IsObject());
-  const char* names[] = {"h2d-1hop",     "h2d-2hop",         "h2d-3hop",          "h2d-4hop",
-                         "d2h-1hop",     "d2h-2hop",         "d2h-3hop",          "d2h-4hop",
-                         "pe-local-hbm", "pe-same-half-hbm", "pe-cross-half-hbm", "pe-cross-cube-hbm-best",
+  const char* names[] = {"h2d-1hop",
+                         "h2d-2hop",
+                         "h2d-3hop",
+                         "h2d-4hop",
+                         "d2h-1hop",
+                         "d2h-2hop",
+                         "d2h-3hop",
+                         "d2h-4hop",
+                         "pe-local-hbm",
+                         "pe-same-half-hbm",
+                         "pe-cross-half-hbm",
+                         "pe-cross-cube-hbm-best",
                          "pe-cross-cube-hbm-worst"};
   ASSERT_EQ(d["cases"].Size(), 13u);
   for (unsigned i = 0; i < 13; ++i) {
@@ -79,8 +88,8 @@ TEST(Probe, LocalHbmGetsTheFullEffectiveBandwidth) {
 TEST(Probe, TextReportShowsColumnsRoutesAndInvariants) {
   auto r = test::run_kbsim("probe --case h2d-2hop");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"Actual", "Ovhd", "Drain", "Wire", "Eff.BW", "BN.BW", "Util", "h2d-2hop",
-                        "sip0.cube0.ucie-S", "<BN:128GB/s>", "drain:256ns", "[v] PASS"})
+  for (const char* s : {"Actual", "Ovhd", "Drain", "Wire", "Eff.BW", "BN.BW", "Util", "h2d-2hop", "sip0.cube0.ucie-S",
+                        "<BN:128GB/s>", "drain:256ns", "[v] PASS"})
     EXPECT_THAT(r.out, HasSubstr(s));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("d2h-1hop")));
 }

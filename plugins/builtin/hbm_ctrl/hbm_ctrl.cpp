@@ -48,7 +48,8 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     auto attrs = system_attrs();
     num_pcs_ = p.get_int("num_pcs") ? p.get_int("num_pcs") : attr_int(attrs, "ahbm.hbm_channels_per_pe", 8);
     burst_ = p.get_int("burst_bytes") ? p.get_int("burst_bytes") : attr_int(attrs, "ahbm.burst_bytes", 256);
-    pc_bw_ = p.get_float("pc_bw_gbs") > 0 ? p.get_float("pc_bw_gbs") : attr_float(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
+    pc_bw_ =
+        p.get_float("pc_bw_gbs") > 0 ? p.get_float("pc_bw_gbs") : attr_float(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
     auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
     p.check(pow2(num_pcs_), "num_pcs", "must be a power of two (got " + std::to_string(num_pcs_) + ")");
     p.check(pow2(burst_), "burst_bytes", "must be a power of two (got " + std::to_string(burst_) + ")");
@@ -64,14 +65,13 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     kbsim::ComponentInfo i;
     i.type = "hbm_ctrl";
     i.summary = "per-PE HBM controller: address-striped pseudo-channels, per-flit commit, streaming reads";
-    i.params = {
-        kbsim::param_float("overhead_ns", 0.0, "decode overhead, paid once per transaction on its first flit"),
-        kbsim::param_float("switch_penalty_ns", 0.0, "extra time when a PC turns between read and write"),
-        kbsim::param_float("efficiency", 0.8,
-                           "sustained fraction of peak; the topology compiler applies it to the router link"),
-        kbsim::param_int("num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"),
-        kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
-        kbsim::param_int("burst_bytes", 0, "burst size and PC striping unit (0: cube.memory_map.burst_bytes)")};
+    i.params = {kbsim::param_float("overhead_ns", 0.0, "decode overhead, paid once per transaction on its first flit"),
+                kbsim::param_float("switch_penalty_ns", 0.0, "extra time when a PC turns between read and write"),
+                kbsim::param_float("efficiency", 0.8,
+                                   "sustained fraction of peak; the topology compiler applies it to the router link"),
+                kbsim::param_int("num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"),
+                kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
+                kbsim::param_int("burst_bytes", 0, "burst size and PC striping unit (0: cube.memory_map.burst_bytes)")};
     i.ports = {{"*", "the link to and from the PE's router (router_to_hbm / hbm_to_router)"}};
     i.stats = {{"reads", kbsim::StatKind::kCounter, "requests", "read requests served"},
                {"writes", kbsim::StatKind::kCounter, "requests", "write requests served"},

@@ -39,8 +39,8 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
 
   void setup() override {
     if (where().sip >= 0 && where().io >= 0)
-      io_cpu_ = find_node(kbsim::ahbm::names::io(static_cast<unsigned>(where().sip),
-                                                 static_cast<unsigned>(where().io), "io_cpu"));
+      io_cpu_ = find_node(
+          kbsim::ahbm::names::io(static_cast<unsigned>(where().sip), static_cast<unsigned>(where().io), "io_cpu"));
   }
 
   void submit(Ref<MemRequest> r, kbsim::ahbm::MemClient* client) override {

@@ -55,9 +55,9 @@ class MemRequest : public Message {
   // --- filled in along the way ---
   std::uint64_t unit_offset = 0;  ///< byte offset inside the serving unit (e.g. the HBM offset)
   Ref<MemRequest> parent;         ///< the request this one was split from (io_cpu / m_cpu legs)
-  NodeIndex initiator = 0;  ///< node that put it on the fabric (the response goes back there)
-  NodeIndex target = 0;     ///< node that serves it
-  ViewId view = 0;          ///< routing view of both legs
+  NodeIndex initiator = 0;        ///< node that put it on the fabric (the response goes back there)
+  NodeIndex target = 0;           ///< node that serves it
+  ViewId view = 0;                ///< routing view of both legs
   bool is_response = false;
   Tick t_issue = 0;     ///< when the initiator accepted it
   Tick t_start = 0;     ///< when it left the initiator (after queueing for a channel)

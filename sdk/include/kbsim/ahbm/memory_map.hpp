@@ -85,8 +85,9 @@ inline AccessCheck check_access(const MemoryMap& m, std::uint64_t pa, std::uint6
   const Decoded& a = d.addr;
   c.target.addr = a;
   if (nbytes == 0) return bad("ZERO_LENGTH", "a request of 0 bytes");
-  if (a.sip >= m.sips) return bad("NO_SUCH_SIP", "SIP " + std::to_string(a.sip) + " does not exist (the system has " +
-                                                     std::to_string(m.sips) + ")");
+  if (a.sip >= m.sips)
+    return bad("NO_SUCH_SIP",
+               "SIP " + std::to_string(a.sip) + " does not exist (the system has " + std::to_string(m.sips) + ")");
   std::uint64_t capacity = a.budget;
   switch (a.kind) {
     case AddrKind::kHbm:
@@ -112,8 +113,8 @@ inline AccessCheck check_access(const MemoryMap& m, std::uint64_t pa, std::uint6
         return bad("OVERSIZE", "HBM offset " + hex(a.offset) + " is beyond the cube's " + hex(capacity) + " bytes");
       c.target.pe = static_cast<unsigned>(a.offset / m.slice_bytes);
       if (nbytes > capacity - a.offset)
-        return bad("OVERSIZE", std::to_string(nbytes) + " bytes at HBM offset " + hex(a.offset) + " exceed the cube's " +
-                                   std::to_string(capacity) + " bytes");
+        return bad("OVERSIZE", std::to_string(nbytes) + " bytes at HBM offset " + hex(a.offset) +
+                                   " exceed the cube's " + std::to_string(capacity) + " bytes");
       if ((a.offset + nbytes - 1) / m.slice_bytes != c.target.pe)
         return bad("CROSSES_SLICE", std::to_string(nbytes) + " bytes cross from PE " + std::to_string(c.target.pe) +
                                         "'s HBM slice into the next");

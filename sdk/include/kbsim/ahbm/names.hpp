@@ -19,7 +19,9 @@ inline std::string cube(unsigned s, unsigned c) { return sip(s) + ".cube" + std:
 inline std::string router(unsigned s, unsigned c, unsigned row, unsigned col) {
   return cube(s, c) + ".r" + std::to_string(row) + "c" + std::to_string(col);
 }
-inline std::string hbm_ctrl(unsigned s, unsigned c, unsigned pe) { return cube(s, c) + ".hbm_ctrl.pe" + std::to_string(pe); }
+inline std::string hbm_ctrl(unsigned s, unsigned c, unsigned pe) {
+  return cube(s, c) + ".hbm_ctrl.pe" + std::to_string(pe);
+}
 inline std::string m_cpu(unsigned s, unsigned c) { return cube(s, c) + ".m_cpu"; }
 inline std::string sram(unsigned s, unsigned c) { return cube(s, c) + ".sram"; }
 inline std::string pe(unsigned s, unsigned c, unsigned p) { return cube(s, c) + ".pe" + std::to_string(p); }

@@ -22,11 +22,11 @@ namespace kbsim::ahbm {
 
 inline constexpr unsigned kAddrBits = 51;
 inline constexpr unsigned kMaxSips = 16;
-inline constexpr unsigned kCubeDies = 16;        ///< die ids 0..15
-inline constexpr unsigned kFirstIoDie = 16;      ///< die ids 16..20
+inline constexpr unsigned kCubeDies = 16;    ///< die ids 0..15
+inline constexpr unsigned kFirstIoDie = 16;  ///< die ids 16..20
 inline constexpr unsigned kIoDies = 5;
-inline constexpr std::uint64_t kHbmWindow = std::uint64_t{1} << 37;  ///< 128 GiB
-inline constexpr std::uint64_t kSramWindow = std::uint64_t{1} << 25;  ///< 32 MiB
+inline constexpr std::uint64_t kHbmWindow = std::uint64_t{1} << 37;    ///< 128 GiB
+inline constexpr std::uint64_t kSramWindow = std::uint64_t{1} << 25;   ///< 32 MiB
 inline constexpr std::uint64_t kIocpuRegion = std::uint64_t{1} << 31;  ///< 2 GiB
 inline constexpr std::uint64_t kChipletWindow = std::uint64_t{1} << 40;
 
