@@ -210,6 +210,19 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
 
 Tick Simulation::on_event(Event& ev) {
   Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint));
+  try {
+    return dispatch(c, ev);
+  } catch (const SimError& e) {
+    if (std::string_view(e.what()).substr(0, 2) == "t=") throw;  // already names the time and component
+    fail(c.index(), e.what());
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(c.index(), std::string("component fault: ") + e.what());
+  }
+}
+
+Tick Simulation::dispatch(Component& c, Event& ev) {
   switch (ev.kind) {
     case EventKind::kTimer: c.on_timer(ev.tag, std::move(ev.msg)); return kNever;
     case EventKind::kMessage: c.on_message(ev.port, std::move(ev.msg)); return kNever;

@@ -67,6 +67,7 @@ class Simulation final : public Kernel, public System, private EventTarget {
 
  private:
   Tick on_event(Event& ev) override;
+  Tick dispatch(Component& c, Event& ev);
   Link& out_link(NodeIndex from, PortIndex out);
   /// Link indices of a node's out-ports, in port order.
   std::span<const std::uint32_t> out_links(NodeIndex n) const noexcept {

@@ -62,7 +62,7 @@ $(cat "$tmp/info.log")"
 
 step run_vendor "$kbsim" run --bench traffic --plugins "$vendor" \
   --components "$example/components.yaml" --topology "$example/topology.yaml" --out "$tmp/out"
-step run_default "$kbsim" run --bench traffic --out "$tmp/out_default"
+step run_default "$kbsim" run --bench traffic --topology "$src/examples/topologies/two_switch.yaml" --out "$tmp/out_default"
 
 python3 - "$tmp/out/results.json" "$tmp/out_default/results.json" <<'EOF'
 import json, os, sys

@@ -43,6 +43,7 @@ std::string default_error(const std::vector<std::string>& overrides) {
 }
 
 /// Nodes and edges by id / "src->dst".
+/// Lookups into a graph, which must outlive the index.
 struct Index {
   explicit Index(const Graph& g) {
     for (const auto& n : g.nodes) nodes[n.id] = &n;
@@ -121,7 +122,8 @@ TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
 }
 
 TEST(AhbmTopology, NodeIdsFollowTheReference) {
-  Index ix(core::load_topology(kDefault, {}));
+  const Graph g = core::load_topology(kDefault, {});
+  Index ix(g);
   for (const char* id : {"sip0.cube0.r0c0", "sip0.cube0.r5c5", "sip0.cube0.hbm_ctrl.pe3", "sip0.cube5.pe2.pe_dma",
                          "sip1.cube15.pe7.pe_tcm", "sip1.io0.pcie_ep", "sip0.cube0.ucie-E.conn2", "sip0.cube0.m_cpu",
                          "sip0.cube0.sram", "sip0.cube0.ucie-N", "sip0.io0.io_ucie-P1.conn3"})
@@ -233,8 +235,9 @@ TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
 }
 
 TEST(AhbmTopology, FewerHbmChannelsHalveTheHbmLink) {
-  Index ix(core::load_topology(kDefault,
-                               {"cube.memory_map.hbm_channels_per_pe=4", "cube.memory_map.hbm_pseudo_channels=32"}));
+  const Graph g = core::load_topology(
+      kDefault, {"cube.memory_map.hbm_channels_per_pe=4", "cube.memory_map.hbm_pseudo_channels=32"});
+  Index ix(g);
   EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.r0c0", "sip1.cube9.hbm_ctrl.pe0").bandwidth_gbs, 102.4);
   EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.hbm_ctrl.pe0", "sip1.cube9.r0c0").bandwidth_gbs, 102.4);
 }

@@ -120,3 +120,17 @@ TEST(Probe, IsDeterministic) {
 
 }  // namespace
 }  // namespace kbsim
+
+namespace kbsim {
+namespace {
+
+TEST(Probe, AComponentThatCannotServeTheRequestIsASimulationError) {
+  // A plain forwarder in place of the HBM controller: the request's flits end there.
+  auto r = test::run_kbsim("probe --case h2d-1hop --set 'cube.components.hbm_ctrl={impl: builtin.forwarding}'");
+  EXPECT_EQ(r.code, 5);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("ns: sip0.cube0.hbm_ctrl.pe0: flit arrived off its route"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+}  // namespace
+}  // namespace kbsim
