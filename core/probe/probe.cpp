@@ -218,7 +218,7 @@ int run(const Registry& registry, const std::filesystem::path& topology, const s
   if (options.json)
     print_json(report);
   else
-    print_text(report, true);
+    print_text(report);
   return report.pass ? 0 : static_cast<int>(ExitCode::kBench);
 }
 

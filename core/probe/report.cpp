@@ -98,7 +98,7 @@ void case_json(JsonWriter& w, const CaseResult& c, bool with_route) {
 
 }  // namespace
 
-void print_text(const Report& r, bool routes) {
+void print_text(const Report& r) {
   std::printf("kbsim probe: %s, %llu bytes per case\n\n", r.topology.c_str(), static_cast<unsigned long long>(r.bytes));
   header("Case");
   std::string category;
@@ -107,10 +107,8 @@ void print_text(const Report& r, bool routes) {
     category = c.category;
     row(c, c.ok ? c.name : c.name + " FAILED " + c.error);
   }
-  if (routes) {
-    std::printf("\nRoutes (overhead per node, links as --kind bandwidth, latency-->)\n");
-    for (const auto& c : r.cases) route(c);
-  }
+  std::printf("\nRoutes (overhead per node, links as --kind bandwidth, latency-->)\n");
+  for (const auto& c : r.cases) route(c);
   if (!r.sweep.empty()) {
     std::printf("\nSweep\n");
     header("Case / size");

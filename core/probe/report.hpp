@@ -52,7 +52,7 @@ struct Report {
   bool pass = false;
 };
 
-void print_text(const Report& r, bool routes);
+void print_text(const Report& r);
 void print_json(const Report& r);
 
 }  // namespace kbsim::core::probe
