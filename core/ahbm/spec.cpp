@@ -40,18 +40,12 @@ class Cursor {
     read(c);
   }
 
-  double number(const std::string& key, double& out, double min = 0.0) const {
-    if (!has(key)) return out;
-    YAML::Node n = node_[key];
-    ParamValue v = n.IsScalar() ? scalar_value(n) : ParamValue{std::string()};
-    if (const auto* i = std::get_if<std::int64_t>(&v))
-      out = static_cast<double>(*i);
-    else if (const auto* d = std::get_if<double>(&v))
-      out = *d;
-    else
-      fail(key, "must be a number");
+  void number(const std::string& key, double& out, double min = 0.0) const {
+    if (!has(key)) return;
+    std::optional<double> v = scalar_number(node_[key]);
+    if (!v) fail(key, "must be a number");
+    out = *v;
     if (!std::isfinite(out) || out < min) fail(key, "must be a finite number >= " + format_ns(min));
-    return out;
   }
   template <class U>
   void whole(const std::string& key, U& out, std::int64_t min, std::int64_t max) const {
@@ -78,13 +72,9 @@ class Cursor {
     YAML::Node n = node_[key];
     if (!n.IsSequence() || n.size() != 2) fail(key, "must be a list of two numbers [x, y]");
     for (std::size_t i = 0; i < 2; ++i) {
-      ParamValue v = n[i].IsScalar() ? scalar_value(n[i]) : ParamValue{std::string()};
-      if (const auto* x = std::get_if<std::int64_t>(&v))
-        out[i] = static_cast<double>(*x);
-      else if (const auto* d = std::get_if<double>(&v))
-        out[i] = *d;
-      else
-        fail(key, "must be a list of two numbers [x, y]");
+      std::optional<double> v = scalar_number(n[i]);
+      if (!v) fail(key, "must be a list of two numbers [x, y]");
+      out[i] = *v;
     }
   }
   const Origins& origins() const { return *o_; }

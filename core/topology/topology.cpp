@@ -87,9 +87,7 @@ void apply_override(YamlSource& src, Origins& origins, const std::string& text) 
 }
 
 double number(const YAML::Node& n, const std::string& key, const std::string& where) {
-  ParamValue v = scalar_value(n);
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
-  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (std::optional<double> v = scalar_number(n)) return *v;
   throw ConfigError(where + ": '" + key + "' must be a number, got '" + n.Scalar() + "'");
 }
 

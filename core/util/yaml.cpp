@@ -40,6 +40,14 @@ void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, 
   }
 }
 
+std::optional<double> scalar_number(const YAML::Node& n) {
+  if (!n.IsScalar()) return std::nullopt;
+  ParamValue v = scalar_value(n);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return std::nullopt;
+}
+
 ParamValue scalar_value(const YAML::Node& n) {
   if (n.Tag() == "!") return n.Scalar();  // quoted: always a string
   return parse_scalar(n.Scalar());

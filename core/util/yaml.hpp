@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,8 @@ void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, 
 
 /// A scalar as a typed value: quoted -> string; true/false; integer; real; else string.
 ParamValue scalar_value(const YAML::Node& n);
+
+/// A scalar integer or real as a double; nullopt for anything else (maps, lists, text).
+std::optional<double> scalar_number(const YAML::Node& n);
 
 }  // namespace kbsim::core

@@ -24,25 +24,12 @@ using ::testing::StartsWith;
 namespace kbsim {
 namespace {
 
+using test::config_error;
+using test::parse_error;
+
 const std::string kDefault = KBSIM_SOURCE_DIR "/topology.yaml";
 const std::string kMin = "system: { sips: { count: 1 } }\n";  // everything else has defaults
 
-template <class F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a ConfigError, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a ConfigError, nothing was thrown";
-  return "";
-}
-std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  return config_error([&] { core::parse_topology(yaml, "t.yaml", overrides); });
-}
 std::string default_error(const std::vector<std::string>& overrides) {
   return config_error([&] { core::load_topology(kDefault, overrides); });
 }

@@ -12,24 +12,8 @@ using ::testing::StartsWith;
 namespace kbsim {
 namespace {
 
-/// The message of the ConfigError `f` throws ("" and a test failure if none).
-template <class F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a ConfigError, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a ConfigError, nothing was thrown";
-  return "";
-}
-
-std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  return config_error([&] { core::parse_topology(yaml, "t.yaml", overrides); });
-}
+using test::config_error;
+using test::parse_error;
 
 class BuildConfig : public ::testing::Test {
  protected:

@@ -2,6 +2,8 @@
 // running the kbsim binary as a user would.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -35,5 +37,25 @@ CliResult run_kbsim(const std::string& args);
 /// Elaborate a topology given as YAML text with the builtin registry.
 std::unique_ptr<core::Simulation> build_system(const core::Registry& reg, const std::string& yaml,
                                                const std::vector<std::string>& overrides = {});
+
+/// The message of the ConfigError `f` throws ("" and a test failure if none).
+template <class F>
+std::string config_error(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a ConfigError, got: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected a ConfigError, nothing was thrown";
+  return "";
+}
+
+/// The ConfigError of parsing a topology given as YAML text (named "t.yaml").
+inline std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return config_error([&] { core::parse_topology(yaml, "t.yaml", overrides); });
+}
 
 }  // namespace kbsim::test

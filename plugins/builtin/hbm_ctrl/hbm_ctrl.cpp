@@ -18,18 +18,11 @@ using kbsim::Tick;
 using kbsim::ahbm::MemOp;
 using kbsim::ahbm::MemRequest;
 
-std::int64_t attr_int(std::span<const kbsim::RawParam> attrs, const char* name, std::int64_t fallback) {
-  for (const auto& a : attrs)
-    if (a.name == name)
-      if (const auto* v = std::get_if<std::int64_t>(&a.value)) return *v;
-  return fallback;
-}
-double attr_float(std::span<const kbsim::RawParam> attrs, const char* name, double fallback) {
-  for (const auto& a : attrs)
-    if (a.name == name) {
-      if (const auto* v = std::get_if<double>(&a.value)) return *v;
-      if (const auto* v = std::get_if<std::int64_t>(&a.value)) return static_cast<double>(*v);
-    }
+/// A memory-map attribute of the system as a number, or `fallback` (explicit topologies have none).
+double attr(std::span<const kbsim::RawParam> attrs, const char* name, double fallback) {
+  const kbsim::ParamValue* v = kbsim::find_attr(attrs, name);
+  if (const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr) return static_cast<double>(*i);
+  if (const auto* d = v ? std::get_if<double>(v) : nullptr) return *d;
   return fallback;
 }
 
@@ -37,7 +30,7 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
  public:
   explicit HbmCtrl(const kbsim::Context& ctx)
       : MemoryNode(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        overhead_(overhead_param(false)),
         switch_penalty_(kbsim::ns_to_ticks(params().get_float("switch_penalty_ns"))),
         reads_(stat("reads")),
         writes_(stat("writes")),
@@ -46,15 +39,15 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
         pc_busy_(stat("pc_busy_ns")) {
     const auto& p = params();
     auto attrs = system_attrs();
-    num_pcs_ = p.get_int("num_pcs") ? p.get_int("num_pcs") : attr_int(attrs, "ahbm.hbm_channels_per_pe", 8);
-    burst_ = p.get_int("burst_bytes") ? p.get_int("burst_bytes") : attr_int(attrs, "ahbm.burst_bytes", 256);
-    pc_bw_ =
-        p.get_float("pc_bw_gbs") > 0 ? p.get_float("pc_bw_gbs") : attr_float(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
+    num_pcs_ = p.get_int("num_pcs") ? p.get_int("num_pcs")
+                                    : static_cast<std::int64_t>(attr(attrs, "ahbm.hbm_channels_per_pe", 8));
+    burst_ = p.get_int("burst_bytes") ? p.get_int("burst_bytes")
+                                      : static_cast<std::int64_t>(attr(attrs, "ahbm.burst_bytes", 256));
+    pc_bw_ = p.get_float("pc_bw_gbs") > 0 ? p.get_float("pc_bw_gbs") : attr(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
     auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
     p.check(pow2(num_pcs_), "num_pcs", "must be a power of two (got " + std::to_string(num_pcs_) + ")");
     p.check(pow2(burst_), "burst_bytes", "must be a power of two (got " + std::to_string(burst_) + ")");
-    p.check(p.get_float("overhead_ns") >= 0 && p.get_float("switch_penalty_ns") >= 0, "overhead_ns",
-            "overhead_ns and switch_penalty_ns must be >= 0");
+    p.check(p.get_float("switch_penalty_ns") >= 0, "switch_penalty_ns", "must be >= 0");
     p.check(p.get_float("efficiency") > 0 && p.get_float("efficiency") <= 1, "efficiency", "must be in (0, 1]");
     while ((std::int64_t{1} << shift_) < burst_) ++shift_;
     pc_avail_.assign(static_cast<std::size_t>(num_pcs_), 0);
@@ -109,7 +102,7 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
   }
 
   void on_timer(std::uint64_t tag, kbsim::Ref<kbsim::Message> msg) override {
-    if (tag == kAck) return reply(kbsim::Ref<MemRequest>(static_cast<MemRequest*>(msg.get())), 0);
+    if (tag == kAck) return reply(request(msg), 0);
     // A read data flit whose burst is done: tag = flit index.
     auto& r = msg->as<MemRequest>();
     auto index = static_cast<std::uint32_t>(tag - kData);

@@ -17,13 +17,7 @@ using kbsim::ahbm::MemRequest;
 class IoCpu final : public kbsim::ahbm::MemoryNode {
  public:
   explicit IoCpu(const kbsim::Context& ctx)
-      : MemoryNode(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
-        commands_(stat("commands")),
-        responses_(stat("responses")) {
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
-    set_transit_cost(overhead_);
-  }
+      : MemoryNode(ctx), overhead_(overhead_param(true)), commands_(stat("commands")), responses_(stat("responses")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -37,8 +31,7 @@ class IoCpu final : public kbsim::ahbm::MemoryNode {
   }
 
   void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
-    if (!msg->is<MemRequest>()) fail("received a message it does not handle");
-    schedule(overhead_, 0, std::move(msg));  // every message pays the overhead once
+    schedule(overhead_, 0, request(msg));  // every message pays the overhead once
   }
 
   void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override {

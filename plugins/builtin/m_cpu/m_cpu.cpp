@@ -1,10 +1,9 @@
 // builtin.m_cpu: the cube's management CPU (ADR-0035). It pays its overhead
 // once per message. Memory requests relayed by io_cpu go out through its DMA
-// (M_CPU.DMA: read and write resources of capacity 1 each, which serialize
-// only the dispatch, not the transfer) to the serving node, and the response
-// goes back to io_cpu when the transfer completes.
-#include <algorithm>
-
+// (M_CPU.DMA) to the serving node, and the response goes back to io_cpu when
+// the transfer completes. The reference's DMA read and write resources of
+// capacity 1 serialize only the zero-time dispatch step, not the transfer; here
+// the outgoing link's FIFO does that, so the DMA keeps no state of its own.
 #include "kbsim/ahbm/memory_node.hpp"
 #include "kbsim/plugin.hpp"
 
@@ -19,13 +18,10 @@ class MCpu final : public kbsim::ahbm::MemoryNode {
  public:
   explicit MCpu(const kbsim::Context& ctx)
       : MemoryNode(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        overhead_(overhead_param(true)),
         dma_reads_(stat("dma_reads")),
         dma_writes_(stat("dma_writes")),
-        responses_(stat("responses")) {
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
-    set_transit_cost(overhead_);
-  }
+        responses_(stat("responses")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -39,10 +35,7 @@ class MCpu final : public kbsim::ahbm::MemoryNode {
     return i;
   }
 
-  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
-    if (!msg->is<MemRequest>()) fail("received a message it does not handle");
-    schedule(overhead_, 0, std::move(msg));
-  }
+  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override { schedule(overhead_, 0, request(msg)); }
 
   void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override {
     auto& r = msg->as<MemRequest>();
@@ -58,18 +51,13 @@ class MCpu final : public kbsim::ahbm::MemoryNode {
     }
     Ref<MemRequest> leg = split(r);
     if (!prepare(*leg, "memory")) fail("received an unchecked request: " + leg->completion.error_message);
-    // M_CPU.DMA: the channel of this direction is taken for the dispatch step only.
-    Tick& free = r.op == MemOp::kRead ? read_free_ : write_free_;
-    Tick at = std::max(now(), free);
-    free = at;
     ++(r.op == MemOp::kRead ? dma_reads_ : dma_writes_).count;
-    leg->t_start = at;
-    launch(std::move(leg), at - now());
+    leg->t_start = now();
+    launch(std::move(leg), 0);
   }
 
  private:
   Tick overhead_;
-  Tick read_free_ = 0, write_free_ = 0;
   kbsim::Stat &dma_reads_, &dma_writes_, &responses_;
 };
 

@@ -17,13 +17,10 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
  public:
   explicit PcieEp(const kbsim::Context& ctx)
       : MemoryNode(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        overhead_(overhead_param(true)),
         requests_(stat("host_requests")),
         errors_(stat("host_errors")),
-        forwarded_(stat("forwarded")) {
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
-    set_transit_cost(overhead_);
-  }
+        forwarded_(stat("forwarded")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;

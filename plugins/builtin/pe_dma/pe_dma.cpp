@@ -20,16 +20,14 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
  public:
   explicit PeDma(const kbsim::Context& ctx)
       : MemoryNode(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        overhead_(overhead_param(false)),  // setup per transfer, not paid by traffic passing through
         reads_(stat("reads")),
         writes_(stat("writes")),
         bytes_(stat("bytes")),
         errors_(stat("errors")),
         read_busy_(stat("read_busy_ns")),
         write_busy_(stat("write_busy_ns")),
-        forwarded_(stat("forwarded")) {
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
-  }
+        forwarded_(stat("forwarded")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -71,8 +69,7 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
       send(out, std::move(msg));
       return;
     }
-    if (!msg->is<MemRequest>()) fail("received a message that is not a memory request");
-    auto& r = msg->as<MemRequest>();
+    MemRequest& r = *request(msg);
     if (!r.is_response || r.initiator != index()) fail("received a memory request; it only initiates them");
     Channel& ch = channel(r.op);
     if (ch.queue.empty() || ch.queue.front().get() != &r) fail("a response arrived for a transfer it did not start");

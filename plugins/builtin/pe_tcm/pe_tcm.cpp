@@ -41,8 +41,7 @@ class PeTcm final : public kbsim::ahbm::MemoryNode {
   }
 
   void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
-    if (!msg->is<MemRequest>()) fail("received a message that is not a memory request");
-    kbsim::Ref<MemRequest> r(static_cast<MemRequest*>(msg.get()));
+    kbsim::Ref<MemRequest> r = request(msg);
     if (r->is_response) fail("received a memory response; the TCM only serves requests");
     bool read = r->op == MemOp::kRead;
     kbsim::Tick& free = read ? read_free_ : write_free_;

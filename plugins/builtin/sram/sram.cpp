@@ -14,13 +14,8 @@ using kbsim::ahbm::MemRequest;
 class Sram final : public kbsim::ahbm::MemoryNode {
  public:
   explicit Sram(const kbsim::Context& ctx)
-      : MemoryNode(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
-        requests_(stat("requests")),
-        bytes_(stat("bytes")) {
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
+      : MemoryNode(ctx), overhead_(overhead_param(true)), requests_(stat("requests")), bytes_(stat("bytes")) {
     params().check(params().get_int("size_mb") > 0, "size_mb", "must be > 0");
-    set_transit_cost(overhead_);
   }
 
   static kbsim::ComponentInfo info() {
@@ -36,8 +31,7 @@ class Sram final : public kbsim::ahbm::MemoryNode {
   }
 
   void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {
-    if (!msg->is<MemRequest>()) fail("received a message that is not a memory request");
-    kbsim::Ref<MemRequest> r(static_cast<MemRequest*>(msg.get()));
+    kbsim::Ref<MemRequest> r = request(msg);
     if (r->is_response) fail("received a memory response; the SRAM only serves requests");
     free_ = std::max(now(), free_) + overhead_;
     ++requests_.count;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,7 +57,7 @@ struct Graph {
 };
 
 /// The value of attribute `name`, or nullptr.
-inline const ParamValue* find_attr(const std::vector<RawParam>& attrs, std::string_view name) {
+inline const ParamValue* find_attr(std::span<const RawParam> attrs, std::string_view name) {
   for (const auto& a : attrs)
     if (a.name == name) return &a.value;
   return nullptr;

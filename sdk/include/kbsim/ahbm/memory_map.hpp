@@ -24,9 +24,8 @@ struct MemoryMap {
   /// Read from a generated topology's attributes; throws ConfigError if absent.
   static MemoryMap from(std::span<const RawParam> attrs) {
     auto get = [&](const char* name) -> std::int64_t {
-      for (const auto& a : attrs)
-        if (a.name == name)
-          if (const auto* v = std::get_if<std::int64_t>(&a.value)) return *v;
+      const ParamValue* v = find_attr(attrs, name);
+      if (const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr) return *i;
       throw ConfigError(std::string("the topology does not publish the AHBM attribute '") + name +
                         "' (is it an AHBM system: topology.yaml)?");
     };

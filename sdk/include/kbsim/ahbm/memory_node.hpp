@@ -24,6 +24,22 @@ class MemoryNode : public Component {
   }
   const names::Location& where() const noexcept { return where_; }
 
+  /// The component's `overhead_ns` parameter in ticks, checked to be >= 0. With
+  /// `transit`, routing also charges it for passing through this node.
+  Tick overhead_param(bool transit) {
+    double ns = params().get_float("overhead_ns");
+    params().check(ns >= 0, "overhead_ns", "must be >= 0");
+    Tick t = ns_to_ticks(ns);
+    if (transit) set_transit_cost(t);
+    return t;
+  }
+
+  /// `msg` as a memory request; fails (naming this component) if it is anything else.
+  Ref<MemRequest> request(const Ref<Message>& msg) {
+    if (!msg->is<MemRequest>()) fail("received a message that is not a memory request");
+    return Ref<MemRequest>(static_cast<MemRequest*>(msg.get()));
+  }
+
   /// Check `r` and fill in its target, routing view and unit offset. The view
   /// is "local" when the target is in this node's cube, else `elsewhere`. On
   /// failure the completion says why, false is returned and nothing is sent.
