@@ -24,7 +24,7 @@ std::vector<std::string> port_labels(const ComponentInfo& info) {
 }
 }  // namespace
 
-Simulation::Simulation(const Graph& graph, const Registry& registry) {
+Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_(registry) {
   if (graph.nodes.size() >= (std::size_t{1} << 28))
     throw ConfigError(graph.source + ": " + std::to_string(graph.nodes.size()) + " nodes; at most 2^28 are supported");
   nodes_.resize(graph.nodes.size());
@@ -317,6 +317,55 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
   std::reverse(r->ports.begin(), r->ports.end());
   r->nodes.push_back(to);
   return *routes_.emplace(key, std::move(r)).first->second;
+}
+
+Tick Simulation::control_latency(const Route& route) const {
+  Tick t = 0;
+  for (std::size_t k = 0; k < route.ports.size(); ++k) {
+    if (k > 0) t += nodes_[route.nodes[k]].transit_cost;
+    t += links_[out_links(route.nodes[k])[route.ports[k]]].latency;
+  }
+  return t;
+}
+
+tl::KernelFn Simulation::find_kernel(std::string_view name) const {
+  const KernelType* k = registry_.kernel(name);
+  return k ? k->fn : nullptr;
+}
+
+std::uint32_t Simulation::semaphore(std::string_view name, std::uint32_t capacity) {
+  for (std::uint32_t i = 0; i < semaphores_.size(); ++i)
+    if (semaphores_[i].name == name) {
+      if (semaphores_[i].capacity != capacity)
+        throw SimError("shared resource '" + std::string(name) + "' is asked for with capacity " +
+                       std::to_string(capacity) + " but was created with " + std::to_string(semaphores_[i].capacity));
+      return i;
+    }
+  if (capacity == 0) throw SimError("shared resource '" + std::string(name) + "' needs a capacity >= 1");
+  semaphores_.push_back({std::string(name), capacity, 0, {}});
+  return static_cast<std::uint32_t>(semaphores_.size() - 1);
+}
+
+void Simulation::acquire(std::uint32_t sem, NodeIndex self, std::uint64_t tag, Ref<Message> msg) {
+  Semaphore& s = semaphores_.at(sem);
+  if (s.in_use < s.capacity && s.waiters.empty()) {
+    ++s.in_use;
+    schedule(self, now(), tag, std::move(msg), 128);
+    return;
+  }
+  s.waiters.push_back({self, tag, std::move(msg)});
+}
+
+void Simulation::release(std::uint32_t sem) {
+  Semaphore& s = semaphores_.at(sem);
+  if (s.in_use == 0) throw SimError("shared resource '" + s.name + "' released more often than acquired");
+  if (s.waiters.empty()) {
+    --s.in_use;
+    return;
+  }
+  Semaphore::Waiter w = std::move(s.waiters.front());
+  s.waiters.pop_front();
+  schedule(w.node, now(), w.tag, std::move(w.msg), 128);  // the unit passes straight to the next waiter
 }
 
 NodeIndex Simulation::find_node(std::string_view id) const {

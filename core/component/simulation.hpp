@@ -2,6 +2,7 @@
 // node, one Link per directed edge, message/flit delivery, routing.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "fabric/link.hpp"
+#include "memory/page_store.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
 #include "kbsim/plugin.hpp"
@@ -53,6 +55,13 @@ class Simulation final : public Kernel, public System, private EventTarget {
   void set_transit_cost(NodeIndex self, Tick cost) override { nodes_[self].transit_cost = cost; }
   void log(NodeIndex self, LogLevel level, std::string_view text) override;
   void request_stop() noexcept override { engine_.stop(); }
+  Tick control_latency(const Route& route) const override;
+  Component& component(NodeIndex n) override { return *nodes_[n].component; }
+  MemoryStore& memory() override { return memory_; }
+  tl::KernelFn find_kernel(std::string_view name) const override;
+  std::uint32_t semaphore(std::string_view name, std::uint32_t capacity) override;
+  void acquire(std::uint32_t sem, NodeIndex self, std::uint64_t tag, Ref<Message> msg) override;
+  void release(std::uint32_t sem) override;
 
   // System
   void run_until(Tick t) override;
@@ -62,6 +71,7 @@ class Simulation final : public Kernel, public System, private EventTarget {
   std::size_t node_count() const noexcept override { return nodes_.size(); }
   const Stat& stat(std::string_view node, std::string_view name) const override;
   Component& component(std::string_view node) override { return *nodes_[find_node(node)].component; }
+  bool idle() const noexcept override { return engine_.empty(); }
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
   const std::vector<std::string>& view_names() const noexcept { return view_names_; }
 
@@ -88,6 +98,19 @@ class Simulation final : public Kernel, public System, private EventTarget {
   std::vector<std::string> link_kinds_;  ///< parallel to links_
   std::vector<RawParam> attrs_;
   bool finished_ = false;
+  const Registry& registry_;
+  PageStore memory_;
+  struct Semaphore {
+    std::string name;
+    std::uint32_t capacity = 1, in_use = 0;
+    struct Waiter {
+      NodeIndex node;
+      std::uint64_t tag;
+      Ref<Message> msg;
+    };
+    std::deque<Waiter> waiters;
+  };
+  std::vector<Semaphore> semaphores_;
 };
 
 }  // namespace kbsim::core

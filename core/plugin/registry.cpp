@@ -105,9 +105,24 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
     if (auto it = benches_.find(b.info.name); it != benches_.end()) dup("bench", b.info.name, it->second.from.path);
   for (const auto& a : d.ccl)
     if (auto it = ccl_.find(a.info.name); it != ccl_.end()) dup("CCL algorithm", a.info.name, it->second.from.path);
+  for (const auto& k : d.kernels)
+    if (auto it = kernels_.find(k.name); it != kernels_.end()) dup("kernel", k.name, it->second.from.path);
   for (const auto& c : d.components) components_.emplace(c.info.type, ComponentEntry{&c, from});
   for (const auto& b : d.benches) benches_.emplace(b.info.name, BenchEntry{&b, from});
   for (const auto& a : d.ccl) ccl_.emplace(a.info.name, CclEntry{&a, from});
+  for (const auto& k : d.kernels) kernels_.emplace(k.name, KernelEntry{&k, from});
+}
+
+void Registry::add_kernel(KernelType kernel, const std::string& library) {
+  if (auto it = kernels_.find(kernel.name); it != kernels_.end())
+    throw PluginError(library + ": kernel '" + kernel.name + "' is already provided by " + it->second.from.path);
+  own_kernels_.push_back(std::move(kernel));
+  kernels_.emplace(own_kernels_.back().name, KernelEntry{&own_kernels_.back(), {library, library}});
+}
+
+const KernelType* Registry::kernel(std::string_view name) const {
+  auto it = kernels_.find(name);
+  return it == kernels_.end() ? nullptr : it->second.type;
 }
 
 void Registry::add_component_type(ComponentType type, const std::string& library) {

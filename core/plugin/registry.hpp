@@ -34,6 +34,7 @@ class Registry {
   /// In-process registration (tests, mocks). `library` names the provider in messages.
   void add_component_type(ComponentType type, const std::string& library = "(in-process)");
   void add_bench_type(BenchType type, const std::string& library = "(in-process)");
+  void add_kernel(KernelType kernel, const std::string& library = "(in-process)");
 
   /// Read a components.yaml; its entries add to (and override) earlier ones.
   void load_components_file(const std::filesystem::path& file);
@@ -45,6 +46,8 @@ class Registry {
   /// closest known names if it is unknown.
   const ComponentType& component_for_impl(const std::string& impl, const std::string& origin) const;
   const BenchType& bench(const std::string& name) const;
+  /// A kernel registered under `name`, or nullptr.
+  const KernelType* kernel(std::string_view name) const;
 
   struct Provided {
     std::string library;  ///< library name (file stem without "lib"), or "(in-process)"
@@ -62,6 +65,10 @@ class Registry {
     const CclType* type;
     Provided from;
   };
+  struct KernelEntry {
+    const KernelType* type;
+    Provided from;
+  };
   struct ImplEntry {
     std::string library, type, origin;
   };
@@ -72,6 +79,7 @@ class Registry {
   const std::map<std::string, BenchEntry>& benches() const noexcept { return benches_; }
   const std::map<std::string, CclEntry>& ccl() const noexcept { return ccl_; }
   const std::map<std::string, ImplEntry>& impls() const noexcept { return impls_; }
+  const std::map<std::string, KernelEntry, std::less<>>& kernels() const noexcept { return kernels_; }
   const std::vector<LibraryEntry>& libraries() const noexcept { return library_list_; }
 
  private:
@@ -85,6 +93,8 @@ class Registry {
   std::map<std::string, BenchEntry> benches_;
   std::map<std::string, CclEntry> ccl_;
   std::map<std::string, ImplEntry> impls_;
+  std::map<std::string, KernelEntry, std::less<>> kernels_;
+  std::deque<KernelType> own_kernels_;
   std::deque<ComponentType> own_components_;
   std::deque<BenchType> own_benches_;
 };

@@ -9,6 +9,7 @@
 #include "component/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
+#include "runtime/host_runtime.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
@@ -215,4 +216,8 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
   });
 }
 
+}  // namespace kbsim::core
+
+namespace kbsim::core {
+rt::Runtime& BenchRunner::runtime() { throw BenchError("NOT_READY", "the host runtime is being written"); }
 }  // namespace kbsim::core

@@ -14,6 +14,7 @@
 namespace kbsim::core {
 
 class Registry;
+class HostRuntime;
 
 struct RunOptions {
   std::string bench = "message-mesh";
@@ -38,6 +39,7 @@ class BenchRunner final : public BenchContext {
   System& build(Graph graph) override;
   Metrics& metrics() noexcept override { return metrics_; }
   void note(std::string_view line) override { notes_.emplace_back(line); }
+  rt::Runtime& runtime() override;
 
   // Figures for the summary
   Tick sim_time() const;
@@ -60,6 +62,7 @@ class BenchRunner final : public BenchContext {
   std::vector<std::string> notes_;
   double wall_s_ = 0.0;
   double build_wall_s_ = 0.0;
+  std::unique_ptr<HostRuntime> runtime_;
 };
 
 /// Peak resident memory of this process so far, in MiB.

@@ -15,6 +15,10 @@
 
 namespace kbsim {
 
+namespace rt {
+class Runtime;
+}
+
 /// One node of a route as `System::route_info` describes it, with the link
 /// that leaves it (absent on the last node).
 struct RouteHop {
@@ -55,6 +59,12 @@ class System {
   virtual RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view = "all") = 0;
   /// The graph's system-wide attributes (empty for explicit topologies).
   virtual std::span<const RawParam> attrs() const noexcept = 0;
+  /// End the current run()/run_until() after the event being processed.
+  virtual void request_stop() noexcept = 0;
+  /// Events waiting to be processed.
+  virtual bool idle() const noexcept = 0;
+  /// The data of simulated memory.
+  virtual MemoryStore& memory() = 0;
 
  protected:
   ~System() = default;
@@ -72,6 +82,9 @@ class BenchContext {
   virtual Metrics& metrics() noexcept = 0;
   /// A line for the printed summary.
   virtual void note(std::string_view line) = 0;
+  /// The host runtime on a system built from topology() (created on first use;
+  /// see kbsim/runtime.hpp). A bench that uses it but submits nothing fails with NO_REQUESTS.
+  virtual rt::Runtime& runtime() = 0;
 
  protected:
   ~BenchContext() = default;

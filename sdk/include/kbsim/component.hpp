@@ -13,9 +13,11 @@
 
 #include "kbsim/errors.hpp"
 #include "kbsim/graph.hpp"
+#include "kbsim/memory_store.hpp"
 #include "kbsim/message.hpp"
 #include "kbsim/params.hpp"
 #include "kbsim/time.hpp"
+#include "kbsim/tl.hpp"
 
 namespace kbsim {
 
@@ -24,6 +26,7 @@ using PortIndex = std::uint32_t;
 inline constexpr PortIndex kNoPort = ~PortIndex{0};
 /// A routing view (see RouteView in graph.hpp); 0 is "all".
 using ViewId = std::uint8_t;
+class Component;
 
 /// One end of a link as a component sees it.
 struct Port {
@@ -93,6 +96,21 @@ class Kernel {
   virtual void set_transit_cost(NodeIndex self, Tick cost) = 0;
   virtual void log(NodeIndex self, LogLevel level, std::string_view text) = 0;
   virtual void request_stop() noexcept = 0;
+  /// Time a 0-byte message takes along `route`: its links' latencies plus the
+  /// transit cost of every node between the ends.
+  virtual Tick control_latency(const Route& route) const = 0;
+  /// Another node's component (for sibling interfaces such as ahbm::Translator).
+  virtual Component& component(NodeIndex n) = 0;
+  /// The data of simulated memory.
+  virtual MemoryStore& memory() = 0;
+  /// A kernel registered by a plugin under `name`, or nullptr.
+  virtual tl::KernelFn find_kernel(std::string_view name) const = 0;
+  /// A named counting semaphore shared by components (created on first use).
+  virtual std::uint32_t semaphore(std::string_view name, std::uint32_t capacity) = 0;
+  /// Ask `sem` for one unit: on_timer(tag, msg) fires on `self` once it is
+  /// granted (at once when free); waiters are served in FIFO order.
+  virtual void acquire(std::uint32_t sem, NodeIndex self, std::uint64_t tag, Ref<Message> msg) = 0;
+  virtual void release(std::uint32_t sem) = 0;
 
  protected:
   ~Kernel() = default;
@@ -184,6 +202,17 @@ class Component {
   void set_transit_cost(Tick cost) { ctx_.kernel->set_transit_cost(ctx_.index, cost); }
   void log(LogLevel level, std::string_view text) { ctx_.kernel->log(ctx_.index, level, text); }
   void request_stop() noexcept { ctx_.kernel->request_stop(); }
+  Tick control_latency(const Route& r) const { return ctx_.kernel->control_latency(r); }
+  Component& peer(NodeIndex n) const { return ctx_.kernel->component(n); }
+  MemoryStore& memory() const { return ctx_.kernel->memory(); }
+  tl::KernelFn find_kernel(std::string_view name) const { return ctx_.kernel->find_kernel(name); }
+  std::uint32_t semaphore(std::string_view name, std::uint32_t capacity) {
+    return ctx_.kernel->semaphore(name, capacity);
+  }
+  void acquire(std::uint32_t sem, std::uint64_t tag, Ref<Message> msg = {}) {
+    ctx_.kernel->acquire(sem, ctx_.index, tag, std::move(msg));
+  }
+  void release(std::uint32_t sem) { ctx_.kernel->release(sem); }
 
   /// Abort the simulation with an error naming this component and the sim time.
   [[noreturn]] void fail(std::string_view what) const {

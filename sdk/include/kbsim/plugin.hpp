@@ -16,7 +16,7 @@
 namespace kbsim {
 
 /// Bumped whenever anything a plugin compiles against changes layout or meaning.
-inline constexpr std::uint32_t kAbiVersion = 1;
+inline constexpr std::uint32_t kAbiVersion = 2;
 
 #define KBSIM_STR2_(x) #x
 #define KBSIM_STR_(x) KBSIM_STR2_(x)
@@ -56,6 +56,13 @@ struct CclType {
   CclAlgorithm* (*create)();
 };
 
+/// A kernel (kbsim/tl.hpp) launched by name.
+struct KernelType {
+  std::string name;
+  std::string summary;
+  tl::KernelFn fn;
+};
+
 /// What a plugin library returns. The first two fields are frozen forever so
 /// the loader can refuse a library of another ABI before touching the rest.
 struct PluginDescriptor {
@@ -65,6 +72,7 @@ struct PluginDescriptor {
   std::vector<ComponentType> components;
   std::vector<BenchType> benches;
   std::vector<CclType> ccl;
+  std::vector<KernelType> kernels;
 };
 
 template <class T>
@@ -82,6 +90,10 @@ void add_ccl(PluginDescriptor& plugin) {
   plugin.ccl.push_back({T::info(), []() -> CclAlgorithm* { return new T(); }});
 }
 
+inline void add_kernel(PluginDescriptor& plugin, std::string name, tl::KernelFn fn, std::string summary) {
+  plugin.kernels.push_back({std::move(name), std::move(summary), fn});
+}
+
 using PluginEntry = const PluginDescriptor*();
 
 }  // namespace kbsim
@@ -93,7 +105,7 @@ using PluginEntry = const PluginDescriptor*();
   static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                    \
   static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                           \
     static const ::kbsim::PluginDescriptor descriptor = [] {                                \
-      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}}; \
+      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}, {}}; \
       kbsim_plugin_register_(d);                                                            \
       return d;                                                                             \
     }();                                                                                    \

@@ -1,0 +1,134 @@
+// Host commands that fan out through the control plane (ADR-0009, ADR-0039):
+// kernel launches and MMU mapping updates. The host hands one to IO_CPU; IO_CPU
+// sends a 0-byte leg to the M_CPU of every cube concerned, each M_CPU a leg to
+// every PE concerned (PE_CPU for a launch, PE_MMU for a mapping); answers are
+// aggregated on the way back into one completion for the host.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kbsim/ahbm/memory.hpp"
+#include "kbsim/tl.hpp"
+
+namespace kbsim::ahbm {
+
+struct PeRef {
+  unsigned sip = 0, cube = 0, pe = 0;
+  bool operator==(const PeRef&) const = default;
+};
+
+/// One mapping of a PE's MMU: [va, va + size) -> [pa, pa + size).
+struct MmuEntry {
+  PeRef pe;  ///< the PE whose MMU installs it
+  std::uint64_t va = 0, pa = 0, size = 0;
+};
+
+/// What one PE reports for a launch.
+struct PeResult {
+  PeRef pe;
+  Tick start = 0;  ///< kernel body started (the launch barrier)
+  Tick end = 0;    ///< kernel returned
+  double pe_exec_ns = 0, dma_ns = 0, compute_ns = 0;
+  std::array<double, 6> stage_busy_ns{};  ///< per pe::StageType, summed over the kernel's commands
+  Tick composite_first = kNever, composite_last = 0;  ///< span of its composite pipelines (none: first > last)
+  std::uint64_t commands = 0;
+};
+
+class HostCommand : public Message {
+ public:
+  static constexpr TypeId kType = type_id("ahbm.HostCommand");
+  HostCommand() noexcept : Message(kType) {}
+
+  class Client {
+   public:
+    virtual void on_complete(HostCommand& cmd) = 0;
+
+   protected:
+    ~Client() = default;
+  };
+
+
+  enum class Kind : std::uint8_t { kLaunch, kMmuMap, kMmuUnmap };
+  Kind kind = Kind::kLaunch;
+  std::uint64_t correlation_id = 0;
+  std::vector<PeRef> targets;  ///< the PEs concerned (this leg's share of them)
+
+  // --- launch ---
+  std::string kernel;
+  std::shared_ptr<const tl::Args> args;
+  unsigned grid_pes = 1, grid_cubes = 1;  ///< num_programs(0), num_programs(1)
+  bool has_start = false;                 ///< target_start is stamped
+  Tick target_start = 0;                  ///< every PE starts the kernel body at this time
+
+  // --- MMU ---
+  std::shared_ptr<const std::vector<MmuEntry>> entries;
+
+  // --- filled in along the way ---
+  Ref<HostCommand> parent;
+  NodeIndex initiator = 0;  ///< where the answer goes
+  bool is_response = false;
+  Completion completion;
+  std::vector<PeResult> results;                  ///< launch: one per PE
+  double pe_exec_ns = 0, dma_ns = 0, compute_ns = 0;  ///< launch: maximum over the PEs (M_CPU / IO_CPU merge)
+  Tick t_issue = 0, t_done = 0;
+  Client* client = nullptr;
+
+  /// Fold a leg's answer into this command (results appended, times max-merged,
+  /// the first failure kept).
+  void merge(const HostCommand& leg) {
+    if (!leg.completion.ok && completion.ok) completion = leg.completion;
+    results.insert(results.end(), leg.results.begin(), leg.results.end());
+    pe_exec_ns = std::max(pe_exec_ns, leg.pe_exec_ns);
+    dma_ns = std::max(dma_ns, leg.dma_ns);
+    compute_ns = std::max(compute_ns, leg.compute_ns);
+  }
+  /// A leg for `targets`, on behalf of this command.
+  Ref<HostCommand> leg(std::vector<PeRef> leg_targets) {
+    Ref<HostCommand> l = make_message<HostCommand>();
+    l->kind = kind;
+    l->correlation_id = correlation_id;
+    l->targets = std::move(leg_targets);
+    l->kernel = kernel;
+    l->args = args;
+    l->grid_pes = grid_pes;
+    l->grid_cubes = grid_cubes;
+    l->has_start = has_start;
+    l->target_start = target_start;
+    l->entries = entries;
+    l->t_issue = t_issue;
+    l->parent = Ref<HostCommand>(this);
+    return l;
+  }
+};
+
+/// Implemented by the component the host hands commands to (IO_CPU).
+class CommandTarget {
+ public:
+  virtual void submit(Ref<HostCommand> cmd, HostCommand::Client* client) = 0;
+
+ protected:
+  ~CommandTarget() = default;
+};
+
+inline CommandTarget* as_command_target(Component& c) { return dynamic_cast<CommandTarget*>(&c); }
+
+/// Implemented by PE_MMU: VA -> PA translation for the PE's engines (ADR-0039).
+class Translator {
+ public:
+  struct Result {
+    bool mapped = false;     ///< false: a page fault; the address is used as a PA (ADR-0039 D4)
+    std::uint64_t pa = 0;
+    std::uint64_t contiguous = 0;  ///< bytes from va that stay inside the same mapping
+  };
+  virtual Result translate(std::uint64_t va) const = 0;
+  /// What each translation costs the caller (the TLB overhead).
+  virtual Tick overhead() const = 0;
+
+ protected:
+  ~Translator() = default;
+};
+
+inline Translator* as_translator(Component& c) { return dynamic_cast<Translator*>(&c); }
+
+}  // namespace kbsim::ahbm
