@@ -37,8 +37,9 @@ usage: bash scripts/setup.sh COMMAND [ARGS...]
 
   deps   install the Debian packages kbsim needs (only those missing)
   build  deps, then configure and build (Release)
-  run    build, then the main job on the default AHBM system: `kbsim probe` and
-         the pe-dma-perf bench (writes kbsim-out/results.json); with ARGS, run
+  run    build, then the main job on the default AHBM system: `kbsim probe`,
+         the pe-dma-perf bench (writes kbsim-out/results.json) and a 512^3
+         matmul-composite (kbsim-out/matmul/results.json); with ARGS, run
          `kbsim run ARGS` instead, e.g. --bench message-mesh --param x=16
   test   build, then run the whole test suite with ctest (ARGS go to ctest)
 
@@ -103,11 +104,15 @@ run() {
     say "running: kbsim run --out $REPO/kbsim-out $*"
     "$bin" run --out "$REPO/kbsim-out" "$@"
   else
-    # The main job on the default AHBM system: every memory path, then the PE DMA bench.
+    # The main job on the default AHBM system: every memory path, the PE DMA
+    # bench, then a 512^3 composite GEMM on one PE.
     say "running: kbsim probe"
     "$bin" probe
     say "running: kbsim run --bench pe-dma-perf --out $REPO/kbsim-out"
     "$bin" run --bench pe-dma-perf --out "$REPO/kbsim-out"
+    say "running: kbsim run --bench matmul-composite --param M=512 --param K=512 --param N=512 --out $REPO/kbsim-out/matmul"
+    "$bin" run --bench matmul-composite --param M=512 --param K=512 --param N=512 --out "$REPO/kbsim-out/matmul"
+    say "results: $REPO/kbsim-out/matmul/results.json"
   fi
   say "results: $REPO/kbsim-out/results.json"
 }

@@ -74,10 +74,13 @@ void build_cube(const AhbmSpec& s, const MeshLayout& m, Builder& b, unsigned sip
     }
     for (const PeLinkSpec& l : s.pe_links) {
       std::string a = names::pe_part(sip, cube, pe, l.src), z = names::pe_part(sip, cube, pe, l.dst);
+      // Only links with a bandwidth carry routed data; control-only ones (bw 0:
+      // commands, tile tokens) stay out of the data views.
+      const char* kind = l.bw_gbs > 0 ? "pe_data" : "pe_internal";
       if (l.bidir)
-        b.pair(a, z, l.bw_gbs, 0, "pe_internal", "pe_internal");
+        b.pair(a, z, l.bw_gbs, 0, kind, kind);
       else
-        b.edge(a, z, l.bw_gbs, 0, "pe_internal");
+        b.edge(a, z, l.bw_gbs, 0, kind);
     }
   }
 }
@@ -169,11 +172,11 @@ Compiled compile(YamlSource& src, const Origins& origins) {
     }
   }
 
-  g.views = {
-      {ViewNames::kData, {"command"}},
-      {ViewNames::kMemory, {"pe_internal", "pe_to_router", "router_to_pe"}},
-      {ViewNames::kLocal,
-       {"ucie_internal", "ucie_conn_to_router", "router_to_ucie_conn", "ucie_mesh", "io_to_cube", "cube_to_io"}}};
+  g.views = {{ViewNames::kData, {"command", "pe_internal"}},
+             {ViewNames::kMemory, {"pe_internal", "pe_data", "pe_to_router", "router_to_pe"}},
+             {ViewNames::kLocal,
+              {"command", "pe_internal", "ucie_internal", "ucie_conn_to_router", "router_to_ucie_conn", "ucie_mesh",
+               "io_to_cube", "cube_to_io"}}};
   publish(s, g);
   return out;
 }

@@ -56,14 +56,25 @@ System& BenchRunner::build(Graph graph) {
   return *systems_.back();
 }
 
+rt::Runtime& BenchRunner::runtime() {
+  if (!runtime_) {
+    System& system = build(topology());
+    runtime_ = std::make_unique<HostRuntime>(system, registry_, topology());
+  }
+  return *runtime_;
+}
+
 void BenchRunner::run() {
   std::unique_ptr<Bench> bench(type_->create());
   auto t0 = Clock::now();
   bench->run(*this);
+  if (runtime_) runtime_->wait_all();  // launches left outstanding still run to completion
   for (auto& s : systems_) s->finish();
   wall_s_ = seconds_since(t0);
   if (systems_.empty())
     throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' built no system and submitted no work");
+  if (runtime_ && runtime_->submitted() == 0)
+    throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' submitted no work");
 }
 
 Tick BenchRunner::sim_time() const {
@@ -216,8 +227,4 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
   });
 }
 
-}  // namespace kbsim::core
-
-namespace kbsim::core {
-rt::Runtime& BenchRunner::runtime() { throw BenchError("NOT_READY", "the host runtime is being written"); }
 }  // namespace kbsim::core

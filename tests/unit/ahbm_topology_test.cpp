@@ -72,25 +72,29 @@ const RawParam* param(const NodeSpec& n, const std::string& name) {
 // --- the default system ------------------------------------------------------------
 
 // Hand count of topology.yaml (4x4 cubes per SIP, IO ports on cube (0,0) N and (1,0) N):
-//   per cube: 32 routers + m_cpu + sram + 8 hbm_ctrl + 8 PEs x (pe_dma, pe_tcm) = 58      -> x16 = 928
+//   per cube: 32 routers + m_cpu + sram + 8 hbm_ctrl + 8 PEs x 8 parts (pe_cpu, pe_scheduler, pe_dma,
+//   pe_fetch_store, pe_gemm, pe_math, pe_tcm, pe_mmu) = 106                                   -> x16 = 1696
 //   UCIe sides per SIP: 24 cube seams x 2 sides + 2 IO-facing sides = 50, each port + 4 conns = 250
 //   IO chiplet: pcie_ep, io_cpu, io_noc + 2 PHYs x (io_ucie + 4 conns) = 13
-//   per SIP 928 + 250 + 13 = 1191; 2 SIPs + fabric.switch0 = 2383 nodes.
+//   per SIP 1696 + 250 + 13 = 1959; 2 SIPs + fabric.switch0 = 3919 nodes.
 // Directed edges: per cube 48 mesh links (60 in a 6x6 grid - 12 touching the HBM zone) x 2 = 96, + m_cpu 2,
-//   sram 2, hbm 16, pe_dma<->router 16, pe_dma<->pe_tcm 16 = 148 -> x16 = 2368; UCIe 50 sides x 4 conns x 4 = 800;
-//   seams 24 x 2 = 48; IO: pcie 2 + ep/cpu<->noc 4 + 2 PHYs x (4 conns x 4 + 2 to the cube) = 42.
-//   Per SIP 3258; x2 = 6516 edges (both agree with `kbsim topology`).
+//   sram 2, hbm 16, per PE (pe_dma, pe_cpu, pe_mmu)<->router 6 + 11 internal links x 2 = 28 -> x8 = 224;
+//   = 340 -> x16 = 5440; UCIe 50 sides x 4 conns x 4 = 800; seams 24 x 2 = 48;
+//   IO: pcie 2 + ep/cpu<->noc 4 + 2 PHYs x (4 conns x 4 + 2 to the cube) = 42.
+//   Per SIP 6330; x2 = 12660 edges (both agree with `kbsim topology`).
 TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
   Graph g = core::load_topology(kDefault, {});
-  EXPECT_EQ(g.nodes.size(), 2383u);
-  EXPECT_EQ(g.edges.size(), 6516u);
-  EXPECT_EQ(count_ids(g, R"(sip\d+\..*)"), 2382u);
+  EXPECT_EQ(g.nodes.size(), 3919u);
+  EXPECT_EQ(g.edges.size(), 12660u);
+  EXPECT_EQ(count_ids(g, R"(sip\d+\..*)"), 3918u);
   EXPECT_EQ(count_ids(g, kRouter), 2u * 16 * 32);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.hbm_ctrl\.pe[0-7])"), 2u * 16 * 8);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.m_cpu)"), 32u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.sram)"), 32u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.pe_dma)"), 256u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.pe_tcm)"), 256u);
+  EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.(pe_cpu|pe_scheduler|pe_fetch_store|pe_gemm|pe_math|pe_mmu))"),
+            6u * 256);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW])"), 100u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW]\.conn[0-3])"), 400u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.io\d+\..*)"), 26u);
@@ -108,9 +112,10 @@ TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
   std::string by_kind;
   for (const auto& [kind, n] : kinds) by_kind += kind + "=" + std::to_string(n) + " ";
   EXPECT_EQ(by_kind,
-            "cube_to_io=4 hbm_to_router=256 io_internal=72 io_to_cube=4 mcpu_to_router=32 pcie=4 pe_internal=512 "
-            "pe_to_router=256 router_mesh=3072 router_to_hbm=256 router_to_mcpu=32 router_to_pe=256 router_to_sram=32 "
-            "router_to_ucie_conn=400 sram_to_router=32 ucie_conn_to_router=400 ucie_internal=800 ucie_mesh=96 ");
+            "command=1024 cube_to_io=4 hbm_to_router=256 io_internal=72 io_to_cube=4 mcpu_to_router=32 pcie=4 "
+            "pe_data=512 pe_internal=5120 pe_to_router=256 router_mesh=3072 router_to_hbm=256 router_to_mcpu=32 "
+            "router_to_pe=256 router_to_sram=32 router_to_ucie_conn=400 sram_to_router=32 ucie_conn_to_router=400 "
+            "ucie_internal=800 ucie_mesh=96 ");
 }
 
 TEST(AhbmTopology, NodeIdsFollowTheReference) {
@@ -169,13 +174,14 @@ TEST(AhbmTopology, ViewsAndAttributes) {
   Graph g = core::load_topology(kDefault, {});
   ASSERT_EQ(g.views.size(), 3u);
   EXPECT_EQ(g.views[0].name, "data");
-  EXPECT_EQ(g.views[0].exclude_kinds, std::vector<std::string>{"command"});
+  EXPECT_EQ(g.views[0].exclude_kinds, (std::vector<std::string>{"command", "pe_internal"}));
   EXPECT_EQ(g.views[1].name, "memory");
-  EXPECT_EQ(g.views[1].exclude_kinds, (std::vector<std::string>{"pe_internal", "pe_to_router", "router_to_pe"}));
+  EXPECT_EQ(g.views[1].exclude_kinds,
+            (std::vector<std::string>{"pe_internal", "pe_data", "pe_to_router", "router_to_pe"}));
   EXPECT_EQ(g.views[2].name, "local");
   EXPECT_EQ(g.views[2].exclude_kinds,
-            (std::vector<std::string>{"ucie_internal", "ucie_conn_to_router", "router_to_ucie_conn", "ucie_mesh",
-                                      "io_to_cube", "cube_to_io"}));
+            (std::vector<std::string>{"command", "pe_internal", "ucie_internal", "ucie_conn_to_router",
+                                      "router_to_ucie_conn", "ucie_mesh", "io_to_cube", "cube_to_io"}));
   EXPECT_EQ(int_attr(g, "ahbm.sips"), 2);
   EXPECT_EQ(int_attr(g, "ahbm.cubes_per_sip"), 16);
   EXPECT_EQ(int_attr(g, "ahbm.pes_per_cube"), 8);
@@ -190,7 +196,7 @@ TEST(AhbmTopology, ViewsAndAttributes) {
 TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
   Graph g = core::load_topology(
       kDefault, {"system.sips.count=6", "system.sips.topology=torus_2d", "system.sips.w=3", "system.sips.h=2"});
-  EXPECT_EQ(g.nodes.size(), 6u * 1191 + 1);
+  EXPECT_EQ(g.nodes.size(), 6u * 1959 + 1);
   EXPECT_EQ(int_attr(g, "ahbm.sips"), 6);
   EXPECT_EQ(int_attr(g, "ahbm.sip_w"), 3);
   EXPECT_EQ(int_attr(g, "ahbm.sip_h"), 2);
@@ -399,10 +405,15 @@ TEST(AhbmTopology, AMinimalDocumentGetsTheReferencePeTemplate) {
     dma += n.impl == "builtin.pe_dma";
     tcm += n.impl == "builtin.pe_tcm";
   }
-  for (const auto& e : g.edges) internal += e.kind == "pe_internal";
+  std::size_t data = 0;
+  for (const auto& e : g.edges) {
+    internal += e.kind == "pe_internal";
+    data += e.kind == "pe_data";
+  }
   EXPECT_EQ(dma, 128u);  // 1 SIP x 16 cubes x 8 PEs
   EXPECT_EQ(tcm, 128u);
-  EXPECT_EQ(internal, 256u);  // pe_dma <-> pe_tcm, both directions
+  EXPECT_EQ(internal, 128u * 20);  // 10 control links per PE, both directions
+  EXPECT_EQ(data, 128u * 2);       // pe_dma <-> pe_tcm
 }
 
 }  // namespace

@@ -402,7 +402,7 @@ TEST_F(BuildConfig, OverrideWithABadParameterIsReportedAsComingFromTheOverride) 
             "overhead_ns)");
   EXPECT_EQ(build_error(kBase, {"nodes.sw0.impl=custom.store_fwd"}),
             "--set nodes.sw0.impl=custom.store_fwd: unknown implementation 'custom.store_fwd' (closest: "
-            "custom.store_forward)");
+            "custom.store_forward, custom.systolic_gemm)");
 }
 
 TEST_F(BuildConfig, SwappedImplementationKeepsTheParameters) {

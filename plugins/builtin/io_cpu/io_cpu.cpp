@@ -1,20 +1,27 @@
 // builtin.io_cpu: the IO chiplet's command processor (ADR-0036). It pays its
 // overhead once per message, fans a request out to the M_CPU of every cube it
 // concerns and aggregates their responses into one completion for the host.
-// In this model the host's via-M_CPU memory requests use it (one cube per
-// request); kernel launches, which add the start-time barrier, use the same
-// fan-out.
+// The host's via-M_CPU memory requests use it (one cube per request), and so
+// do host commands (ADR-0009, ADR-0039): kernel launches, which it stamps with
+// the start-time barrier, and MMU mapping updates.
+#include <map>
 #include <unordered_map>
+#include <utility>
 
+#include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_node.hpp"
 #include "kbsim/plugin.hpp"
 
 namespace {
 
 using kbsim::Ref;
+using kbsim::Tick;
+using kbsim::ahbm::HostCommand;
 using kbsim::ahbm::MemRequest;
+using kbsim::ahbm::PeRef;
+namespace names = kbsim::ahbm::names;
 
-class IoCpu final : public kbsim::ahbm::MemoryNode {
+class IoCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandTarget {
  public:
   explicit IoCpu(const kbsim::Context& ctx)
       : MemoryNode(ctx), overhead_(overhead_param(true)), commands_(stat("commands")), responses_(stat("responses")) {}
@@ -22,19 +29,32 @@ class IoCpu final : public kbsim::ahbm::MemoryNode {
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
     i.type = "io_cpu";
-    i.summary = "IO chiplet command processor: fans requests out to cube M_CPUs and aggregates their responses";
+    i.summary =
+        "IO chiplet command processor: fans memory requests, kernel launches (stamped with the start barrier) and MMU "
+        "updates out to cube M_CPUs and aggregates their answers";
     i.params = {kbsim::param_float("overhead_ns", 10.0, "command processing overhead per message")};
     i.ports = {{"*", "the IO chiplet's io_noc (io_internal)"}};
-    i.stats = {{"commands", kbsim::StatKind::kCounter, "requests", "requests fanned out"},
+    i.stats = {{"commands", kbsim::StatKind::kCounter, "requests", "requests and host commands fanned out"},
                {"responses", kbsim::StatKind::kCounter, "responses", "cube responses aggregated"}};
     return i;
   }
 
+  void setup() override { memory_view_ = find_view("memory"); }
+
+  /// A host command (launch or MMU update) from the host runtime.
+  void submit(Ref<HostCommand> cmd, HostCommand::Client* client) override {
+    cmd->client = client;
+    cmd->t_issue = now();
+    schedule(overhead_, 0, std::move(cmd));
+  }
+
   void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
-    schedule(overhead_, 0, request(msg));  // every message pays the overhead once
+    if (!msg->is<HostCommand>()) request(msg);  // anything else must be a memory request
+    schedule(overhead_, 0, std::move(msg));     // every message pays the overhead once
   }
 
   void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override {
+    if (msg->is<HostCommand>()) return command(Ref<HostCommand>(&msg->as<HostCommand>()));
     auto& r = msg->as<MemRequest>();
     if (r.is_response) return collect(r);
     // Fan out: one leg per target cube (a memory request has exactly one).
@@ -50,6 +70,71 @@ class IoCpu final : public kbsim::ahbm::MemoryNode {
   }
 
  private:
+  void command(Ref<HostCommand> cmd) {
+    if (cmd->is_response) return collect(*cmd);
+    ++commands_.count;
+    // One leg per cube, in (sip, cube) order; launches get the start barrier first.
+    std::map<std::pair<unsigned, unsigned>, std::vector<PeRef>> cubes;
+    for (const PeRef& pe : cmd->targets) cubes[{pe.sip, pe.cube}].push_back(pe);
+    std::string_view part = cmd->kind == HostCommand::Kind::kLaunch ? "pe_cpu" : "pe_mmu";
+    std::vector<kbsim::NodeIndex> m_cpus;
+    Tick barrier = 0;
+    try {
+      for (const auto& [cube, pes] : cubes) {
+        m_cpus.push_back(find_node(names::m_cpu(cube.first, cube.second)));
+        const kbsim::Route& leg1 = route_to(m_cpus.back(), memory_view_);
+        for (const PeRef& pe : pes) {
+          kbsim::NodeIndex target = find_node(names::pe_part(pe.sip, pe.cube, pe.pe, part));
+          if (cmd->kind == HostCommand::Kind::kLaunch)
+            barrier = std::max(barrier, two_leg_latency(leg1, route_between(m_cpus.back(), target, memory_view_)));
+        }
+      }
+    } catch (const kbsim::ConfigError& e) {
+      cmd->completion = {false, "NO_TARGET", e.what()};
+    }
+    if (cubes.empty()) cmd->completion = {false, "NO_TARGET", "the command names no target PE"};
+    if (!cmd->completion.ok) return done(*cmd);
+    if (cmd->kind == HostCommand::Kind::kLaunch) {
+      cmd->has_start = true;
+      cmd->target_start = now() + barrier;
+    }
+    pending_commands_[cmd.get()] = static_cast<unsigned>(cubes.size());
+    std::size_t k = 0;
+    for (auto& [cube, pes] : cubes) {
+      Ref<HostCommand> leg = cmd->leg(std::move(pes));
+      leg->initiator = index();
+      leg->bytes = 0;
+      const kbsim::Route& route = route_to(m_cpus[k++], memory_view_);
+      leg->route = &route;
+      send(route.ports.front(), std::move(leg));
+    }
+  }
+
+  /// ADR-0009 D5: a 0-byte message's time from here through the M_CPU (paying
+  /// its overhead, its transit cost, once) to the PE.
+  Tick two_leg_latency(const kbsim::Route& leg1, const kbsim::Route& leg2) const {
+    kbsim::Route r = leg1;
+    r.nodes.insert(r.nodes.end(), leg2.nodes.begin() + 1, leg2.nodes.end());
+    r.ports.insert(r.ports.end(), leg2.ports.begin(), leg2.ports.end());
+    return control_latency(r);
+  }
+
+  void collect(HostCommand& leg) {
+    ++responses_.count;
+    Ref<HostCommand> parent = std::move(leg.parent);
+    auto it = parent ? pending_commands_.find(parent.get()) : pending_commands_.end();
+    if (it == pending_commands_.end()) fail("an answer arrived for a command it did not fan out");
+    parent->merge(leg);
+    if (--it->second > 0) return;
+    pending_commands_.erase(it);
+    done(*parent);
+  }
+
+  void done(HostCommand& cmd) {
+    cmd.t_done = now();
+    if (cmd.client) cmd.client->on_complete(cmd);
+  }
+
   void collect(MemRequest& leg) {
     ++responses_.count;
     Ref<MemRequest> parent = leg.parent;
@@ -63,7 +148,9 @@ class IoCpu final : public kbsim::ahbm::MemoryNode {
   }
 
   kbsim::Tick overhead_;
+  kbsim::ViewId memory_view_ = 0;
   std::unordered_map<const MemRequest*, unsigned> pending_;
+  std::unordered_map<const HostCommand*, unsigned> pending_commands_;
   kbsim::Stat &commands_, &responses_;
 };
 

@@ -4,6 +4,14 @@
 // the transfer completes. The reference's DMA read and write resources of
 // capacity 1 serialize only the zero-time dispatch step, not the transfer; here
 // the outgoing link's FIFO does that, so the DMA keeps no state of its own.
+//
+// Host commands (ADR-0009 D3/D5, ADR-0039) fan out to the PEs of the cube: a
+// 0-byte leg per PE to its PE_CPU (launch) or PE_MMU (mapping update); the
+// answers are merged into one for IO_CPU. A launch keeps the start time IO_CPU
+// stamped; one submitted here directly gets a barrier over this cube's PEs.
+#include <unordered_map>
+
+#include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_node.hpp"
 #include "kbsim/plugin.hpp"
 
@@ -11,17 +19,22 @@ namespace {
 
 using kbsim::Ref;
 using kbsim::Tick;
+using kbsim::ahbm::HostCommand;
 using kbsim::ahbm::MemOp;
 using kbsim::ahbm::MemRequest;
+using kbsim::ahbm::PeRef;
+namespace names = kbsim::ahbm::names;
 
-class MCpu final : public kbsim::ahbm::MemoryNode {
+class MCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandTarget {
  public:
   explicit MCpu(const kbsim::Context& ctx)
       : MemoryNode(ctx),
         overhead_(overhead_param(true)),
         dma_reads_(stat("dma_reads")),
         dma_writes_(stat("dma_writes")),
-        responses_(stat("responses")) {}
+        responses_(stat("responses")),
+        commands_(stat("commands")),
+        answers_(stat("answers")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -31,13 +44,28 @@ class MCpu final : public kbsim::ahbm::MemoryNode {
     i.ports = {{"*", "its router (router_to_mcpu / mcpu_to_router)"}};
     i.stats = {{"dma_reads", kbsim::StatKind::kCounter, "transfers", "DMA reads dispatched"},
                {"dma_writes", kbsim::StatKind::kCounter, "transfers", "DMA writes dispatched"},
-               {"responses", kbsim::StatKind::kCounter, "responses", "DMA completions relayed back"}};
+               {"responses", kbsim::StatKind::kCounter, "responses", "DMA completions relayed back"},
+               {"commands", kbsim::StatKind::kCounter, "commands", "host commands fanned out to PEs"},
+               {"answers", kbsim::StatKind::kCounter, "answers", "PE answers to host commands merged"}};
     return i;
   }
 
-  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override { schedule(overhead_, 0, request(msg)); }
+  void setup() override { memory_view_ = find_view("memory"); }
+
+  /// A host command handed to this M_CPU directly (not through IO_CPU).
+  void submit(Ref<HostCommand> cmd, HostCommand::Client* client) override {
+    cmd->client = client;
+    cmd->t_issue = now();
+    schedule(overhead_, 0, std::move(cmd));
+  }
+
+  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
+    if (!msg->is<HostCommand>()) request(msg);  // anything else must be a memory request
+    schedule(overhead_, 0, std::move(msg));     // every message pays the overhead once
+  }
 
   void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override {
+    if (msg->is<HostCommand>()) return command(Ref<HostCommand>(&msg->as<HostCommand>()));
     auto& r = msg->as<MemRequest>();
     if (r.is_response) {
       // A DMA leg finished: answer the request it was made for.
@@ -57,8 +85,59 @@ class MCpu final : public kbsim::ahbm::MemoryNode {
   }
 
  private:
+  void command(Ref<HostCommand> cmd) {
+    if (cmd->is_response) return collect(*cmd);
+    ++commands_.count;
+    std::string_view part = cmd->kind == HostCommand::Kind::kLaunch ? "pe_cpu" : "pe_mmu";
+    std::vector<kbsim::NodeIndex> pes;
+    for (const PeRef& pe : cmd->targets) {
+      if (static_cast<int>(pe.sip) != where().sip || static_cast<int>(pe.cube) != where().cube)
+        fail("received a command for " + names::pe(pe.sip, pe.cube, pe.pe) + ", which is not in its cube");
+      pes.push_back(find_node(names::pe_part(pe.sip, pe.cube, pe.pe, part)));
+    }
+    if (pes.empty()) fail("received a command that names no target PE");
+    if (cmd->kind == HostCommand::Kind::kLaunch && !cmd->has_start) {
+      Tick barrier = 0;
+      for (kbsim::NodeIndex pe : pes) barrier = std::max(barrier, control_latency(route_to(pe, memory_view_)));
+      cmd->has_start = true;
+      cmd->target_start = now() + barrier;
+    }
+    pending_[cmd.get()] = static_cast<unsigned>(pes.size());
+    for (std::size_t k = 0; k < pes.size(); ++k) {
+      Ref<HostCommand> leg = cmd->leg({cmd->targets[k]});
+      leg->initiator = index();
+      leg->bytes = 0;
+      const kbsim::Route& route = route_to(pes[k], memory_view_);
+      leg->route = &route;
+      send(route.ports.front(), std::move(leg));
+    }
+  }
+
+  /// A PE's answer: merged into its command, which is answered once all are in.
+  void collect(HostCommand& leg) {
+    ++answers_.count;
+    Ref<HostCommand> parent = std::move(leg.parent);
+    auto it = parent ? pending_.find(parent.get()) : pending_.end();
+    if (it == pending_.end()) fail("an answer arrived for a command it did not fan out");
+    parent->merge(leg);
+    if (--it->second > 0) return;
+    pending_.erase(it);
+    if (parent->client) {  // submitted here
+      parent->t_done = now();
+      parent->client->on_complete(*parent);
+      return;
+    }
+    parent->is_response = true;
+    parent->bytes = 0;
+    const kbsim::Route& back = route_to(parent->initiator, memory_view_);
+    parent->route = &back;
+    send(back.ports.front(), std::move(parent));
+  }
+
   Tick overhead_;
-  kbsim::Stat &dma_reads_, &dma_writes_, &responses_;
+  kbsim::ViewId memory_view_ = 0;
+  std::unordered_map<const HostCommand*, unsigned> pending_;
+  kbsim::Stat &dma_reads_, &dma_writes_, &responses_, &commands_, &answers_;
 };
 
 }  // namespace

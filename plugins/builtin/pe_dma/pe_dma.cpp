@@ -4,9 +4,19 @@
 // write are separate channels of capacity 1, each held for the whole round
 // trip (request out, data or acknowledgement back); requests wait in FIFO
 // order for their channel.
+//
+// It is also the DMA_READ / DMA_WRITE stage engine of its PE's pipeline
+// (ADR-0014): a stage's virtual address goes through the PE's pe_mmu (an
+// unmapped address, or no pe_mmu, is used as physical, ADR-0039 D4; the TLB
+// overhead is paid once per stage while holding the channel), and the transfer
+// queues on the same channel as any other request. A stage that follows this
+// engine's own previous stage of the same tile (e.g. DMA_READ(B) right after
+// DMA_READ(A)) goes to the front of its queue, behind only the transfer in flight.
 #include <deque>
 
+#include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_node.hpp"
+#include "kbsim/pe/command.hpp"
 #include "kbsim/plugin.hpp"
 
 namespace {
@@ -15,11 +25,13 @@ using kbsim::Ref;
 using kbsim::Tick;
 using kbsim::ahbm::MemOp;
 using kbsim::ahbm::MemRequest;
+using kbsim::pe::StageType;
+using kbsim::pe::TileToken;
 
-class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInitiator {
+class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, public kbsim::ahbm::MemInitiator {
  public:
   explicit PeDma(const kbsim::Context& ctx)
-      : MemoryNode(ctx),
+      : StageEngineOf(ctx),
         overhead_(overhead_param(false)),  // setup per transfer, not paid by traffic passing through
         reads_(stat("reads")),
         writes_(stat("writes")),
@@ -27,12 +39,15 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
         errors_(stat("errors")),
         read_busy_(stat("read_busy_ns")),
         write_busy_(stat("write_busy_ns")),
-        forwarded_(stat("forwarded")) {}
+        forwarded_(stat("forwarded")),
+        stages_(stat("stages")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
     i.type = "pe_dma";
-    i.summary = "PE DMA engine: reads and writes any physical address; read and write channels of capacity 1";
+    i.summary =
+        "PE DMA engine: reads and writes any physical address, and runs the PE's DMA_READ / DMA_WRITE tile stages; "
+        "read and write channels of capacity 1";
     i.params = {kbsim::param_float("overhead_ns", 0.0, "setup time per transfer, once it holds its channel")};
     i.ports = {{"*", "the PE's router (pe_to_router / router_to_pe) and PE-internal links"}};
     i.stats = {{"reads", kbsim::StatKind::kCounter, "transfers", "reads completed"},
@@ -41,8 +56,18 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
                {"errors", kbsim::StatKind::kCounter, "transfers", "requests refused (bad address or length)"},
                {"read_busy_ns", kbsim::StatKind::kValue, "ns", "time the read channel was held"},
                {"write_busy_ns", kbsim::StatKind::kValue, "ns", "time the write channel was held"},
-               {"forwarded", kbsim::StatKind::kCounter, "messages", "messages passed between the fabric and the TCM"}};
+               {"forwarded", kbsim::StatKind::kCounter, "messages", "messages passed between the fabric and the TCM"},
+               {"stages", kbsim::StatKind::kCounter, "stages", "DMA_READ / DMA_WRITE tile stages completed"}};
     return i;
+  }
+
+  void setup() override {
+    // No pe_mmu next to this engine (or no translator there): stage addresses are physical.
+    try {
+      mmu_ = kbsim::ahbm::as_translator(peer(find_node(kbsim::pe::sibling(id(), "pe_mmu"))));
+    } catch (const kbsim::ConfigError&) {
+      mmu_ = nullptr;
+    }
   }
 
   void submit(Ref<MemRequest> r, kbsim::ahbm::MemClient* client) override {
@@ -53,16 +78,48 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
       schedule(0, kRefused, std::move(r));  // complete from the event loop, not inside submit
       return;
     }
-    Channel& ch = channel(r->op);
-    ch.queue.push_back(std::move(r));
-    if (!ch.busy) start(ch);
+    enqueue({std::move(r), {}, 0}, false);
   }
 
   void on_timer(std::uint64_t tag, Ref<kbsim::Message> msg) override {
     if (tag == kRefused) complete(msg->as<MemRequest>());
   }
 
-  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
+ private:
+  static constexpr std::uint64_t kRefused = 1;
+  struct Job {
+    Ref<MemRequest> req;
+    Ref<TileToken> token;  ///< set for a tile stage
+    Tick tlb = 0;          ///< translation overhead of a tile stage
+  };
+  struct Channel {
+    std::deque<Job> queue;  ///< front = in flight when busy
+    bool busy = false;
+  };
+  Channel& channel(MemOp op) { return op == MemOp::kRead ? read_ : write_; }
+
+  void accept(Ref<TileToken> t, bool chained) override {
+    const kbsim::pe::Stage& s = t->current();
+    if (s.type != StageType::kDmaRead && s.type != StageType::kDmaWrite)
+      fail("received a " + std::string(kbsim::pe::stage_name(s.type)) +
+           " stage; it runs dma_read and dma_write stages");
+    Ref<MemRequest> r = kbsim::make_message<MemRequest>();
+    r->op = s.type == StageType::kDmaRead ? MemOp::kRead : MemOp::kWrite;
+    r->pa = s.addr;
+    r->nbytes = s.nbytes;
+    r->t_issue = now();
+    Tick tlb = mmu_ ? mmu_->overhead() : 0;
+    bool mapped = !mmu_ || translate(*r);
+    if (!mapped || !prepare(*r, "data")) {
+      ++errors_.count;
+      return abort_tile(std::move(t), describe(*r) + ": " +
+                                          (mapped ? r->completion.error_message
+                                                  : "the virtual range is not mapped to contiguous physical memory"));
+    }
+    enqueue({std::move(r), std::move(t), tlb}, chained);
+  }
+
+  void on_other(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
     // Traffic between the fabric and this PE's TCM passes through (store and forward).
     if (kbsim::PortIndex out = msg->route ? msg->route->out_port_at(index()) : kbsim::kNoPort; out != kbsim::kNoPort) {
       ++forwarded_.count;
@@ -72,35 +129,68 @@ class PeDma final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemIniti
     MemRequest& r = *request(msg);
     if (!r.is_response || r.initiator != index()) fail("received a memory request; it only initiates them");
     Channel& ch = channel(r.op);
-    if (ch.queue.empty() || ch.queue.front().get() != &r) fail("a response arrived for a transfer it did not start");
-    Ref<MemRequest> done = std::move(ch.queue.front());
+    if (ch.queue.empty() || ch.queue.front().req.get() != &r)
+      fail("a response arrived for a transfer it did not start");
+    Job done = std::move(ch.queue.front());
     ch.queue.pop_front();
     ch.busy = false;
     ++(r.op == MemOp::kRead ? reads_ : writes_).count;
     bytes_.count += r.nbytes;
     (r.op == MemOp::kRead ? read_busy_ : write_busy_).value += kbsim::ticks_to_ns(now() - r.t_start);
-    if (!ch.queue.empty()) start(ch);
-    complete(*done);
+    // Finish first: a chained next stage of the same tile takes the channel before the queue.
+    if (done.token)
+      finish(std::move(done.token), r);
+    else
+      complete(r);
+    if (!ch.busy && !ch.queue.empty()) start(ch);
   }
 
- private:
-  static constexpr std::uint64_t kRefused = 1;
-  struct Channel {
-    std::deque<Ref<MemRequest>> queue;  ///< front = in flight when busy
-    bool busy = false;
-  };
-  Channel& channel(MemOp op) { return op == MemOp::kRead ? read_ : write_; }
+  /// Queue a transfer on its channel (at the front, behind the one in flight, when `first`).
+  void enqueue(Job job, bool first) {
+    Channel& ch = channel(job.req->op);
+    auto at = first ? ch.queue.begin() + (ch.busy ? 1 : 0) : ch.queue.end();
+    ch.queue.insert(at, std::move(job));
+    if (!ch.busy) start(ch);
+  }
 
   void start(Channel& ch) {
     ch.busy = true;
-    Ref<MemRequest> r = ch.queue.front();
-    r->t_start = now();
-    launch(std::move(r), overhead_);
+    Job& job = ch.queue.front();
+    job.req->t_start = now();
+    launch(job.req, overhead_ + job.tlb);
+  }
+
+  void finish(Ref<TileToken> t, const MemRequest& r) {
+    if (!r.completion.ok) return abort_tile(std::move(t), describe(r) + ": " + r.completion.error_message);
+    if (!t->current().composite) t->pipe->command->pa = r.pa;
+    ++stages_.count;
+    finish_stage(std::move(t), r.t_start);
+  }
+
+  /// Turn `r.pa` from a virtual into a physical address. An unmapped first byte
+  /// means the address is physical already (ADR-0039 D4); false when a mapped
+  /// range does not continue contiguously in physical memory.
+  bool translate(MemRequest& r) const {
+    kbsim::ahbm::Translator::Result first = mmu_->translate(r.pa);
+    if (!first.mapped) return true;
+    for (std::uint64_t off = first.contiguous; off < r.nbytes;) {
+      kbsim::ahbm::Translator::Result next = mmu_->translate(r.pa + off);
+      if (!next.mapped || next.pa != first.pa + off || next.contiguous == 0) return false;
+      off += next.contiguous;
+    }
+    r.pa = first.pa;
+    return true;
+  }
+
+  static std::string describe(const MemRequest& r) {
+    return std::string(r.op == MemOp::kRead ? "read" : "write") + " of " + std::to_string(r.nbytes) + " bytes at " +
+           kbsim::ahbm::hex(r.pa);
   }
 
   Tick overhead_;
+  const kbsim::ahbm::Translator* mmu_ = nullptr;
   Channel read_, write_;
-  kbsim::Stat &reads_, &writes_, &bytes_, &errors_, &read_busy_, &write_busy_, &forwarded_;
+  kbsim::Stat &reads_, &writes_, &bytes_, &errors_, &read_busy_, &write_busy_, &forwarded_, &stages_;
 };
 
 }  // namespace

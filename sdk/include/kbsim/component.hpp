@@ -182,6 +182,10 @@ class Component {
   /// The cached path from this node to `dst` within routing view `view`
   /// (default "all"); throws ConfigError naming both ends if none exists.
   const Route& route_to(NodeIndex dst, ViewId view = 0) { return ctx_.kernel->route(ctx_.index, dst, view); }
+  /// The cached path between any two nodes (e.g. a relay's onward leg, for a latency estimate).
+  const Route& route_between(NodeIndex from, NodeIndex to, ViewId view = 0) {
+    return ctx_.kernel->route(from, to, view);
+  }
   /// A routing view by name ("all", or one the topology declares).
   ViewId find_view(std::string_view name) const { return ctx_.kernel->find_view(name); }
   /// System-wide attributes of a generated topology (e.g. the memory map).

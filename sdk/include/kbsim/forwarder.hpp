@@ -1,7 +1,8 @@
 // Transit (forwarding) base: forwards flit by flit without reassembly and pays
 // its overhead once per transaction, on the first flit (wormhole switching).
 // One serial worker per node: a first flit's overhead delays the flits queued
-// behind it, as in a single-issue router pipeline.
+// behind it, as in a single-issue router pipeline. Control messages (0 bytes)
+// pay the overhead without the worker, so their latency does not depend on load.
 #pragma once
 
 #include <algorithm>
@@ -37,9 +38,13 @@ class Forwarder : public Component {
   }
 
   void on_flit(PortIndex in, const Flit& flit) override {
-    Tick start = std::max(now(), worker_free_);
+    // A control message (one 0-byte flit) is decoded on its own, as it crosses
+    // links: it pays the overhead but neither waits for the worker nor holds it
+    // (the reference forwards 0-byte transactions outside its serial inbox).
+    const bool control = flit.count == 1 && flit.bytes == 0;
+    Tick start = control ? now() : std::max(now(), worker_free_);
     Tick done = start + (flit.first() ? overhead_ : 0);
-    worker_free_ = done;
+    if (!control) worker_free_ = done;
     if (flit.first()) ++transactions_.count;
     ++flits_.count;
     bytes_.count += flit.bytes;

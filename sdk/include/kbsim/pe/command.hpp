@@ -12,6 +12,13 @@
 
 namespace kbsim::pe {
 
+/// The id of the PE part `part` next to node `node_id` (both in "<pe prefix>.<part>").
+inline std::string sibling(std::string_view node_id, std::string_view part) {
+  auto dot = node_id.rfind('.');
+  return dot == std::string_view::npos ? std::string(part)
+                                       : std::string(node_id.substr(0, dot + 1)) + std::string(part);
+}
+
 enum class CommandKind : std::uint8_t { kDmaRead, kDmaWrite, kGemm, kMath, kCompositeGemm, kCompositeMath };
 
 /// One PE command. PE_CPU sends it to PE_SCHEDULER; the scheduler sends the
@@ -31,12 +38,12 @@ class Command : public Message {
   // --- results ---
   bool done = false;
   bool ok = true;
-  std::string error;         ///< first failure of any stage
-  std::uint64_t pa = 0;      ///< simple DMA: the physical address the DMA resolved
-  std::uint32_t tiles = 0;   ///< tiles the command ran as
-  Tick t_submit = 0;         ///< accepted by the scheduler
-  Tick t_first = kNever;     ///< earliest stage start
-  Tick t_last = 0;           ///< latest stage end
+  std::string error;                     ///< first failure of any stage
+  std::uint64_t pa = 0;                  ///< simple DMA: the physical address the DMA resolved
+  std::uint32_t tiles = 0;               ///< tiles the command ran as
+  Tick t_submit = 0;                     ///< accepted by the scheduler
+  Tick t_first = kNever;                 ///< earliest stage start
+  Tick t_last = 0;                       ///< latest stage end
   std::array<Tick, kStageTypes> busy{};  ///< engine time per stage type, summed over tiles
 
   bool is_composite() const noexcept {
@@ -100,14 +107,16 @@ class TcmRequest : public Message {
   Tick t_start = 0;
 };
 
-/// Base of the engines a tile passes through (DMA, FETCH/STORE, GEMM, MATH).
+/// Base of the engines a tile passes through (DMA, FETCH/STORE, GEMM, MATH),
+/// on top of `Base` (Component, or e.g. ahbm::MemoryNode for PE_DMA).
 /// The engine implements accept(); when it finishes the token's current
 /// stage it calls finish_stage(), which records the stage's time and hands the
 /// token to the next stage's engine (itself included), or back to the
 /// scheduler after the last stage.
-class StageEngine : public Component {
+template <class Base>
+class StageEngineOf : public Base {
  public:
-  using Component::Component;
+  using Base::Base;
 
   void on_message(PortIndex in, Ref<Message> msg) override {
     if (msg->is<TileToken>()) return accept(Ref<TileToken>(static_cast<TileToken*>(msg.get())), false);
@@ -122,12 +131,12 @@ class StageEngine : public Component {
   virtual void on_other(PortIndex in, Ref<Message> msg) {
     (void)in;
     (void)msg;
-    fail("received a message that is not a tile token");
+    this->fail("received a message that is not a tile token");
   }
 
   /// The current stage ran from `start` to now.
   void finish_stage(Ref<TileToken> t, Tick start) {
-    t->pipe->record(t->current().type, start, now());
+    t->pipe->record(t->current().type, start, this->now());
     ++t->stage;
     pass_on(std::move(t));
   }
@@ -140,14 +149,20 @@ class StageEngine : public Component {
 
  private:
   void pass_on(Ref<TileToken> t) {
-    NodeIndex next = t->complete() ? t->pipe->scheduler : t->pipe->nodes[static_cast<std::size_t>(role_of(t->current().type))];
-    if (next == index()) return accept(std::move(t), true);
-    PortIndex out = out_port_to(next);
+    NodeIndex next =
+        t->complete() ? t->pipe->scheduler : t->pipe->nodes[static_cast<std::size_t>(role_of(t->current().type))];
+    if (next == this->index()) return accept(std::move(t), true);
+    PortIndex out = this->out_port_to(next);
     if (out == kNoPort)
-      fail("no PE-internal link to " + std::string(node_id(next)) +
-           " for the next tile stage; add it to cube.pe_template.links");
-    send(out, std::move(t));
+      this->fail("no PE-internal link to " + std::string(this->node_id(next)) +
+                 " for the next tile stage; add it to cube.pe_template.links");
+    this->send(out, std::move(t));
   }
+};
+
+class StageEngine : public StageEngineOf<Component> {
+ public:
+  using StageEngineOf::StageEngineOf;
 };
 
 }  // namespace kbsim::pe

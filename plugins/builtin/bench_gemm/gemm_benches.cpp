@@ -1,0 +1,162 @@
+// GEMM benches on one PE of an AHBM system (ADR-0044/0045):
+//
+//   gemm-single-pe    load A and B into TCM, one GEMM command, store C
+//   matmul-composite  a composite (tiled) GEMM; `variant` stages the operands:
+//                     load_ref  A loaded up front (pinned), B streamed per tile
+//                     pinned    both loaded up front
+//                     ref_ref   both streamed per tile
+//
+// A (M,K), B (K,N) and C (M,N) are f16 tensors in PE0's HBM slice of cube 0,
+// written from the host first. Metrics: the kernel window (pe_exec_ns), the
+// composite window (first to last tile-pipeline stage), engine busy time per
+// stage, the DMA and compute totals and the scheduler's tile count.
+#include <cstdio>
+#include <string>
+
+#include "kbsim/pe/plan.hpp"
+#include "kbsim/plugin.hpp"
+#include "kbsim/runtime.hpp"
+
+namespace {
+
+namespace tl = kbsim::tl;
+namespace rt = kbsim::rt;
+using kbsim::DType;
+
+enum Variant : std::int64_t { kLoadRef = 0, kPinned = 1, kRefRef = 2 };
+
+void gemm_single_pe(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
+  tl::Tensor ta = tl.load(a.ptr, a.shape, a.dtype);
+  tl::Tensor tb = tl.load(b.ptr, b.shape, b.dtype);
+  tl.store(c.ptr, tl.dot(ta, tb));
+}
+
+void matmul_composite(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
+  const std::int64_t variant = args.i64(3);
+  tl::CompositeSpec spec;
+  spec.a = variant == kRefRef ? tl.ref(a.ptr, a.shape, a.dtype) : tl.load(a.ptr, a.shape, a.dtype);
+  spec.b = variant == kPinned ? tl.load(b.ptr, b.shape, b.dtype) : tl.ref(b.ptr, b.shape, b.dtype);
+  spec.out_ptr = c.ptr;
+  spec.out_dtype = c.dtype;
+  tl.wait(tl.composite(spec));
+}
+
+/// Deterministic operand values in [-1, 1).
+std::vector<double> values(std::int64_t n, unsigned seed) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  std::uint32_t x = 2463534242u ^ seed;
+  for (double& e : v) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    e = static_cast<double>(x % 2048) / 1024.0 - 1.0;
+  }
+  return v;
+}
+
+std::vector<std::byte> encode(const std::vector<double>& v) {
+  std::vector<std::byte> out(v.size() * kbsim::dtype_size(DType::kF16));
+  for (std::size_t i = 0; i < v.size(); ++i) kbsim::encode_value(v[i], DType::kF16, out.data() + 2 * i);
+  return out;
+}
+
+class GemmBench : public kbsim::Bench {
+ public:
+  explicit GemmBench(bool composite) : composite_(composite) {}
+
+  void run(kbsim::BenchContext& ctx) override {
+    const kbsim::Params& p = ctx.params();
+    const std::int64_t m = p.get_int("M"), k = p.get_int("K"), n = p.get_int("N");
+    p.check(m > 0, "M", "must be > 0");
+    p.check(k > 0, "K", "must be > 0");
+    p.check(n > 0, "N", "must be > 0");
+    std::int64_t variant = kLoadRef;
+    if (composite_) {
+      const std::string& v = p.get_string("variant");
+      variant = v == "load_ref"  ? std::int64_t{kLoadRef}
+                : v == "pinned"  ? std::int64_t{kPinned}
+                : v == "ref_ref" ? std::int64_t{kRefRef}
+                                 : -1;
+      p.check(variant >= 0, "variant", "must be load_ref, pinned or ref_ref");
+    }
+    rt::Runtime& r = ctx.runtime();
+    const rt::DPPolicy one_pe;  // replicate on PE 0 of cube 0
+    // Place all three first, so a shape too large for the PE's HBM slice fails before any data is made.
+    rt::Tensor a = r.empty({m, k}, DType::kF16, one_pe, "A");
+    rt::Tensor b = r.empty({k, n}, DType::kF16, one_pe, "B");
+    rt::Tensor c = r.empty({m, n}, DType::kF16, one_pe, "C");
+    r.write(a, encode(values(m * k, 1)));
+    r.write(b, encode(values(k * n, 2)));
+    r.write(c, encode(std::vector<double>(static_cast<std::size_t>(m * n), 0.0)));
+    std::vector<rt::Arg> args = {a, b, c};
+    if (composite_) args.push_back(variant);
+    const rt::LaunchResult& res = r.wait(r.launch(composite_ ? "matmul_composite" : "gemm_single_pe", args));
+    report(ctx, res, m, k, n);
+  }
+
+ private:
+  void report(kbsim::BenchContext& ctx, const rt::LaunchResult& res, std::int64_t m, std::int64_t k,
+              std::int64_t n) const {
+    const kbsim::ahbm::PeResult& pe = res.pes.at(0);
+    kbsim::Metrics& out = ctx.metrics();
+    out.set("M", m);
+    out.set("K", k);
+    out.set("N", n);
+    out.set("kernel_window_ns", pe.pe_exec_ns);
+    const bool any_composite = pe.composite_first <= pe.composite_last;
+    const double window = any_composite ? kbsim::ticks_to_ns(pe.composite_last - pe.composite_first) : 0.0;
+    if (composite_) out.set("composite_window_ns", window);
+    out.set("dma_ns", pe.dma_ns);
+    out.set("compute_ns", pe.compute_ns);
+    kbsim::Metrics& stages = out.object("stage_busy_ns");
+    for (std::size_t s = 0; s < pe.stage_busy_ns.size(); ++s)
+      stages.set(std::string(kbsim::pe::stage_name(static_cast<kbsim::pe::StageType>(s))), pe.stage_busy_ns[s]);
+    out.set("commands", pe.commands);
+    out.set("launch_ns", kbsim::ticks_to_ns(res.t_done - res.t_submit));
+    const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+    out.set("gemm_tflops_in_kernel_window", pe.pe_exec_ns > 0 ? flops / pe.pe_exec_ns / 1e3 : 0.0);
+    char line[160];
+    std::snprintf(line, sizeof line, "%lldx%lldx%lld: kernel window %.2f ns%s, GEMM busy %.2f ns, DMA %.2f ns",
+                  static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(n), pe.pe_exec_ns,
+                  composite_ ? (", composite window " + std::to_string(window) + " ns").c_str() : "",
+                  pe.stage_busy_ns[2], pe.dma_ns);
+    ctx.note(line);
+  }
+
+  bool composite_;
+};
+
+class GemmSinglePe final : public GemmBench {
+ public:
+  GemmSinglePe() : GemmBench(false) {}
+  static kbsim::BenchInfo info() {
+    return {"gemm-single-pe",
+            "One GEMM on PE 0 of cube 0: load A and B, one GEMM command, store C; reports engine busy times",
+            {kbsim::param_int("M", 64, "rows of A and C"), kbsim::param_int("K", 64, "columns of A, rows of B"),
+             kbsim::param_int("N", 64, "columns of B and C")}};
+  }
+};
+
+class MatmulComposite final : public GemmBench {
+ public:
+  MatmulComposite() : GemmBench(true) {}
+  static kbsim::BenchInfo info() {
+    return {"matmul-composite",
+            "A tiled composite GEMM on PE 0 of cube 0; reports the composite and kernel windows and stage busy times",
+            {kbsim::param_int("M", 32, "rows of A and C"), kbsim::param_int("K", 3072, "columns of A, rows of B"),
+             kbsim::param_int("N", 32, "columns of B and C"),
+             kbsim::param_string("variant", "load_ref", "operand staging: load_ref, pinned or ref_ref")}};
+  }
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("bench_gemm") {
+  kbsim::add_bench<GemmSinglePe>(plugin);
+  kbsim::add_bench<MatmulComposite>(plugin);
+  kbsim::add_kernel(plugin, "gemm_single_pe", &gemm_single_pe, "load A and B, dot, store C");
+  kbsim::add_kernel(plugin, "matmul_composite", &matmul_composite,
+                    "composite GEMM; argument 3 stages the operands (0 load_ref, 1 pinned, 2 ref_ref)");
+}

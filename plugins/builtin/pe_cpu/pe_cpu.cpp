@@ -1,0 +1,476 @@
+// builtin.pe_cpu: the PE's control CPU (ADR-0009, ADR-0020, ADR-0046). It runs
+// a launched kernel at the launch's start time, on a fiber (Boost.Context), as
+// this PE's tl::Context: every tl call that issues a command sends a
+// pe::Command to the PE_SCHEDULER and suspends the kernel until the command
+// comes back done, so kernel code stays sequential while simulated time runs.
+// Fibers are resumed only from this component's handlers, so the kernels of
+// many PEs interleave deterministically on one thread.
+//
+// Timing pass (ADR-0020): tl.load returns the bytes read from the memory
+// store at the DMA's physical address; tl.store writes known bytes at issue,
+// through the PE_MMU; compute results are pending. Launches that arrive while
+// a kernel runs wait for it (FIFO).
+#include <boost/context/fiber.hpp>
+#include <boost/context/fixedsize_stack.hpp>
+#include <deque>
+#include <exception>
+#include <map>
+#include <set>
+
+#include "kbsim/ahbm/host_command.hpp"
+#include "kbsim/ahbm/names.hpp"
+#include "kbsim/ahbm/phys_addr.hpp"
+#include "kbsim/pe/command.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+namespace bctx = boost::context;
+namespace pe = kbsim::pe;
+namespace tl = kbsim::tl;
+using kbsim::DType;
+using kbsim::Ref;
+using kbsim::Shape;
+using kbsim::Tick;
+using kbsim::ahbm::hex;
+using kbsim::ahbm::HostCommand;
+using pe::StageType;
+
+/// Thrown inside the fiber out of the tl call that was waiting when a command
+/// failed. Not a std::exception, so a kernel catching those does not absorb it.
+struct CommandFailed {};
+
+std::string ns(Tick t) {
+  std::string s = std::to_string(kbsim::ticks_to_ns(t));
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string shapes(std::span<const tl::Tensor> in) {
+  std::string s;
+  for (const tl::Tensor& t : in) s += (s.empty() ? "" : ", ") + t.shape().str();
+  return s;
+}
+
+class PeCpu final : public kbsim::Component, private tl::Context {
+ public:
+  explicit PeCpu(const kbsim::Context& ctx)
+      : Component(ctx),
+        dispatch_(kbsim::ns_to_ticks(params().get_float("dispatch_ns"))),
+        clock_ghz_(params().get_float("clock_ghz")),
+        stack_bytes_(static_cast<std::size_t>(params().get_int("stack_kib")) * 1024),
+        scratch_bytes_(static_cast<std::uint64_t>(params().get_int("scratch_kib")) * 1024),
+        launches_(stat("launches")),
+        commands_(stat("commands")),
+        kernel_ns_(stat("kernel_ns")) {
+    params().check(params().get_float("dispatch_ns") >= 0, "dispatch_ns", "must be >= 0");
+    params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
+    params().check(params().get_int("stack_kib") >= 16, "stack_kib", "must be >= 16");
+    params().check(params().get_int("scratch_kib") >= 0, "scratch_kib", "must be >= 0");
+  }
+
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "pe_cpu";
+    i.summary = "PE control CPU: runs launched kernels (tl API) on fibers, issuing commands to the PE scheduler";
+    i.params = {kbsim::param_float("dispatch_ns", 0.0, "dispatch cost of each command a kernel issues, paid before it"),
+                kbsim::param_float("clock_ghz", 1.0, "clock of tl.cycles(n): n / clock_ghz ns"),
+                kbsim::param_int("stack_kib", 256, "stack of each kernel's fiber"),
+                kbsim::param_int("scratch_kib", 1024, "TCM scratch per kernel run for compute results and constants")};
+    i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers"},
+               {"pe_internal", "to and from the PE scheduler: PE commands and their results"}};
+    i.stats = {{"launches", kbsim::StatKind::kCounter, "kernels", "kernel runs started"},
+               {"commands", kbsim::StatKind::kCounter, "commands", "PE commands issued by kernels"},
+               {"kernel_ns", kbsim::StatKind::kValue, "ns", "kernel run time (start barrier to return), summed"}};
+    return i;
+  }
+
+  void setup() override {
+    auto loc = kbsim::ahbm::names::locate(id());
+    if (loc.pe < 0) fail("a pe_cpu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_cpu)");
+    self_ = {static_cast<unsigned>(loc.sip), static_cast<unsigned>(loc.cube), static_cast<unsigned>(loc.pe)};
+    scheduler_ = out_port_to(find_node(pe::sibling(id(), "pe_scheduler")));
+    if (scheduler_ == kbsim::kNoPort) fail("has no pe_internal link to " + pe::sibling(id(), "pe_scheduler"));
+    try {
+      mmu_ = kbsim::ahbm::as_translator(peer(find_node(pe::sibling(id(), "pe_mmu"))));
+    } catch (const kbsim::ConfigError&) {
+      mmu_ = nullptr;  // no MMU: virtual addresses are physical
+    }
+    memory_view_ = find_view("memory");
+    scratch_base_ = kbsim::ahbm::pe_tcm_addr(self_.sip, self_.cube, self_.pe, 0);
+  }
+
+  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
+    if (msg->is<pe::Command>()) return completed(msg->as<pe::Command>());
+    if (!msg->is<HostCommand>()) fail("received a message that is neither a launch nor a PE command");
+    auto& leg = msg->as<HostCommand>();
+    if (leg.is_response || leg.kind != HostCommand::Kind::kLaunch)
+      fail("received a host command that is not a kernel launch (MMU updates go to the pe_mmu)");
+    if (!find_kernel(leg.kernel)) fail("unknown kernel '" + leg.kernel + "'");
+    if (leg.has_start && leg.target_start < now())
+      fail("kernel '" + leg.kernel + "': the launch missed its start barrier by " + ns(now() - leg.target_start) +
+           " ns (start at " + ns(leg.target_start) + " ns)");
+    queue_.emplace_back(&leg);
+    if (!launch_) next_launch();
+  }
+
+  void on_timer(std::uint64_t tag, Ref<kbsim::Message>) override {
+    if (tag == kWake) return resume();
+    start_ = now();
+    ++launches_.count;
+    run_ = Run{};
+    fiber_ = bctx::fiber(std::allocator_arg, bctx::fixedsize_stack(stack_bytes_), [this](bctx::fiber&& main) {
+      main_ = std::move(main);
+      try {
+        static const tl::Args kNoArgs;
+        find_kernel(launch_->kernel)(*this, launch_->args ? *launch_->args : kNoArgs);
+        wait();  // the kernel ends when its composites do
+      } catch (const bctx::detail::forced_unwind&) {
+        throw;  // the fiber is being destroyed: let Boost.Context unwind it
+      } catch (...) {
+        run_.error = std::current_exception();
+      }
+      return std::move(main_);
+    });
+    resume();
+  }
+
+ private:
+  enum Tag : std::uint64_t { kStart, kWake };
+
+  /// State of one kernel run.
+  struct Run {
+    std::uint64_t scratch_used = 0;
+    std::map<std::uint64_t, std::string> in_flight;  ///< command id -> the tl call, for errors
+    std::set<std::uint64_t> composites;              ///< open composite handles
+    std::array<Tick, pe::kStageTypes> busy{};
+    Tick composite_first = kbsim::kNever, composite_last = 0;
+    std::uint64_t commands = 0;
+    bool waiting = false;  ///< suspended until a command completes (not on a timer)
+    kbsim::EventId wake;
+    std::string failure;  ///< the first failed command
+    std::exception_ptr error;
+  };
+
+  void next_launch() {
+    if (queue_.empty()) return;
+    launch_ = std::move(queue_.front());
+    queue_.pop_front();
+    Tick at = launch_->has_start ? std::max(launch_->target_start, now()) : now();
+    schedule(at - now(), kStart);
+  }
+
+  // --- the fiber bridge ---
+
+  /// Continue the kernel until it next waits; handle its end.
+  void resume() {
+    fiber_ = std::move(fiber_).resume();
+    if (!fiber_) finished();
+  }
+  /// (In the kernel) hand control back to the event loop until resumed.
+  void suspend() {
+    main_ = std::move(main_).resume();
+    if (!run_.failure.empty()) throw CommandFailed{};
+  }
+  void sleep(Tick t) {
+    run_.wake = schedule(t, kWake);
+    suspend();
+  }
+  void await_completion() {
+    run_.waiting = true;
+    suspend();
+    run_.waiting = false;
+  }
+
+  void completed(pe::Command& cmd) {
+    auto it = run_.in_flight.find(cmd.id);
+    if (!cmd.done || it == run_.in_flight.end()) fail("a PE command came back that no running kernel waits for");
+    for (std::size_t s = 0; s < pe::kStageTypes; ++s) run_.busy[s] += cmd.busy[s];
+    if (cmd.is_composite()) {
+      run_.composite_first = std::min(run_.composite_first, cmd.t_first);
+      run_.composite_last = std::max(run_.composite_last, cmd.t_last);
+      run_.composites.erase(cmd.id);
+    }
+    if (!cmd.ok && run_.failure.empty())
+      run_.failure = "kernel '" + launch_->kernel + "': " + it->second + ": " + cmd.error;
+    run_.in_flight.erase(it);
+    if (!run_.failure.empty()) cancel(run_.wake);
+    if (run_.waiting || !run_.failure.empty()) resume();
+  }
+
+  void finished() {
+    const std::string& name = launch_->kernel;
+    if (!run_.failure.empty()) fail(run_.failure);
+    if (run_.error) {
+      try {
+        std::rethrow_exception(std::exchange(run_.error, nullptr));
+      } catch (const kbsim::Error&) {
+        throw;  // a simulation error raised by a tl call names itself
+      } catch (const std::exception& e) {
+        fail("kernel '" + name + "' threw: " + e.what());
+      } catch (...) {
+        fail("kernel '" + name + "' threw an exception that is not a std::exception");
+      }
+    }
+    auto busy = [&](StageType t) { return kbsim::ticks_to_ns(run_.busy[static_cast<std::size_t>(t)]); };
+    kbsim::ahbm::PeResult r;
+    r.pe = self_;
+    r.start = start_;
+    r.end = now();
+    r.pe_exec_ns = kbsim::ticks_to_ns(now() - start_);
+    r.dma_ns = busy(StageType::kDmaRead) + busy(StageType::kDmaWrite);
+    r.compute_ns = busy(StageType::kGemm) + busy(StageType::kMath);
+    for (std::size_t s = 0; s < pe::kStageTypes; ++s) r.stage_busy_ns[s] = busy(static_cast<StageType>(s));
+    r.composite_first = run_.composite_first;
+    r.composite_last = run_.composite_last;
+    r.commands = run_.commands;
+    kernel_ns_.value += r.pe_exec_ns;
+
+    Ref<HostCommand> answer = std::move(launch_);
+    answer->pe_exec_ns = r.pe_exec_ns;
+    answer->dma_ns = r.dma_ns;
+    answer->compute_ns = r.compute_ns;
+    answer->results = {r};
+    answer->is_response = true;
+    answer->bytes = 0;
+    const kbsim::Route& back = route_to(answer->initiator, memory_view_);
+    answer->route = &back;
+    send(back.ports.front(), std::move(answer));
+    next_launch();
+  }
+
+  // --- issuing commands (in the kernel) ---
+
+  Ref<pe::Command> issue(Ref<pe::Command> cmd, std::string call) {
+    if (!run_.failure.empty()) throw CommandFailed{};
+    if (dispatch_ > 0) sleep(dispatch_);
+    cmd->id = ++next_id_;
+    cmd->reply_to = index();
+    cmd->bytes = 0;
+    run_.in_flight.emplace(cmd->id, std::move(call));
+    ++run_.commands;
+    ++commands_.count;
+    send(scheduler_, cmd);
+    return cmd;
+  }
+  /// Issue a one-stage command and wait for it.
+  Ref<pe::Command> run(pe::CommandKind kind, pe::Stage stage, std::string call) {
+    Ref<pe::Command> cmd = kbsim::make_message<pe::Command>();
+    cmd->kind = kind;
+    cmd->stage = stage;
+    cmd->stage.composite = false;
+    issue(cmd, std::move(call));
+    while (!cmd->done) await_completion();
+    return cmd;
+  }
+
+  std::uint64_t scratch(std::uint64_t nbytes) {
+    std::uint64_t at = (run_.scratch_used + 15) & ~std::uint64_t{15};
+    if (at + nbytes > scratch_bytes_)
+      throw tl::Error("TCM scratch exhausted: " + std::to_string(nbytes) + " bytes more do not fit in " +
+                      std::to_string(scratch_bytes_) + " (pe_cpu.scratch_kib)");
+    run_.scratch_used = at + nbytes;
+    return scratch_base_ + at;
+  }
+  tl::Tensor pending(const Shape& shape, DType dtype) {
+    std::uint64_t bytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
+    return tl::Tensor(this, {shape, dtype, scratch(bytes), tl::Space::kTcm, false, true, nullptr});
+  }
+  static void need_tcm(const std::string& call, const tl::Tensor& t) {
+    if (t.space() != tl::Space::kTcm)
+      throw tl::Error(call + ": operand " + t.shape().str() + " is a ref in HBM; tl.load it first");
+  }
+
+  /// Write `data` at virtual address `va`, translated piece by piece through the PE_MMU.
+  void write_virtual(std::uint64_t va, std::span<const std::byte> data) {
+    while (!data.empty()) {
+      std::uint64_t pa = va, n = data.size();
+      if (mmu_) {
+        auto t = mmu_->translate(va);
+        if (t.mapped) pa = t.pa;
+        if (t.contiguous) n = std::min<std::uint64_t>(n, t.contiguous);
+      }
+      memory().write(pa, data.first(n));
+      va += n;
+      data = data.subspan(n);
+    }
+  }
+
+  // --- tl::Context ---
+
+  int program_id(int axis) const override {
+    if (axis == 0) return static_cast<int>(self_.pe);
+    if (axis == 1) return static_cast<int>(self_.cube);
+    throw tl::Error("tl.program_id(" + std::to_string(axis) + "): the axes are 0 (PE in the cube) and 1 (cube)");
+  }
+  int num_programs(int axis) const override {
+    if (axis == 0) return static_cast<int>(launch_->grid_pes);
+    if (axis == 1) return static_cast<int>(launch_->grid_cubes);
+    throw tl::Error("tl.num_programs(" + std::to_string(axis) + "): the axes are 0 (PE in the cube) and 1 (cube)");
+  }
+
+  tl::Tensor load(std::uint64_t ptr, const Shape& shape, DType dtype) override {
+    std::uint64_t bytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
+    auto cmd = run(pe::CommandKind::kDmaRead, {.type = StageType::kDmaRead, .addr = ptr, .nbytes = bytes},
+                   "tl.load(" + hex(ptr) + ", " + shape.str() + ", " + std::string(kbsim::dtype_name(dtype)) + ")");
+    auto data = std::make_shared<std::vector<std::byte>>(bytes);
+    memory().read(cmd->pa, *data);
+    return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kTcm, true, false, std::move(data)});
+  }
+
+  void store(std::uint64_t ptr, const tl::Tensor& value) override {
+    if (!value.pending() && value.desc().data) write_virtual(ptr, *value.desc().data);
+    run(pe::CommandKind::kDmaWrite, {.type = StageType::kDmaWrite, .addr = ptr, .nbytes = value.nbytes()},
+        "tl.store(" + hex(ptr) + ", " + value.shape().str() + ")");
+  }
+
+  tl::Tensor ref(std::uint64_t ptr, const Shape& shape, DType dtype) override {
+    return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kHbm, false, false, nullptr});
+  }
+
+  tl::Tensor dot(const tl::Tensor& a, const tl::Tensor& b) override {
+    const Shape &sa = a.shape(), &sb = b.shape();
+    std::string call = "tl.dot(" + sa.str() + ", " + sb.str() + ")";
+    if (sa.rank() != 2 || sb.rank() != 2 || sa[1] != sb[0])
+      throw tl::Error(call + ": the shapes do not multiply; (M, K) x (K, N) is needed");
+    need_tcm(call, a);
+    need_tcm(call, b);
+    tl::Tensor out = pending({sa[0], sb[1]}, a.dtype());
+    auto dim = [](std::int64_t d) { return static_cast<std::uint32_t>(d); };
+    run(pe::CommandKind::kGemm, {.type = StageType::kGemm, .m = dim(sa[0]), .k = dim(sa[1]), .n = dim(sb[1])}, call);
+    return out;
+  }
+
+  tl::Tensor math(tl::MathOp op, std::span<const tl::Tensor> in, int axis) override {
+    using tl::MathOp;
+    std::string call = "tl." + std::string(tl::math_op_name(op)) + "(" + shapes(in) + ")";
+    if (op >= MathOp::kDequant) throw tl::Error(call + ": a GEMM epilogue op; give it in a composite's epilogue");
+    std::size_t arity = op <= MathOp::kRelu || op >= MathOp::kSoftmax ? 1 : op <= MathOp::kMinimum ? 2 : 3;
+    if (in.size() != arity)
+      throw tl::Error(call + ": takes " + std::to_string(arity) + " input(s), got " + std::to_string(in.size()));
+    for (const tl::Tensor& t : in) need_tcm(call, t);
+    Shape out = in[0].shape();
+    if (op >= MathOp::kSoftmax) {
+      try {
+        std::size_t a = out.index(axis);
+        if (op != MathOp::kSoftmax) out[a] = 1;
+      } catch (const std::invalid_argument& e) {
+        throw tl::Error(call + ": " + e.what());
+      }
+    } else {
+      for (const tl::Tensor& t : in)  // elementwise: equal shapes, or single elements broadcast
+        if (t.shape().elements() != 1) out = t.shape();
+      for (const tl::Tensor& t : in)
+        if (t.shape().elements() != 1 && !(t.shape() == out))
+          throw tl::Error(call + ": elementwise inputs need equal shapes (or a single element)");
+    }
+    tl::Tensor result = pending(out, in[0].dtype());
+    auto dim = [](std::int64_t d) { return static_cast<std::uint32_t>(d); };
+    run(pe::CommandKind::kMath, {.type = StageType::kMath, .m = dim(out.rows()), .n = dim(out.cols()), .op = op}, call);
+    return result;
+  }
+
+  tl::Handle composite(const tl::CompositeSpec& s) override {
+    Ref<pe::Command> cmd = kbsim::make_message<pe::Command>();
+    const Shape &sa = s.a.shape(), &sb = s.b.shape();
+    auto size = [](DType t) { return static_cast<std::uint32_t>(kbsim::dtype_size(t)); };
+    std::string call;
+    if (s.op == tl::CompositeSpec::Op::kGemm) {
+      call = "tl.composite(gemm, " + sa.str() + ", " + sb.str() + ")";
+      if (sa.rank() != 2 || sb.rank() != 2 || sa[1] != sb[0])
+        throw tl::Error(call + ": the shapes do not multiply; (M, K) x (K, N) is needed");
+      cmd->kind = pe::CommandKind::kCompositeGemm;
+      pe::GemmPlanSpec& g = cmd->gemm;
+      g.m = static_cast<std::uint64_t>(sa[0]);
+      g.k = static_cast<std::uint64_t>(sa[1]);
+      g.n = static_cast<std::uint64_t>(sb[1]);
+      g.tile_m = s.tile_m;
+      g.tile_k = s.tile_k;
+      g.tile_n = s.tile_n;
+      g.a_addr = s.a.addr();
+      g.b_addr = s.b.addr();
+      g.out_addr = s.out_ptr;
+      g.a_bytes = size(s.a.dtype());
+      g.b_bytes = size(s.b.dtype());
+      g.out_bytes = size(s.out_dtype);
+      g.a_pinned = s.a.pinned();
+      g.b_pinned = s.b.pinned();
+      for (const tl::Epilogue& e : s.epilogue) g.epilogue.push_back({e.op, e.scope});
+    } else {
+      call = "tl.composite(math " + std::string(tl::math_op_name(s.math_op)) + ", " + sa.str() + ")";
+      if (s.math_op > tl::MathOp::kRelu) throw tl::Error(call + ": a composite math op is an elementwise unary op");
+      if (sa.rank() == 0) throw tl::Error(call + ": operand a is missing");
+      cmd->kind = pe::CommandKind::kCompositeMath;
+      pe::MathPlanSpec& m = cmd->math;
+      m.m = static_cast<std::uint64_t>(sa.rows());
+      m.n = static_cast<std::uint64_t>(sa.cols());
+      m.tile_m = s.tile_m;
+      m.tile_n = s.tile_n;
+      m.src_addr = s.a.addr();
+      m.dst_addr = s.out_ptr;
+      m.in_bytes = size(s.a.dtype());
+      m.out_bytes = size(s.out_dtype);
+      m.op = s.math_op;
+    }
+    issue(cmd, std::move(call));
+    run_.composites.insert(cmd->id);
+    return {cmd->id};
+  }
+
+  void cycles(std::uint64_t n) override {
+    Tick t = kbsim::ns_to_ticks(static_cast<double>(n) / clock_ghz_);
+    if (t > 0) sleep(t);
+  }
+
+  void wait(tl::Handle h) override {
+    if (h.id == 0 || h.id > next_id_) throw tl::Error("tl.wait: handle " + std::to_string(h.id) + " was never issued");
+    while (run_.composites.count(h.id)) await_completion();
+  }
+  void wait() override {
+    while (!run_.composites.empty()) await_completion();
+  }
+
+  tl::Tensor full(const Shape& shape, double value, DType dtype) override {
+    auto data =
+        std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(shape.elements()) * kbsim::dtype_size(dtype));
+    for (std::size_t i = 0; i < data->size(); i += kbsim::dtype_size(dtype))
+      kbsim::encode_value(value, dtype, data->data() + i);
+    return constant(shape, dtype, std::move(data));
+  }
+  tl::Tensor arange(std::int64_t start, std::int64_t end, DType dtype) override {
+    if (end < start)
+      throw tl::Error("tl.arange(" + std::to_string(start) + ", " + std::to_string(end) + "): end is before start");
+    auto data =
+        std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(end - start) * kbsim::dtype_size(dtype));
+    for (std::int64_t i = 0; i < end - start; ++i)
+      kbsim::encode_value(static_cast<double>(start + i), dtype,
+                          data->data() + static_cast<std::size_t>(i) * kbsim::dtype_size(dtype));
+    return constant({end - start}, dtype, std::move(data));
+  }
+  tl::Tensor constant(const Shape& shape, DType dtype, std::shared_ptr<std::vector<std::byte>> data) {
+    std::uint64_t addr = scratch(data->size());
+    return tl::Tensor(this, {shape, dtype, addr, tl::Space::kTcm, true, false, std::move(data)});
+  }
+
+  Tick dispatch_;
+  double clock_ghz_;
+  std::size_t stack_bytes_;
+  std::uint64_t scratch_bytes_, scratch_base_ = 0;
+  kbsim::ahbm::PeRef self_;
+  kbsim::PortIndex scheduler_ = kbsim::kNoPort;
+  const kbsim::ahbm::Translator* mmu_ = nullptr;
+  kbsim::ViewId memory_view_ = 0;
+  kbsim::Stat &launches_, &commands_, &kernel_ns_;
+  std::uint64_t next_id_ = 0;
+  std::deque<Ref<HostCommand>> queue_;  ///< launches waiting for this one to end
+  Ref<HostCommand> launch_;             ///< the launch scheduled or running
+  Tick start_ = 0;
+  Run run_;
+  bctx::fiber main_;   ///< the event loop, while the kernel runs
+  bctx::fiber fiber_;  ///< the kernel, while it waits (destroyed first: unwinds a kernel cut short)
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("pe_cpu") { kbsim::add_component<PeCpu>(plugin); }
