@@ -150,10 +150,10 @@ int run_command_line(int argc, char** argv) {
   run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
   run->add_option("--out", out, "directory for results.json and topology.json")->capture_default_str();
 
-  CLI::App* list = app.add_subcommand("list", "list component types, benches and CCL algorithms");
+  CLI::App* list = app.add_subcommand("list", "list component types, benches, CCL algorithms and kernels");
   add_common(list, common);
-  list->add_option("what", list_what, "components, benches, ccl, libraries or all")
-      ->check(CLI::IsMember({"components", "benches", "ccl", "libraries", "all"}));
+  list->add_option("what", list_what, "components, benches, ccl, kernels, libraries or all")
+      ->check(CLI::IsMember({"components", "benches", "ccl", "kernels", "libraries", "all"}));
 
   CLI::App* info = app.add_subcommand("info", "describe a component (implementation or type name) or a bench");
   add_common(info, common);

@@ -50,6 +50,12 @@ void print_list(const core::Registry& reg, const std::string& what) {
     for (const auto& [name, entry] : reg.ccl())
       std::printf("  %-22s %s\n", name.c_str(), entry.type->info.summary.c_str());
   }
+  if (all || what == "kernels") {
+    std::printf("kernels (name, library: summary):\n");
+    if (reg.kernels().empty()) std::printf("  (none registered)\n");
+    for (const auto& [name, entry] : reg.kernels())
+      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->summary.c_str());
+  }
   if (all || what == "libraries") {
     std::printf("plugin libraries:\n");
     for (const auto& l : reg.libraries())

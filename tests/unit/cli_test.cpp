@@ -71,6 +71,10 @@ TEST(Cli, ListShowsBuiltinComponentsAndBenches) {
   EXPECT_THAT(b.out, HasSubstr("traffic"));
   auto c = test::run_kbsim("list ccl");
   EXPECT_EQ(c.code, 0);
+  auto k = test::run_kbsim("list kernels");
+  ASSERT_EQ(k.code, 0) << k.err;
+  EXPECT_THAT(k.out, HasSubstr("matmul_composite"));
+  EXPECT_THAT(k.out, HasSubstr("kbsim_bench_gemm"));
 }
 
 TEST(Cli, InfoOnTheMeshNodeShowsParametersPortsAndStatistics) {
