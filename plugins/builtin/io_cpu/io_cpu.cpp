@@ -8,8 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "kbsim/ahbm/host_command.hpp"
-#include "kbsim/ahbm/memory_node.hpp"
+#include "kbsim/ahbm/command_node.hpp"
 #include "kbsim/plugin.hpp"
 
 namespace {
@@ -21,10 +20,10 @@ using kbsim::ahbm::MemRequest;
 using kbsim::ahbm::PeRef;
 namespace names = kbsim::ahbm::names;
 
-class IoCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandTarget {
+class IoCpu final : public kbsim::ahbm::CommandNode {
  public:
   explicit IoCpu(const kbsim::Context& ctx)
-      : MemoryNode(ctx), overhead_(overhead_param(true)), commands_(stat("commands")), responses_(stat("responses")) {}
+      : CommandNode(ctx, "responses"), commands_(stat("commands")), responses_(stat("responses")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -39,23 +38,8 @@ class IoCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandT
     return i;
   }
 
-  void setup() override { memory_view_ = find_view("memory"); }
-
-  /// A host command (launch or MMU update) from the host runtime.
-  void submit(Ref<HostCommand> cmd, HostCommand::Client* client) override {
-    cmd->client = client;
-    cmd->t_issue = now();
-    schedule(overhead_, 0, std::move(cmd));
-  }
-
-  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
-    if (!msg->is<HostCommand>()) request(msg);  // anything else must be a memory request
-    schedule(overhead_, 0, std::move(msg));     // every message pays the overhead once
-  }
-
-  void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override {
-    if (msg->is<HostCommand>()) return command(Ref<HostCommand>(&msg->as<HostCommand>()));
-    auto& r = msg->as<MemRequest>();
+ private:
+  void on_memory(MemRequest& r) override {
     if (r.is_response) return collect(r);
     // Fan out: one leg per target cube (a memory request has exactly one).
     ++commands_.count;
@@ -69,9 +53,7 @@ class IoCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandT
     launch(std::move(leg), 0);
   }
 
- private:
-  void command(Ref<HostCommand> cmd) {
-    if (cmd->is_response) return collect(*cmd);
+  void on_command(Ref<HostCommand> cmd) override {
     ++commands_.count;
     // One leg per cube, in (sip, cube) order; launches get the start barrier first.
     std::map<std::pair<unsigned, unsigned>, std::vector<PeRef>> cubes;
@@ -82,32 +64,25 @@ class IoCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandT
     try {
       for (const auto& [cube, pes] : cubes) {
         m_cpus.push_back(find_node(names::m_cpu(cube.first, cube.second)));
-        const kbsim::Route& leg1 = route_to(m_cpus.back(), memory_view_);
+        const kbsim::Route& leg1 = route_to(m_cpus.back(), memory_view());
         for (const PeRef& pe : pes) {
           kbsim::NodeIndex target = find_node(names::pe_part(pe.sip, pe.cube, pe.pe, part));
           if (cmd->kind == HostCommand::Kind::kLaunch)
-            barrier = std::max(barrier, two_leg_latency(leg1, route_between(m_cpus.back(), target, memory_view_)));
+            barrier = std::max(barrier, two_leg_latency(leg1, route_between(m_cpus.back(), target, memory_view())));
         }
       }
     } catch (const kbsim::ConfigError& e) {
       cmd->completion = {false, "NO_TARGET", e.what()};
     }
     if (cubes.empty()) cmd->completion = {false, "NO_TARGET", "the command names no target PE"};
-    if (!cmd->completion.ok) return done(*cmd);
+    if (!cmd->completion.ok) return answer(std::move(cmd));
     if (cmd->kind == HostCommand::Kind::kLaunch) {
       cmd->has_start = true;
       cmd->target_start = now() + barrier;
     }
-    pending_commands_[cmd.get()] = static_cast<unsigned>(cubes.size());
+    expect_answers(*cmd, static_cast<unsigned>(cubes.size()));
     std::size_t k = 0;
-    for (auto& [cube, pes] : cubes) {
-      Ref<HostCommand> leg = cmd->leg(std::move(pes));
-      leg->initiator = index();
-      leg->bytes = 0;
-      const kbsim::Route& route = route_to(m_cpus[k++], memory_view_);
-      leg->route = &route;
-      send(route.ports.front(), std::move(leg));
-    }
+    for (auto& [cube, pes] : cubes) send_leg(cmd->leg(std::move(pes)), m_cpus[k++]);
   }
 
   /// ADR-0009 D5: a 0-byte message's time from here through the M_CPU (paying
@@ -117,22 +92,6 @@ class IoCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandT
     r.nodes.insert(r.nodes.end(), leg2.nodes.begin() + 1, leg2.nodes.end());
     r.ports.insert(r.ports.end(), leg2.ports.begin(), leg2.ports.end());
     return control_latency(r);
-  }
-
-  void collect(HostCommand& leg) {
-    ++responses_.count;
-    Ref<HostCommand> parent = std::move(leg.parent);
-    auto it = parent ? pending_commands_.find(parent.get()) : pending_commands_.end();
-    if (it == pending_commands_.end()) fail("an answer arrived for a command it did not fan out");
-    parent->merge(leg);
-    if (--it->second > 0) return;
-    pending_commands_.erase(it);
-    done(*parent);
-  }
-
-  void done(HostCommand& cmd) {
-    cmd.t_done = now();
-    if (cmd.client) cmd.client->on_complete(cmd);
   }
 
   void collect(MemRequest& leg) {
@@ -147,10 +106,7 @@ class IoCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandT
     reply(std::move(parent), 0);
   }
 
-  kbsim::Tick overhead_;
-  kbsim::ViewId memory_view_ = 0;
   std::unordered_map<const MemRequest*, unsigned> pending_;
-  std::unordered_map<const HostCommand*, unsigned> pending_commands_;
   kbsim::Stat &commands_, &responses_;
 };
 

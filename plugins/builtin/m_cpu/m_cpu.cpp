@@ -9,10 +9,7 @@
 // 0-byte leg per PE to its PE_CPU (launch) or PE_MMU (mapping update); the
 // answers are merged into one for IO_CPU. A launch keeps the start time IO_CPU
 // stamped; one submitted here directly gets a barrier over this cube's PEs.
-#include <unordered_map>
-
-#include "kbsim/ahbm/host_command.hpp"
-#include "kbsim/ahbm/memory_node.hpp"
+#include "kbsim/ahbm/command_node.hpp"
 #include "kbsim/plugin.hpp"
 
 namespace {
@@ -25,16 +22,14 @@ using kbsim::ahbm::MemRequest;
 using kbsim::ahbm::PeRef;
 namespace names = kbsim::ahbm::names;
 
-class MCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandTarget {
+class MCpu final : public kbsim::ahbm::CommandNode {
  public:
   explicit MCpu(const kbsim::Context& ctx)
-      : MemoryNode(ctx),
-        overhead_(overhead_param(true)),
+      : CommandNode(ctx, "answers"),
         dma_reads_(stat("dma_reads")),
         dma_writes_(stat("dma_writes")),
         responses_(stat("responses")),
-        commands_(stat("commands")),
-        answers_(stat("answers")) {}
+        commands_(stat("commands")) {}
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -50,23 +45,8 @@ class MCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandTa
     return i;
   }
 
-  void setup() override { memory_view_ = find_view("memory"); }
-
-  /// A host command handed to this M_CPU directly (not through IO_CPU).
-  void submit(Ref<HostCommand> cmd, HostCommand::Client* client) override {
-    cmd->client = client;
-    cmd->t_issue = now();
-    schedule(overhead_, 0, std::move(cmd));
-  }
-
-  void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
-    if (!msg->is<HostCommand>()) request(msg);  // anything else must be a memory request
-    schedule(overhead_, 0, std::move(msg));     // every message pays the overhead once
-  }
-
-  void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override {
-    if (msg->is<HostCommand>()) return command(Ref<HostCommand>(&msg->as<HostCommand>()));
-    auto& r = msg->as<MemRequest>();
+ private:
+  void on_memory(MemRequest& r) override {
     if (r.is_response) {
       // A DMA leg finished: answer the request it was made for.
       ++responses_.count;
@@ -84,9 +64,7 @@ class MCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandTa
     launch(std::move(leg), 0);
   }
 
- private:
-  void command(Ref<HostCommand> cmd) {
-    if (cmd->is_response) return collect(*cmd);
+  void on_command(Ref<HostCommand> cmd) override {
     ++commands_.count;
     std::string_view part = cmd->kind == HostCommand::Kind::kLaunch ? "pe_cpu" : "pe_mmu";
     std::vector<kbsim::NodeIndex> pes;
@@ -98,46 +76,15 @@ class MCpu final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::CommandTa
     if (pes.empty()) fail("received a command that names no target PE");
     if (cmd->kind == HostCommand::Kind::kLaunch && !cmd->has_start) {
       Tick barrier = 0;
-      for (kbsim::NodeIndex pe : pes) barrier = std::max(barrier, control_latency(route_to(pe, memory_view_)));
+      for (kbsim::NodeIndex pe : pes) barrier = std::max(barrier, control_latency(route_to(pe, memory_view())));
       cmd->has_start = true;
       cmd->target_start = now() + barrier;
     }
-    pending_[cmd.get()] = static_cast<unsigned>(pes.size());
-    for (std::size_t k = 0; k < pes.size(); ++k) {
-      Ref<HostCommand> leg = cmd->leg({cmd->targets[k]});
-      leg->initiator = index();
-      leg->bytes = 0;
-      const kbsim::Route& route = route_to(pes[k], memory_view_);
-      leg->route = &route;
-      send(route.ports.front(), std::move(leg));
-    }
+    expect_answers(*cmd, static_cast<unsigned>(pes.size()));
+    for (std::size_t k = 0; k < pes.size(); ++k) send_leg(cmd->leg({cmd->targets[k]}), pes[k]);
   }
 
-  /// A PE's answer: merged into its command, which is answered once all are in.
-  void collect(HostCommand& leg) {
-    ++answers_.count;
-    Ref<HostCommand> parent = std::move(leg.parent);
-    auto it = parent ? pending_.find(parent.get()) : pending_.end();
-    if (it == pending_.end()) fail("an answer arrived for a command it did not fan out");
-    parent->merge(leg);
-    if (--it->second > 0) return;
-    pending_.erase(it);
-    if (parent->client) {  // submitted here
-      parent->t_done = now();
-      parent->client->on_complete(*parent);
-      return;
-    }
-    parent->is_response = true;
-    parent->bytes = 0;
-    const kbsim::Route& back = route_to(parent->initiator, memory_view_);
-    parent->route = &back;
-    send(back.ports.front(), std::move(parent));
-  }
-
-  Tick overhead_;
-  kbsim::ViewId memory_view_ = 0;
-  std::unordered_map<const HostCommand*, unsigned> pending_;
-  kbsim::Stat &dma_reads_, &dma_writes_, &responses_, &commands_, &answers_;
+  kbsim::Stat &dma_reads_, &dma_writes_, &responses_, &commands_;
 };
 
 }  // namespace
