@@ -104,6 +104,8 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
               static_cast<unsigned long long>(runner.events()), runner.wall_s(), eps / 1e6, runner.build_wall_s());
   for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
   std::printf("  results    %s\n", (fs::path(out) / "results.json").c_str());
+  if (!opts.trace.empty()) std::printf("  trace      %s (open in https://ui.perfetto.dev)\n", opts.trace.c_str());
+  if (!opts.op_log.empty()) std::printf("  op log     %s\n", opts.op_log.c_str());
   return 0;
 }
 
@@ -149,6 +151,12 @@ int run_command_line(int argc, char** argv) {
   run->add_option("--bench", run_opts.bench, "bench to run (see 'kbsim list benches')")->capture_default_str();
   run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
   run->add_option("--out", out, "directory for results.json and topology.json")->capture_default_str();
+  run->add_flag("--verify-data", run_opts.verify_data,
+                "run the data pass: compute every op's values and check the bench's outputs against a reference");
+  run->add_option("--trace", run_opts.trace, "write a timeline (Chrome/Perfetto trace JSON) to FILE")
+      ->type_name("FILE");
+  run->add_option("--op-log", run_opts.op_log, "write the op log (JSON, records in start order) to FILE")
+      ->type_name("FILE");
 
   CLI::App* list = app.add_subcommand("list", "list component types, benches, CCL algorithms and kernels");
   add_common(list, common);

@@ -163,6 +163,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
   if (!msg) fail(from, "send of an empty message reference");
   if (at < now()) fail(from, "sends a message at a time in the past");
   Link& link = out_link(from, out);
+  if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
   Link::Shape shape = link.shape(msg->bytes);
   Tick start = link.reserve(at, shape, true);
   // Flits count hops along the message's route; a whole message may be sent
@@ -225,7 +226,10 @@ Tick Simulation::on_event(Event& ev) {
 Tick Simulation::dispatch(Component& c, Event& ev) {
   switch (ev.kind) {
     case EventKind::kTimer: c.on_timer(ev.tag, std::move(ev.msg)); return kNever;
-    case EventKind::kMessage: c.on_message(ev.port, std::move(ev.msg)); return kNever;
+    case EventKind::kMessage:
+      if (oplog_ && ev.msg->data_op()) oplog_->start(c.index(), nodes_[c.index()].id, *ev.msg, now());
+      c.on_message(ev.port, std::move(ev.msg));
+      return kNever;
     case EventKind::kFlit: {
       c.on_flit(ev.port, Flit{ev.msg.get(), ev.index, ev.count, ev.bytes, ev.hop});
       if (!ev.train || ev.index + 1 >= ev.count) return kNever;
@@ -350,6 +354,7 @@ void Simulation::acquire(std::uint32_t sem, NodeIndex self, std::uint64_t tag, R
   Semaphore& s = semaphores_.at(sem);
   if (s.in_use < s.capacity && s.waiters.empty()) {
     ++s.in_use;
+    if (oplog_ && msg && msg->data_op()) oplog_->restart(self, *msg, now());
     schedule(self, now(), tag, std::move(msg), 128);
     return;
   }
@@ -365,6 +370,7 @@ void Simulation::release(std::uint32_t sem) {
   }
   Semaphore::Waiter w = std::move(s.waiters.front());
   s.waiters.pop_front();
+  if (oplog_ && w.msg && w.msg->data_op()) oplog_->restart(w.node, *w.msg, now());
   schedule(w.node, now(), w.tag, std::move(w.msg), 128);  // the unit passes straight to the next waiter
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "data/op_log.hpp"
 #include "fabric/link.hpp"
 #include "memory/page_store.hpp"
 #include "kbsim/bench.hpp"
@@ -75,6 +76,11 @@ class Simulation final : public Kernel, public System, private EventTarget {
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
   const std::vector<std::string>& view_names() const noexcept { return view_names_; }
 
+  /// Log data operations into `log` (nullptr = off, the default: then the
+  /// timing pass does no op-log work at all).
+  void set_op_log(OpLog* log) noexcept { oplog_ = log; }
+  OpLog* op_log() const noexcept { return oplog_; }
+
  private:
   Tick on_event(Event& ev) override;
   Tick dispatch(Component& c, Event& ev);
@@ -111,6 +117,7 @@ class Simulation final : public Kernel, public System, private EventTarget {
     std::deque<Waiter> waiters;
   };
   std::vector<Semaphore> semaphores_;
+  OpLog* oplog_ = nullptr;
 };
 
 }  // namespace kbsim::core

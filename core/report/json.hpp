@@ -12,6 +12,7 @@ namespace kbsim::core {
 
 class Registry;
 class JsonWriter;
+class OpLog;
 
 /// Writes JSON to a file atomically: into "<file>.tmp", renamed on success,
 /// removed on failure, so a failed run leaves no half-written file.
@@ -49,5 +50,7 @@ void write_params(JsonWriter& w, const Params& p);
 void write_metrics(JsonWriter& w, const Metrics& m);
 /// The graph with every node's parameters resolved against its component's declarations.
 void write_graph(JsonWriter& w, const Graph& g, const Registry& registry);
+/// The op log's records in stable t_start order (ADR-0052 D2), times in ns.
+void write_op_log(JsonWriter& w, const OpLog& log);
 
 }  // namespace kbsim::core

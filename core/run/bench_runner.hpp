@@ -15,12 +15,18 @@ namespace kbsim::core {
 
 class Registry;
 class HostRuntime;
+class OpLog;
+class DataExecutor;
+class ChromeTrace;
 
 struct RunOptions {
   std::string bench = "message-mesh";
   std::vector<std::string> params;  ///< "key=value"
   std::filesystem::path topology;
   std::vector<std::string> overrides;  ///< --set "key=value"
+  bool verify_data = false;            ///< run the data pass; benches check their outputs
+  std::filesystem::path trace;         ///< write a Chrome/Perfetto timeline here (empty = none)
+  std::filesystem::path op_log;        ///< write the op log (JSON) here (empty = none)
 };
 
 class BenchRunner final : public BenchContext {
@@ -40,6 +46,7 @@ class BenchRunner final : public BenchContext {
   Metrics& metrics() noexcept override { return metrics_; }
   void note(std::string_view line) override { notes_.emplace_back(line); }
   rt::Runtime& runtime() override;
+  bool verify_data() const noexcept override { return options_.verify_data; }
 
   // Figures for the summary
   Tick sim_time() const;
@@ -63,6 +70,9 @@ class BenchRunner final : public BenchContext {
   double wall_s_ = 0.0;
   double build_wall_s_ = 0.0;
   std::unique_ptr<HostRuntime> runtime_;
+  std::unique_ptr<OpLog> op_log_;
+  std::unique_ptr<DataExecutor> data_;
+  std::unique_ptr<ChromeTrace> trace_;
 };
 
 /// Peak resident memory of this process so far, in MiB.

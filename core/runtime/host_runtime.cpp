@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "data/executor.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/tensor_layout.hpp"
@@ -117,14 +118,21 @@ rt::TransferResult HostRuntime::write(const rt::Tensor& t, std::span<const std::
     bad_use("write: tensor '" + info.name + "' holds " + std::to_string(t.nbytes()) + " bytes, got " +
             std::to_string(bytes.size()));
   std::vector<const rt::ShardSpec*> shards;
-  std::vector<std::byte> buf;
+  std::vector<BytesPtr> data;
   for (const rt::ShardSpec& s : info.shards) {
-    buf.resize(s.nbytes);
-    gather_shard(bytes, info.shape, info.dtype, s, buf);
-    system_.memory().write(s.pa, buf);  // visible at issue (ADR-0020)
+    auto buf = std::make_shared<Bytes>(s.nbytes);
+    gather_shard(bytes, info.shape, info.dtype, s, *buf);
+    system_.memory().write(s.pa, *buf);  // visible at issue (ADR-0020)
     shards.push_back(&s);
+    data.push_back(std::move(buf));
   }
-  return transfer(info, kbsim::ahbm::MemOp::kWrite, shards);
+  rt::TransferResult r = transfer(info, kbsim::ahbm::MemOp::kWrite, shards);
+  if (data_) {
+    const std::string ep = names::io(shards.front()->sip, 0, "pcie_ep");
+    for (std::size_t k = 0; k < shards.size(); ++k)
+      data_->host_write(ep, shards[k]->pa, std::move(data[k]), r.t_submit, r.t_done);
+  }
+  return r;
 }
 
 std::vector<std::byte> HostRuntime::read(const rt::Tensor& t, rt::TransferResult* timing) {
@@ -132,7 +140,12 @@ std::vector<std::byte> HostRuntime::read(const rt::Tensor& t, rt::TransferResult
   const std::vector<const rt::ShardSpec*> pieces = distinct_pieces(info.shards);
   rt::TransferResult r = transfer(info, kbsim::ahbm::MemOp::kRead, pieces);
   std::vector<std::byte> out(t.nbytes()), buf;
+  if (data_) data_->flush();  // computed values, as far as no kernel still running can change them
   for (const rt::ShardSpec* s : pieces) {
+    if (data_) {
+      scatter_shard(*data_->read_hbm(s->pa, s->nbytes, now()), info.shape, info.dtype, *s, out);
+      continue;
+    }
     buf.resize(s->nbytes);
     system_.memory().read(s->pa, buf);
     scatter_shard(buf, info.shape, info.dtype, *s, out);

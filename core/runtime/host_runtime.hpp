@@ -19,6 +19,7 @@
 namespace kbsim::core {
 
 class Registry;
+class DataExecutor;
 
 class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::Client, private kbsim::ahbm::MemClient {
  public:
@@ -30,6 +31,9 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   /// Let launch() submit kernel names the registry does not know (to test the PE-side check).
   void allow_unknown_kernels() noexcept { check_kernels_ = false; }
   std::uint64_t page_size() const noexcept { return alloc_.page_size(); }
+  /// With a data pass, host writes are logged for it and host reads return
+  /// the values it computed (ADR-0020).
+  void set_data_pass(DataExecutor* d) noexcept { data_ = d; }
 
   // rt::Runtime
   rt::Tensor empty(const Shape& shape, DType dtype, const rt::DPPolicy& dp = {}, std::string name = {}) override;
@@ -89,6 +93,7 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   std::map<std::uint64_t, Command> commands_;                                     ///< by correlation id
   std::map<std::uint64_t, rt::LaunchResult> launches_;  ///< by correlation id; results once complete
   Transfer transfer_;
+  DataExecutor* data_ = nullptr;
 };
 
 }  // namespace kbsim::core

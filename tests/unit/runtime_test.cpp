@@ -343,8 +343,16 @@ TEST_F(RuntimeTest, WaitReportsAStuckOrFailedLaunch) {
   EXPECT_EQ(error_of<BenchError>([&] { rt_.wait({99}); }), "BAD_USE: wait: no launch has handle 99");
 }
 
+core::RunOptions run_options(const std::string& bench) {
+  core::RunOptions o;
+  o.bench = bench;
+  o.topology = kTopology;
+  o.overrides = overrides("test.command_sink", false);
+  return o;
+}
+
 TEST(RuntimeBench, UsingTheRuntimeWithoutSubmittingIsNoRequests) {
-  core::BenchRunner runner(registry(), {"test-no-work", {}, kTopology, overrides("test.command_sink", false)});
+  core::BenchRunner runner(registry(), run_options("test-no-work"));
   try {
     runner.run();
     ADD_FAILURE() << "expected NO_REQUESTS";
@@ -352,7 +360,7 @@ TEST(RuntimeBench, UsingTheRuntimeWithoutSubmittingIsNoRequests) {
     EXPECT_EQ(e.reason(), "NO_REQUESTS");
     EXPECT_STREQ(e.what(), "NO_REQUESTS: bench 'test-no-work' submitted no work");
   }
-  core::BenchRunner busy(registry(), {"test-one-tensor", {}, kTopology, overrides("test.command_sink", false)});
+  core::BenchRunner busy(registry(), run_options("test-one-tensor"));
   busy.run();
   EXPECT_EQ(busy.systems().size(), 1u);
 }

@@ -5,17 +5,22 @@
 //                     load_ref  A loaded up front (pinned), B streamed per tile
 //                     pinned    both loaded up front
 //                     ref_ref   both streamed per tile
+//                    and `epilogue=relu` fuses a relu into every output tile
 //
 // A (M,K), B (K,N) and C (M,N) are f16 tensors in PE0's HBM slice of cube 0,
 // written from the host first. Metrics: the kernel window (pe_exec_ns), the
 // composite window (first to last tile-pipeline stage), engine busy time per
 // stage, the DMA and compute totals and the scheduler's tile count.
+// With --verify-data, C is read back after the data pass and checked against
+// A x B computed directly with Eigen (f32 accumulation of the f16 operands).
+#include <Eigen/Core>
 #include <cstdio>
 #include <string>
 
 #include "kbsim/pe/plan.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/runtime.hpp"
+#include "kbsim/verify.hpp"
 
 namespace {
 
@@ -40,6 +45,7 @@ void matmul_composite(tl::Context& tl, const tl::Args& args) {
   spec.b = variant == kPinned ? tl.load(b.ptr, b.shape, b.dtype) : tl.ref(b.ptr, b.shape, b.dtype);
   spec.out_ptr = c.ptr;
   spec.out_dtype = c.dtype;
+  if (args.size() > 4 && args.i64(4)) spec.epilogue = {{tl::MathOp::kRelu, tl::Scope::kOutputTile, 1.0, {}}};
   tl.wait(tl.composite(spec));
 }
 
@@ -62,6 +68,24 @@ std::vector<std::byte> encode(const std::vector<double>& v) {
   return out;
 }
 
+/// C = A x B (then relu) as the hardware defines it: f16 operands, f32 accumulation, f16 result.
+std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b, std::int64_t m,
+                              std::int64_t k, std::int64_t n, bool relu) {
+  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  auto f16 = [](double v) {
+    std::byte h[2];
+    kbsim::encode_value(v, DType::kF16, h);
+    return static_cast<float>(kbsim::decode_value(h, DType::kF16));
+  };
+  Matrix ma(m, k), mb(k, n);
+  for (std::int64_t i = 0; i < m * k; ++i) ma.data()[i] = f16(a[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < k * n; ++i) mb.data()[i] = f16(b[static_cast<std::size_t>(i)]);
+  const Matrix mc = ma * mb;
+  std::vector<double> c(static_cast<std::size_t>(m * n));
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = f16(relu ? std::max(mc.data()[i], 0.0f) : mc.data()[i]);
+  return c;
+}
+
 class GemmBench : public kbsim::Bench {
  public:
   explicit GemmBench(bool composite) : composite_(composite) {}
@@ -73,6 +97,7 @@ class GemmBench : public kbsim::Bench {
     p.check(k > 0, "K", "must be > 0");
     p.check(n > 0, "N", "must be > 0");
     std::int64_t variant = kLoadRef;
+    bool relu = false;
     if (composite_) {
       const std::string& v = p.get_string("variant");
       variant = v == "load_ref"  ? std::int64_t{kLoadRef}
@@ -80,6 +105,9 @@ class GemmBench : public kbsim::Bench {
                 : v == "ref_ref" ? std::int64_t{kRefRef}
                                  : -1;
       p.check(variant >= 0, "variant", "must be load_ref, pinned or ref_ref");
+      const std::string& e = p.get_string("epilogue");
+      p.check(e == "none" || e == "relu", "epilogue", "must be none or relu");
+      relu = e == "relu";
     }
     rt::Runtime& r = ctx.runtime();
     const rt::DPPolicy one_pe;  // replicate on PE 0 of cube 0
@@ -87,13 +115,20 @@ class GemmBench : public kbsim::Bench {
     rt::Tensor a = r.empty({m, k}, DType::kF16, one_pe, "A");
     rt::Tensor b = r.empty({k, n}, DType::kF16, one_pe, "B");
     rt::Tensor c = r.empty({m, n}, DType::kF16, one_pe, "C");
-    r.write(a, encode(values(m * k, 1)));
-    r.write(b, encode(values(k * n, 2)));
+    const std::vector<double> va = values(m * k, 1), vb = values(k * n, 2);
+    r.write(a, encode(va));
+    r.write(b, encode(vb));
     r.write(c, encode(std::vector<double>(static_cast<std::size_t>(m * n), 0.0)));
-    std::vector<rt::Arg> args = {a, b, c};
-    if (composite_) args.push_back(variant);
+    std::vector<rt::Arg> args;
+    args.reserve(5);
+    for (const rt::Tensor& t : {a, b, c}) args.emplace_back(t);
+    if (composite_) {
+      args.emplace_back(variant);
+      args.emplace_back(std::int64_t{relu});
+    }
     const rt::LaunchResult& res = r.wait(r.launch(composite_ ? "matmul_composite" : "gemm_single_pe", args));
     report(ctx, res, m, k, n);
+    if (ctx.verify_data()) verify(ctx, r.read(c), reference(va, vb, m, k, n, relu), c.shape());
   }
 
  private:
@@ -117,12 +152,20 @@ class GemmBench : public kbsim::Bench {
     out.set("launch_ns", kbsim::ticks_to_ns(res.t_done - res.t_submit));
     const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
     out.set("gemm_tflops_in_kernel_window", pe.pe_exec_ns > 0 ? flops / pe.pe_exec_ns / 1e3 : 0.0);
-    char line[160];
+    char composite[64] = "", line[192];
+    if (composite_) std::snprintf(composite, sizeof composite, ", composite window %.2f ns", window);
     std::snprintf(line, sizeof line, "%lldx%lldx%lld: kernel window %.2f ns%s, GEMM busy %.2f ns, DMA %.2f ns",
                   static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(n), pe.pe_exec_ns,
-                  composite_ ? (", composite window " + std::to_string(window) + " ns").c_str() : "",
-                  pe.stage_busy_ns[2], pe.dma_ns);
+                  composite, pe.stage_busy_ns[2], pe.dma_ns);
     ctx.note(line);
+  }
+
+  static void verify(kbsim::BenchContext& ctx, const std::vector<std::byte>& got, const std::vector<double>& want,
+                     const kbsim::Shape& shape) {
+    if (auto bad = kbsim::verify::first_mismatch(got, DType::kF16, want))
+      throw kbsim::BenchError("DATA_MISMATCH", "C " + kbsim::verify::describe(*bad, shape, DType::kF16));
+    ctx.note("verified C " + shape.str() + " f16 against Eigen: all " + std::to_string(want.size()) +
+             " elements within the f16 tolerance");
   }
 
   bool composite_;
@@ -147,7 +190,8 @@ class MatmulComposite final : public GemmBench {
             "A tiled composite GEMM on PE 0 of cube 0; reports the composite and kernel windows and stage busy times",
             {kbsim::param_int("M", 32, "rows of A and C"), kbsim::param_int("K", 3072, "columns of A, rows of B"),
              kbsim::param_int("N", 32, "columns of B and C"),
-             kbsim::param_string("variant", "load_ref", "operand staging: load_ref, pinned or ref_ref")}};
+             kbsim::param_string("variant", "load_ref", "operand staging: load_ref, pinned or ref_ref"),
+             kbsim::param_string("epilogue", "none", "fused output-tile epilogue: none or relu")}};
   }
 };
 
@@ -158,5 +202,6 @@ KBSIM_PLUGIN("bench_gemm") {
   kbsim::add_bench<MatmulComposite>(plugin);
   kbsim::add_kernel(plugin, "gemm_single_pe", &gemm_single_pe, "load A and B, dot, store C");
   kbsim::add_kernel(plugin, "matmul_composite", &matmul_composite,
-                    "composite GEMM; argument 3 stages the operands (0 load_ref, 1 pinned, 2 ref_ref)");
+                    "composite GEMM; argument 3 stages the operands (0 load_ref, 1 pinned, 2 ref_ref), "
+                    "argument 4 (optional) adds a relu epilogue when non-zero");
 }

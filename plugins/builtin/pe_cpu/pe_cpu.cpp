@@ -98,6 +98,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
       mmu_ = nullptr;  // no MMU: virtual addresses are physical
     }
     memory_view_ = find_view("memory");
+    gemm_engine_ = find_node(pe::sibling(id(), "pe_gemm"));
     scratch_base_ = kbsim::ahbm::pe_tcm_addr(self_.sip, self_.cube, self_.pe, 0);
   }
 
@@ -255,10 +256,12 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     return cmd;
   }
   /// Issue a one-stage command and wait for it.
-  Ref<pe::Command> run(pe::CommandKind kind, pe::Stage stage, std::string call) {
+  Ref<pe::Command> run(pe::CommandKind kind, pe::Stage stage, std::string call,
+                       std::shared_ptr<kbsim::DataOp> data = nullptr) {
     Ref<pe::Command> cmd = kbsim::make_message<pe::Command>();
     cmd->kind = kind;
     cmd->stage = stage;
+    cmd->data = std::move(data);
     cmd->stage.composite = false;
     issue(cmd, std::move(call));
     while (!cmd->done) await_completion();
@@ -297,6 +300,50 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     }
   }
 
+  // --- what the data pass computes (ADR-0020) ---
+
+  /// The physical address of [va, va + nbytes), which must be contiguous.
+  std::uint64_t physical(std::uint64_t va, std::uint64_t nbytes, const std::string& call) const {
+    if (!mmu_) return va;
+    auto first = mmu_->translate(va);
+    if (!first.mapped) return va;  // unmapped: physical already (ADR-0039 D4)
+    for (std::uint64_t off = first.contiguous; off < nbytes;) {
+      auto next = mmu_->translate(va + off);
+      if (!next.mapped || next.pa != first.pa + off || next.contiguous == 0)
+        throw tl::Error(call + ": " + hex(va) + " is not contiguous in physical memory for " + std::to_string(nbytes) +
+                        " bytes");
+      off += next.contiguous;
+    }
+    return first.pa;
+  }
+  /// Where the data pass finds `t`: a compute result in TCM, a constant's
+  /// bytes, or HBM (as of its load, for a loaded tensor).
+  kbsim::OpTensor operand(const tl::Tensor& t, const std::string& call) const {
+    const tl::Tensor::Desc& d = t.desc();
+    kbsim::OpTensor o{tl::Space::kHbm, 0, d.shape, d.dtype, kbsim::kNever, nullptr};
+    if (d.pending) {
+      o.space = tl::Space::kTcm;
+      o.addr = d.addr;
+    } else if (d.loaded_at != kbsim::kNever) {
+      o.addr = d.loaded_pa;
+      o.as_of = d.loaded_at;
+    } else if (d.space == tl::Space::kTcm) {
+      o.space = tl::Space::kTcm;
+      o.addr = d.addr;
+      o.value = d.data;
+    } else {
+      o.addr = physical(d.addr, t.nbytes(), call);
+    }
+    o.transposed = d.transposed;
+    return o;
+  }
+  std::shared_ptr<kbsim::DataOp> data_op(kbsim::DataOp::Kind kind, const tl::Tensor& out) const {
+    auto op = std::make_shared<kbsim::DataOp>();
+    op->kind = kind;
+    op->out = {tl::Space::kTcm, out.addr(), out.shape(), out.dtype(), kbsim::kNever, nullptr};
+    return op;
+  }
+
   // --- tl::Context ---
 
   int program_id(int axis) const override {
@@ -316,13 +363,22 @@ class PeCpu final : public kbsim::Component, private tl::Context {
                    "tl.load(" + hex(ptr) + ", " + shape.str() + ", " + std::string(kbsim::dtype_name(dtype)) + ")");
     auto data = std::make_shared<std::vector<std::byte>>(bytes);
     memory().read(cmd->pa, *data);
-    return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kTcm, true, false, std::move(data)});
+    return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kTcm, true, false, std::move(data), cmd->pa, cmd->t_submit});
   }
 
   void store(std::uint64_t ptr, const tl::Tensor& value) override {
-    if (!value.pending() && value.desc().data) write_virtual(ptr, *value.desc().data);
+    std::string call = "tl.store(" + hex(ptr) + ", " + value.shape().str() + ")";
+    auto op = std::make_shared<kbsim::DataOp>();
+    op->kind = kbsim::DataOp::Kind::kCopy;
+    op->in = {operand(value, call)};
+    if (!value.pending() && value.desc().data) {
+      write_virtual(ptr, *value.desc().data);
+      op->in.front().value = value.desc().data;  // known bytes: a snapshot, visible at issue
+    }
+    op->out = {tl::Space::kHbm, physical(ptr, value.nbytes(), call), value.shape(), value.dtype(), kbsim::kNever,
+               nullptr};
     run(pe::CommandKind::kDmaWrite, {.type = StageType::kDmaWrite, .addr = ptr, .nbytes = value.nbytes()},
-        "tl.store(" + hex(ptr) + ", " + value.shape().str() + ")");
+        std::move(call), std::move(op));
   }
 
   tl::Tensor ref(std::uint64_t ptr, const Shape& shape, DType dtype) override {
@@ -337,8 +393,12 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     need_tcm(call, a);
     need_tcm(call, b);
     tl::Tensor out = pending({sa[0], sb[1]}, a.dtype());
+    auto op = data_op(kbsim::DataOp::Kind::kGemm, out);
+    op->in = {operand(a, call), operand(b, call)};
+    op->engine = gemm_engine_;
     auto dim = [](std::int64_t d) { return static_cast<std::uint32_t>(d); };
-    run(pe::CommandKind::kGemm, {.type = StageType::kGemm, .m = dim(sa[0]), .k = dim(sa[1]), .n = dim(sb[1])}, call);
+    run(pe::CommandKind::kGemm, {.type = StageType::kGemm, .m = dim(sa[0]), .k = dim(sa[1]), .n = dim(sb[1])}, call,
+        std::move(op));
     return out;
   }
 
@@ -366,8 +426,13 @@ class PeCpu final : public kbsim::Component, private tl::Context {
           throw tl::Error(call + ": elementwise inputs need equal shapes (or a single element)");
     }
     tl::Tensor result = pending(out, in[0].dtype());
+    auto data = data_op(kbsim::DataOp::Kind::kMath, result);
+    data->op = op;
+    data->axis = axis;
+    for (const tl::Tensor& t : in) data->in.push_back(operand(t, call));
     auto dim = [](std::int64_t d) { return static_cast<std::uint32_t>(d); };
-    run(pe::CommandKind::kMath, {.type = StageType::kMath, .m = dim(out.rows()), .n = dim(out.cols()), .op = op}, call);
+    run(pe::CommandKind::kMath, {.type = StageType::kMath, .m = dim(out.rows()), .n = dim(out.cols()), .op = op}, call,
+        std::move(data));
     return result;
   }
 
@@ -396,7 +461,28 @@ class PeCpu final : public kbsim::Component, private tl::Context {
       g.out_bytes = size(s.out_dtype);
       g.a_pinned = s.a.pinned();
       g.b_pinned = s.b.pinned();
-      for (const tl::Epilogue& e : s.epilogue) g.epilogue.push_back({e.op, e.scope});
+      auto op = std::make_shared<kbsim::DataOp>();
+      op->kind = kbsim::DataOp::Kind::kGemm;
+      op->in = {operand(s.a, call), operand(s.b, call)};
+      op->engine = gemm_engine_;
+      for (const tl::Epilogue& e : s.epilogue) {
+        g.epilogue.push_back({e.op, e.scope});
+        int index = -1;
+        if (e.operand.valid()) {
+          index = static_cast<int>(op->in.size());
+          op->in.push_back(operand(e.operand, call));
+        }
+        op->epilogue.push_back({e.op, e.scope, e.factor, index});
+      }
+      const Shape out{sa[0], sb[1]};
+      op->out = {tl::Space::kHbm,
+                 physical(s.out_ptr, static_cast<std::uint64_t>(out.elements()) * g.out_bytes, call),
+                 out,
+                 s.out_dtype,
+                 kbsim::kNever,
+                 nullptr};
+      op->tile_k = s.tile_k;
+      cmd->data = std::move(op);
     } else {
       call = "tl.composite(math " + std::string(tl::math_op_name(s.math_op)) + ", " + sa.str() + ")";
       if (s.math_op > tl::MathOp::kRelu) throw tl::Error(call + ": a composite math op is an elementwise unary op");
@@ -412,6 +498,17 @@ class PeCpu final : public kbsim::Component, private tl::Context {
       m.in_bytes = size(s.a.dtype());
       m.out_bytes = size(s.out_dtype);
       m.op = s.math_op;
+      auto op = std::make_shared<kbsim::DataOp>();
+      op->kind = kbsim::DataOp::Kind::kMath;
+      op->op = s.math_op;
+      op->in = {operand(s.a, call)};
+      op->out = {tl::Space::kHbm,
+                 physical(s.out_ptr, static_cast<std::uint64_t>(sa.elements()) * m.out_bytes, call),
+                 sa,
+                 s.out_dtype,
+                 kbsim::kNever,
+                 nullptr};
+      cmd->data = std::move(op);
     }
     issue(cmd, std::move(call));
     run_.composites.insert(cmd->id);
@@ -461,6 +558,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
   kbsim::PortIndex scheduler_ = kbsim::kNoPort;
   const kbsim::ahbm::Translator* mmu_ = nullptr;
   kbsim::ViewId memory_view_ = 0;
+  kbsim::NodeIndex gemm_engine_ = ~kbsim::NodeIndex{0};
   kbsim::Stat &launches_, &commands_, &kernel_ns_;
   std::uint64_t next_id_ = 0;
   std::deque<Ref<HostCommand>> queue_;  ///< launches waiting for this one to end

@@ -103,6 +103,7 @@ class PeScheduler final : public kbsim::Component {
         s.tile_m = or_param(s.tile_m, tile_m_);
         s.tile_k = or_param(s.tile_k, tile_k_);
         s.tile_n = or_param(s.tile_n, tile_n_);
+        if (cmd->data) cmd->data->tile_k = s.tile_k;  // k_tile epilogues apply per tile of this depth
         p->tiles = kbsim::pe::gemm_plan(s);
         break;
       }

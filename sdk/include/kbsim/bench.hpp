@@ -85,6 +85,9 @@ class BenchContext {
   /// The host runtime on a system built from topology() (created on first use;
   /// see kbsim/runtime.hpp). A bench that uses it but submits nothing fails with NO_REQUESTS.
   virtual rt::Runtime& runtime() = 0;
+  /// `kbsim run --verify-data`: the data pass runs (tensors read back hold
+  /// computed values) and a bench checks its outputs (kbsim/verify.hpp).
+  virtual bool verify_data() const noexcept = 0;
 
  protected:
   ~BenchContext() = default;

@@ -27,6 +27,7 @@ constexpr TypeId type_id(std::string_view name) {
 }
 
 struct Route;
+struct OpRecord;
 
 /// Base of every payload. Derive, and give the derived type
 /// `static constexpr TypeId kType = type_id("family.Name");`.
@@ -53,8 +54,19 @@ class Message {
   /// Path for transit nodes to follow (set by the sender from `Component::route_to`).
   const Route* route = nullptr;
 
+  /// A data operation (ADR-0020 D4): with the op log on, the core records each
+  /// component's service of it (see kbsim/data_pass.hpp).
+  bool data_op() const noexcept { return data_op_; }
+  /// Fill in kind, name, params, data and flow of the operation the receiving
+  /// component is about to service (called at delivery). False: this hop is
+  /// not an operation (e.g. the message is an answer).
+  virtual bool describe_op(OpRecord& r) const {
+    (void)r;
+    return false;
+  }
+
  protected:
-  explicit Message(TypeId t) noexcept : type_(t) {}
+  explicit Message(TypeId t, bool data_op = false) noexcept : type_(t), data_op_(data_op) {}
 
  private:
   template <class T>
@@ -64,6 +76,7 @@ class Message {
   std::uint32_t refs_ = 0;
   void (*recycle_)(Message*) noexcept = nullptr;
   TypeId type_;
+  bool data_op_;
 };
 
 /// Intrusive reference to a message. Copy = share; the last reference recycles it.

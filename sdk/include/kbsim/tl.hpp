@@ -33,6 +33,7 @@ class Error : public std::runtime_error {
 
 enum class Space : std::uint8_t { kHbm, kTcm };
 
+// clang-format off
 enum class MathOp : std::uint8_t {
   // unary
   kExp, kLog, kSqrt, kAbs, kSigmoid, kCos, kSin, kRelu,
@@ -43,6 +44,7 @@ enum class MathOp : std::uint8_t {
   // GEMM epilogues
   kDequant, kBias, kScale,
 };
+// clang-format on
 std::string_view math_op_name(MathOp op) noexcept;
 
 class Context;
@@ -59,6 +61,12 @@ class Tensor {
     bool pinned = false;   ///< resident in TCM (loaded), so a composite skips its DMA_READ
     bool pending = false;  ///< a compute result: its values exist only in the data pass
     std::shared_ptr<const std::vector<std::byte>> data;  ///< the values, when known
+    /// A loaded tensor: the physical address it was read from and when its load
+    /// started (ps); the data pass reads memory as of then.
+    std::uint64_t loaded_pa = 0, loaded_at = ~std::uint64_t{0};
+    /// A view with the last two dimensions swapped (tl.trans): the bytes are
+    /// laid out for the shape before the swap.
+    bool transposed = false;
   };
   Tensor() = default;
   Tensor(Context* ctx, Desc d) : ctx_(ctx), d_(std::move(d)) {}
@@ -111,11 +119,11 @@ struct Epilogue {
 /// tl.composite: op "gemm" (out = a x b, tiled) or "math" (out = math_op(a), tiled).
 struct CompositeSpec {
   enum class Op : std::uint8_t { kGemm, kMath } op = Op::kGemm;
-  Tensor a, b;                     ///< loaded (pinned) or ref operands
-  std::uint64_t out_ptr = 0;       ///< where the output tiles are written (virtual address)
-  DType out_dtype = DType::kF16;   ///< accumulation is f32; tiles are stored in this type
-  MathOp math_op = MathOp::kExp;   ///< op "math" only
-  std::vector<Epilogue> epilogue;  ///< op "gemm" only
+  Tensor a, b;                                       ///< loaded (pinned) or ref operands
+  std::uint64_t out_ptr = 0;                         ///< where the output tiles are written (virtual address)
+  DType out_dtype = DType::kF16;                     ///< accumulation is f32; tiles are stored in this type
+  MathOp math_op = MathOp::kExp;                     ///< op "math" only
+  std::vector<Epilogue> epilogue;                    ///< op "gemm" only
   std::uint32_t tile_m = 0, tile_k = 0, tile_n = 0;  ///< 0 = the PE scheduler's tile sizes
 };
 
@@ -150,7 +158,8 @@ class Args {
   const TensorArg& tensor(std::size_t i) const { return get<TensorArg>(i, "a tensor"); }
   std::int64_t i64(std::size_t i) const { return get<std::int64_t>(i, "an integer"); }
   double f64(std::size_t i) const {
-    if (i < v_.size() && std::holds_alternative<std::int64_t>(v_[i])) return static_cast<double>(std::get<std::int64_t>(v_[i]));
+    if (i < v_.size() && std::holds_alternative<std::int64_t>(v_[i]))
+      return static_cast<double>(std::get<std::int64_t>(v_[i]));
     return get<double>(i, "a real number");
   }
 
@@ -159,8 +168,7 @@ class Args {
   const T& get(std::size_t i, const char* what) const {
     if (i >= v_.size())
       throw Error("kernel argument " + std::to_string(i) + " is missing (" + std::to_string(v_.size()) + " given)");
-    if (!std::holds_alternative<T>(v_[i]))
-      throw Error("kernel argument " + std::to_string(i) + " is not " + what);
+    if (!std::holds_alternative<T>(v_[i])) throw Error("kernel argument " + std::to_string(i) + " is not " + what);
     return std::get<T>(v_[i]);
   }
   std::vector<Value> v_;
@@ -256,11 +264,11 @@ using KernelFn = void (*)(Context& tl, const Args& args);
 // --- inline definitions ---
 
 inline std::string_view math_op_name(MathOp op) noexcept {
-  static constexpr std::string_view names[] = {"exp",     "log",     "sqrt",    "abs",   "sigmoid", "cos",
-                                               "sin",     "relu",    "add",     "sub",   "mul",     "div",
-                                               "maximum", "minimum", "fma",     "clamp", "where",   "softmax",
-                                               "sum",     "max",     "min",     "dequant", "bias",  "scale"};
-  return names[static_cast<std::size_t>(op)];
+  static constexpr std::string_view names[] = {
+      "exp",     "log",     "sqrt", "abs",   "sigmoid", "cos",     "sin", "relu", "add", "sub",     "mul",  "div",
+      "maximum", "minimum", "fma",  "clamp", "where",   "softmax", "sum", "max",  "min", "dequant", "bias", "scale"};
+  const auto i = static_cast<std::size_t>(op);
+  return i < std::size(names) ? names[i] : "?";
 }
 
 inline std::span<const std::byte> Tensor::bytes() const {
@@ -288,6 +296,7 @@ inline Tensor Context::trans(const Tensor& x) {
   Tensor::Desc d = x.desc();
   if (d.shape.rank() < 2) throw Error("trans needs at least 2 dimensions, got " + d.shape.str());
   std::swap(d.shape[d.shape.rank() - 1], d.shape[d.shape.rank() - 2]);
+  d.transposed = !d.transposed;
   return Tensor(this, std::move(d));
 }
 

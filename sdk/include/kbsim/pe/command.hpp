@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kbsim/component.hpp"
+#include "kbsim/data_pass.hpp"
 #include "kbsim/message.hpp"
 #include "kbsim/pe/plan.hpp"
 
@@ -21,12 +22,22 @@ inline std::string sibling(std::string_view node_id, std::string_view part) {
 
 enum class CommandKind : std::uint8_t { kDmaRead, kDmaWrite, kGemm, kMath, kCompositeGemm, kCompositeMath };
 
+/// "hbm 0x1000 (32, 64) f16": an operand, for op-log parameters.
+inline std::string describe_tensor(const OpTensor& t) {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string a;
+  for (std::uint64_t v = t.addr; a.empty() || v; v >>= 4) a.insert(a.begin(), kHex[v & 15]);
+  return std::string(t.space == tl::Space::kHbm ? "hbm" : "tcm") + " 0x" + a + " " + t.shape.str() + " " +
+         std::string(dtype_name(t.dtype));
+}
+
 /// One PE command. PE_CPU sends it to PE_SCHEDULER; the scheduler sends the
 /// same object back, with the results filled in, when every tile is done.
+/// A data operation: the scheduler's service of it is one op-log record.
 class Command : public Message {
  public:
   static constexpr TypeId kType = type_id("pe.Command");
-  Command() noexcept : Message(kType) {}
+  Command() noexcept : Message(kType, true) {}
 
   CommandKind kind = CommandKind::kDmaRead;
   std::uint64_t id = 0;
@@ -34,6 +45,9 @@ class Command : public Message {
   GemmPlanSpec gemm;  ///< kCompositeGemm
   MathPlanSpec math;  ///< kCompositeMath
   NodeIndex reply_to = 0;
+  /// What the data pass computes for it: set by the issuer; the scheduler
+  /// completes it (the tile depth it chose) when it accepts the command.
+  std::shared_ptr<DataOp> data;
 
   // --- results ---
   bool done = false;
@@ -48,6 +62,50 @@ class Command : public Message {
 
   bool is_composite() const noexcept {
     return kind == CommandKind::kCompositeGemm || kind == CommandKind::kCompositeMath;
+  }
+
+  bool describe_op(OpRecord& r) const override {
+    if (done) return false;
+    r.data = data;
+    switch (kind) {
+      case CommandKind::kDmaRead:
+      case CommandKind::kDmaWrite:
+        r.kind = OpKind::kMemory;
+        r.name = kind == CommandKind::kDmaRead ? "dma_read" : "dma_write";
+        r.param(kind == CommandKind::kDmaRead ? "src_addr" : "dst_addr", stage.addr);
+        r.param("nbytes", stage.nbytes);
+        break;
+      case CommandKind::kGemm:
+        r.kind = OpKind::kGemm;
+        r.name = "gemm_" + std::string(data && !data->in.empty() ? dtype_name(data->in[0].dtype) : "f16");
+        r.param("m", stage.m), r.param("k", stage.k), r.param("n", stage.n);
+        break;
+      case CommandKind::kMath:
+        r.kind = OpKind::kMath;
+        r.name = tl::math_op_name(stage.op);
+        r.param("m", stage.m), r.param("n", stage.n);
+        break;
+      case CommandKind::kCompositeGemm:
+        r.kind = OpKind::kGemm;
+        r.name = "composite_gemm";
+        r.param("m", gemm.m), r.param("k", gemm.k), r.param("n", gemm.n);
+        r.param("tile",
+                std::to_string(gemm.tile_m) + "x" + std::to_string(gemm.tile_k) + "x" + std::to_string(gemm.tile_n));
+        r.param("a_pinned", gemm.a_pinned), r.param("b_pinned", gemm.b_pinned);
+        break;
+      case CommandKind::kCompositeMath:
+        r.kind = OpKind::kMath;
+        r.name = "composite_math";
+        r.param("op", tl::math_op_name(math.op));
+        r.param("m", math.m), r.param("n", math.n);
+        break;
+    }
+    r.param("command", id);
+    if (data) {
+      for (std::size_t i = 0; i < data->in.size(); ++i) r.param("in" + std::to_string(i), describe_tensor(data->in[i]));
+      r.param("out", describe_tensor(data->out));
+    }
+    return true;
   }
 };
 
@@ -78,10 +136,12 @@ class Pipeline : public Message {
 };
 
 /// One tile moving through its stages. Exactly one component owns it at a time.
+/// A data operation: each engine's service of a stage is a record
+/// ("TileToken/GEMM", ...; timeline only), and a tile's records form a flow.
 class TileToken : public Message {
  public:
   static constexpr TypeId kType = type_id("pe.TileToken");
-  TileToken() noexcept : Message(kType) {}
+  TileToken() noexcept : Message(kType, true) {}
 
   Ref<Pipeline> pipe;
   std::uint32_t tile = 0;
@@ -90,6 +150,29 @@ class TileToken : public Message {
   const TilePlan& plan() const noexcept { return pipe->tiles[tile]; }
   const Stage& current() const noexcept { return plan().stages[stage]; }
   bool complete() const noexcept { return stage >= plan().stages.size(); }
+
+  bool describe_op(OpRecord& r) const override {
+    if (complete()) return false;
+    const Stage& s = current();
+    r.kind = OpKind::kUnknown;
+    r.name = "TileToken/";
+    for (char c : stage_name(s.type)) r.name += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    r.param("command", pipe->command->id), r.param("tile", tile), r.param("stage", stage);
+    switch (s.type) {
+      case StageType::kDmaRead:
+      case StageType::kDmaWrite: r.param("addr", s.addr); [[fallthrough]];
+      case StageType::kFetch:
+      case StageType::kStore: r.param("nbytes", s.nbytes); break;
+      case StageType::kGemm: r.param("m", s.m), r.param("k", s.k), r.param("n", s.n); break;
+      case StageType::kMath: r.param("op", tl::math_op_name(s.op)), r.param("m", s.m), r.param("n", s.n); break;
+    }
+    // One flow per (issuing PE CPU, command, tile); never 0.
+    std::uint64_t f = (std::uint64_t{pipe->command->reply_to} << 40) ^ (pipe->command->id << 20) ^ tile;
+    f = (f ^ (f >> 31)) * 0x9e3779b97f4a7c15ULL;
+    r.flow = f | 1;
+    r.flow_end = stage + 1 == plan().stages.size();
+    return true;
+  }
 };
 
 /// A TCM access by PE_FETCH_STORE (ADR-0040): PE_TCM answers with the same
@@ -97,7 +180,7 @@ class TileToken : public Message {
 class TcmRequest : public Message {
  public:
   static constexpr TypeId kType = type_id("pe.TcmRequest");
-  TcmRequest() noexcept : Message(kType) {}
+  TcmRequest() noexcept : Message(kType, true) {}
 
   bool write = false;
   std::uint64_t nbytes = 0;
@@ -105,6 +188,15 @@ class TcmRequest : public Message {
   bool is_response = false;
   Ref<TileToken> token;  ///< the tile the access is for
   Tick t_start = 0;
+
+  bool describe_op(OpRecord& r) const override {
+    if (is_response) return false;
+    r.kind = OpKind::kMemory;  // timeline only: no data op (the tile's command carries the data)
+    r.name = write ? "tcm_write" : "tcm_read";
+    r.param("nbytes", nbytes);
+    if (token) r.param("tile", token->tile);
+    return true;
+  }
 };
 
 /// Base of the engines a tile passes through (DMA, FETCH/STORE, GEMM, MATH),

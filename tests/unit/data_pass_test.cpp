@@ -1,0 +1,275 @@
+// The data pass end to end on the default AHBM system: kernels run in the
+// timing pass, the op log records their commands, the executor computes the
+// values, and host reads return them. References are computed here directly.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "data/executor.hpp"
+#include "harness.hpp"
+#include "kbsim/verify.hpp"
+#include "report/json.hpp"
+#include "runtime/host_runtime.hpp"
+
+using ::testing::HasSubstr;
+
+namespace kbsim {
+namespace {
+
+// --- kernels (arguments: tensors, in order) ---
+void dot_kernel(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
+  tl.store(c.ptr, tl.dot(tl.load(a.ptr, a.shape, a.dtype), tl.load(b.ptr, b.shape, b.dtype)));
+}
+void dot_exp_kernel(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
+  tl.store(c.ptr, tl.exp(tl.dot(tl.load(a.ptr, a.shape, a.dtype), tl.load(b.ptr, b.shape, b.dtype))));
+}
+/// C = relu(A x B + bias), bias per column, as a composite with fused epilogues.
+void composite_bias_relu_kernel(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &bias = args.tensor(2), &c = args.tensor(3);
+  tl::CompositeSpec s;
+  s.a = tl.load(a.ptr, a.shape, a.dtype);
+  s.b = tl.ref(b.ptr, b.shape, b.dtype);
+  s.out_ptr = c.ptr;
+  s.out_dtype = c.dtype;
+  s.epilogue = {{tl::MathOp::kBias, tl::Scope::kOutputTile, 1.0, tl.load(bias.ptr, bias.shape, bias.dtype)},
+                {tl::MathOp::kRelu, tl::Scope::kOutputTile, 1.0, {}}};
+  tl.wait(tl.composite(s));
+}
+
+const core::Registry& registry() {
+  static const std::unique_ptr<core::Registry> reg = [] {
+    auto r = test::builtin_registry();
+    r->add_kernel({"t-dot", "C = A x B", &dot_kernel});
+    r->add_kernel({"t-dot-exp", "C = exp(A x B)", &dot_exp_kernel});
+    r->add_kernel({"t-composite-bias-relu", "C = relu(A x B + bias)", &composite_bias_relu_kernel});
+    return r;
+  }();
+  return *reg;
+}
+
+/// The default system with the op log and the data pass on.
+struct DataSystem {
+  DataSystem()
+      : graph(core::load_topology(std::filesystem::path(KBSIM_SOURCE_DIR) / "topology.yaml", {})),
+        sim(graph, registry()),
+        data(log, sim),
+        rt(sim, registry(), graph) {
+    sim.set_op_log(&log);
+    rt.set_data_pass(&data);
+  }
+  rt::Tensor put(const Shape& shape, DType dtype, const std::vector<double>& v, const char* name) {
+    return rt.from_host(shape, dtype, v, {}, name);
+  }
+  Graph graph;
+  core::Simulation sim;
+  core::OpLog log{true};
+  core::DataExecutor data;
+  core::HostRuntime rt;
+};
+
+/// Values in [-1, 1) on a 1/64 grid (exact in f16).
+std::vector<double> values(std::size_t n, unsigned seed) {
+  std::vector<double> v(n);
+  std::uint32_t x = 2463534242u ^ (seed * 7919u);
+  for (double& e : v) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    e = static_cast<double>(x % 128) / 64.0 - 1.0;
+  }
+  return v;
+}
+
+double round_to(double v, DType t) {
+  std::byte b[8];
+  encode_value(v, t, b);
+  return decode_value(b, t);
+}
+
+/// A x B with f32 accumulation (in order), rounded to `t` — an independent reference.
+std::vector<double> matmul(const std::vector<double>& a, const std::vector<double>& b, std::size_t m, std::size_t k,
+                           std::size_t n, DType t) {
+  std::vector<double> c(m * n);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::size_t x = 0; x < k; ++x) acc += a[i * k + x] * b[x * n + j];
+      c[i * n + j] = round_to(acc, t);
+    }
+  return c;
+}
+
+BytesPtr bytes(std::initializer_list<int> v) {
+  auto b = std::make_shared<Bytes>();
+  for (int x : v) b->push_back(static_cast<std::byte>(x));
+  return b;
+}
+std::vector<int> ints(const BytesPtr& b) {
+  std::vector<int> v;
+  for (std::byte x : *b) v.push_back(static_cast<int>(x));
+  return v;
+}
+
+TEST(DataStore, ReadersSeeTheNewestVersionWrittenBeforeThem) {
+  core::data::DataStore st;
+  st.write(tl::Space::kHbm, 100, 10, bytes({1, 2, 3, 4}));
+  st.write(tl::Space::kHbm, 102, 20, bytes({9, 9}));
+  st.write(tl::Space::kHbm, 100, 20, bytes({5}));  // same time, written later: wins over the older ones
+  using ::testing::ElementsAre;
+  EXPECT_THAT(ints(st.read(tl::Space::kHbm, 100, 4, 5)), ElementsAre(0, 0, 0, 0));  // before any write
+  EXPECT_THAT(ints(st.read(tl::Space::kHbm, 100, 4, 19)), ElementsAre(1, 2, 3, 4));
+  EXPECT_THAT(ints(st.read(tl::Space::kHbm, 100, 4, 20)), ElementsAre(5, 2, 9, 9));
+  EXPECT_THAT(ints(st.read(tl::Space::kHbm, 99, 3, 20)), ElementsAre(0, 5, 2));  // bytes, across versions
+}
+
+TEST(DataStore, ASnapshotIsNotChangedByLaterWrites) {
+  core::data::DataStore st;
+  BytesPtr v1 = bytes({1, 2});
+  st.write(tl::Space::kTcm, 64, 10, v1);
+  BytesPtr snap = st.read(tl::Space::kTcm, 64, 2, 15);
+  EXPECT_EQ(snap, v1);  // an exact read shares the stored version (no copy)
+  st.write(tl::Space::kTcm, 64, 12, bytes({7, 7}));
+  EXPECT_THAT(ints(snap), ::testing::ElementsAre(1, 2));
+  EXPECT_THAT(ints(st.read(tl::Space::kTcm, 64, 2, 15)), ::testing::ElementsAre(7, 7));
+  EXPECT_THAT(ints(st.read(tl::Space::kTcm, 64, 2, 11)), ::testing::ElementsAre(1, 2));
+}
+
+TEST(DataStore, TcmReadsReinterpretByDtypeAndCheckBytes) {
+  core::data::DataStore st;
+  st.write(tl::Space::kTcm, 0, 1, bytes({0, 60, 0, 64}));  // f16 1.0, 2.0
+  core::data::Value v = st.read(tl::Space::kTcm, 0, Shape{2}, DType::kF16, 1);
+  EXPECT_EQ(core::data::elements(v), (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ(st.read(tl::Space::kTcm, 0, Shape{1}, DType::kI32, 1).bytes->size(), 4u);  // reinterpreted
+  try {
+    st.read(tl::Space::kTcm, 0, Shape{4}, DType::kF16, 1);
+    ADD_FAILURE() << "a size mismatch must throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tcm 0x0 holds 4 bytes, read as (4,) f16 (8 bytes)"));
+  }
+}
+
+void expect_close(rt::Runtime& rt, const rt::Tensor& t, const std::vector<double>& want) {
+  auto bad = verify::first_mismatch(rt.read(t), t.dtype(), want);
+  EXPECT_FALSE(bad) << verify::describe(*bad, t.shape(), t.dtype());
+}
+
+TEST(DataPass, GemmF16MatchesReference) {
+  DataSystem s;
+  const std::size_t m = 48, k = 80, n = 40;
+  auto va = values(m * k, 1), vb = values(k * n, 2);
+  auto a = s.put({48, 80}, DType::kF16, va, "A"), b = s.put({80, 40}, DType::kF16, vb, "B");
+  auto c = s.rt.zeros({48, 40}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-dot", {a, b, c}));
+  expect_close(s.rt, c, matmul(va, vb, m, k, n, DType::kF16));
+  EXPECT_EQ(s.data.stats().gemms, 1u);
+}
+
+TEST(DataPass, GemmF32MatchesReference) {
+  DataSystem s;
+  const std::size_t m = 33, k = 70, n = 17;
+  auto va = values(m * k, 3), vb = values(k * n, 4);
+  for (double& v : va) v *= 1.0 + 1.0 / 4096;  // not representable in f16: f32 all the way
+  auto a = s.put({33, 70}, DType::kF32, va, "A"), b = s.put({70, 17}, DType::kF32, vb, "B");
+  auto c = s.rt.zeros({33, 17}, DType::kF32, {}, "C");
+  s.rt.wait(s.rt.launch("t-dot", {a, b, c}));
+  std::vector<double> fa(va.size());
+  for (std::size_t i = 0; i < va.size(); ++i) fa[i] = round_to(va[i], DType::kF32);
+  expect_close(s.rt, c, matmul(fa, vb, m, k, n, DType::kF32));
+}
+
+TEST(DataPass, GemmThenExpChain) {
+  DataSystem s;
+  auto va = values(32 * 64, 5), vb = values(64 * 32, 6);
+  for (double& v : va) v /= 8;  // keep exp in range
+  auto a = s.put({32, 64}, DType::kF16, va, "A"), b = s.put({64, 32}, DType::kF16, vb, "B");
+  auto c = s.rt.zeros({32, 32}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-dot-exp", {a, b, c}));
+  std::vector<double> want = matmul(va, vb, 32, 64, 32, DType::kF16);
+  for (double& v : want) v = round_to(std::exp(v), DType::kF16);
+  expect_close(s.rt, c, want);
+  EXPECT_EQ(s.data.stats().maths, 1u);
+}
+
+TEST(DataPass, CompositeGemmWithBiasAndReluEpilogues) {
+  DataSystem s;
+  const std::size_t m = 64, k = 128, n = 96;
+  auto va = values(m * k, 7), vb = values(k * n, 8), vbias = values(n, 9);
+  auto a = s.put({64, 128}, DType::kF16, va, "A"), b = s.put({128, 96}, DType::kF16, vb, "B");
+  auto bias = s.put({96}, DType::kF16, vbias, "bias");
+  auto c = s.rt.zeros({64, 96}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-composite-bias-relu", {a, b, bias, c}));
+  std::vector<double> want(m * n);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::size_t x = 0; x < k; ++x) acc += va[i * k + x] * vb[x * n + j];
+      want[i * n + j] = round_to(std::max(acc + vbias[j], 0.0), DType::kF16);
+    }
+  expect_close(s.rt, c, want);
+  std::size_t negatives_clipped = 0;
+  for (double v : want) negatives_clipped += v == 0.0;
+  EXPECT_GT(negatives_clipped, 0u);  // relu did something
+}
+
+TEST(DataPass, HostWriteAfterAKernelDoesNotChangeWhatItRead) {
+  DataSystem s;
+  auto va = values(32 * 32, 10), vb = values(32 * 32, 11);
+  auto a = s.put({32, 32}, DType::kF16, va, "A"), b = s.put({32, 32}, DType::kF16, vb, "B");
+  auto c = s.rt.zeros({32, 32}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-dot", {a, b, c}));
+  // Overwrite A before anything asked the data pass for C: the GEMM still sees A as of its load.
+  s.rt.write(a, std::vector<std::byte>(a.nbytes()));
+  expect_close(s.rt, c, matmul(va, vb, 32, 32, 32, DType::kF16));
+  expect_close(s.rt, a, std::vector<double>(32 * 32, 0.0));
+}
+
+TEST(DataPass, OpLogRecordsCommandsAndTilesInStartOrder) {
+  DataSystem s;
+  auto a = s.put({32, 64}, DType::kF16, values(32 * 64, 1), "A");
+  auto b = s.put({64, 32}, DType::kF16, values(64 * 32, 2), "B");
+  auto c = s.rt.zeros({32, 32}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-dot", {a, b, c}));
+  s.data.flush(true);
+  auto recs = s.log.by_start();
+  ASSERT_FALSE(recs.empty());
+  for (std::size_t i = 1; i < recs.size(); ++i) EXPECT_LE(recs[i - 1]->t_start, recs[i]->t_start);
+  std::vector<std::string> commands;
+  for (const OpRecord* r : recs)
+    if (r->component_id == "sip0.cube0.pe0.pe_scheduler") commands.push_back(r->name);
+  EXPECT_THAT(commands, ::testing::ElementsAre("dma_read", "dma_read", "gemm_f16", "dma_write"));
+  // The GEMM engine knows nothing of the log, yet its stage is recorded, exactly as long as the stage.
+  auto gemm = std::find_if(recs.begin(), recs.end(), [](const OpRecord* r) { return r->name == "TileToken/GEMM"; });
+  ASSERT_NE(gemm, recs.end());
+  EXPECT_EQ((*gemm)->component_id, "sip0.cube0.pe0.pe_gemm");
+  EXPECT_EQ((*gemm)->kind, OpKind::kUnknown);
+  EXPECT_EQ((*gemm)->t_end - (*gemm)->t_start, 16 * kPsPerNs);  // 32x64x32 at 4096 MACs/ns
+}
+
+std::string op_log_json(const core::OpLog& log) {
+  auto file = test::temp_dir() / "oplog.json";
+  core::write_json_file(file, [&](core::JsonWriter& w) { core::write_op_log(w, log); });
+  return test::read_file(file);
+}
+
+TEST(DataPass, OpLogIsIdenticalAcrossRuns) {
+  std::string first;
+  for (int run = 0; run < 2; ++run) {
+    DataSystem s;
+    auto a = s.put({64, 64}, DType::kF16, values(64 * 64, 1), "A");
+    auto b = s.put({64, 64}, DType::kF16, values(64 * 64, 2), "B");
+    auto bias = s.put({64}, DType::kF16, values(64, 3), "bias");
+    auto c = s.rt.zeros({64, 64}, DType::kF16, {}, "C");
+    s.rt.wait(s.rt.launch("t-composite-bias-relu", {a, b, bias, c}));
+    s.data.flush(true);
+    std::string json = op_log_json(s.log);
+    EXPECT_THAT(json, HasSubstr("\"composite_gemm\""));
+    if (run == 0)
+      first = json;
+    else
+      EXPECT_EQ(json, first);
+  }
+}
+
+}  // namespace
+}  // namespace kbsim
