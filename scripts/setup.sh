@@ -39,7 +39,8 @@ usage: bash scripts/setup.sh COMMAND [ARGS...]
   build  deps, then configure and build (Release)
   run    build, then the main job on the default AHBM system: `kbsim probe`,
          the pe-dma-perf bench (writes kbsim-out/results.json) and a 512^3
-         matmul-composite (kbsim-out/matmul/results.json); with ARGS, run
+         matmul-composite checked by the data pass, with its timeline
+         (kbsim-out/matmul/results.json, trace.json); with ARGS, run
          `kbsim run ARGS` instead, e.g. --bench message-mesh --param x=16
   test   build, then run the whole test suite with ctest (ARGS go to ctest)
 
@@ -105,14 +106,16 @@ run() {
     "$bin" run --out "$REPO/kbsim-out" "$@"
   else
     # The main job on the default AHBM system: every memory path, the PE DMA
-    # bench, then a 512^3 composite GEMM on one PE.
+    # bench, then a 512^3 composite GEMM on one PE, verified, with its timeline.
     say "running: kbsim probe"
     "$bin" probe
     say "running: kbsim run --bench pe-dma-perf --out $REPO/kbsim-out"
     "$bin" run --bench pe-dma-perf --out "$REPO/kbsim-out"
-    say "running: kbsim run --bench matmul-composite --param M=512 --param K=512 --param N=512 --out $REPO/kbsim-out/matmul"
-    "$bin" run --bench matmul-composite --param M=512 --param K=512 --param N=512 --out "$REPO/kbsim-out/matmul"
-    say "results: $REPO/kbsim-out/matmul/results.json"
+    local mm=(--bench matmul-composite --param M=512 --param K=512 --param N=512 --verify-data)
+    say "running: kbsim run ${mm[*]} --trace $REPO/kbsim-out/matmul/trace.json --out $REPO/kbsim-out/matmul"
+    mkdir -p "$REPO/kbsim-out/matmul"
+    "$bin" run "${mm[@]}" --trace "$REPO/kbsim-out/matmul/trace.json" --out "$REPO/kbsim-out/matmul"
+    say "results: $REPO/kbsim-out/matmul/results.json; timeline: $REPO/kbsim-out/matmul/trace.json (ui.perfetto.dev)"
   fi
   say "results: $REPO/kbsim-out/results.json"
 }

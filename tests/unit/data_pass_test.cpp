@@ -39,12 +39,41 @@ void composite_bias_relu_kernel(tl::Context& tl, const tl::Args& args) {
   tl.wait(tl.composite(s));
 }
 
+/// C = softmax(A) along rows, S = sum(A) along columns.
+void softmax_sum_kernel(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1), &sum = args.tensor(2);
+  tl::Tensor x = tl.load(a.ptr, a.shape, a.dtype);
+  tl.store(c.ptr, tl.softmax(x, -1));
+  tl.store(sum.ptr, tl.sum(x, 0));
+}
+/// C = exp(A) as a tiled composite math op, A streamed from HBM.
+void composite_exp_kernel(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1);
+  tl::CompositeSpec s;
+  s.op = tl::CompositeSpec::Op::kMath;
+  s.math_op = tl::MathOp::kExp;
+  s.a = tl.ref(a.ptr, a.shape, a.dtype);
+  s.out_ptr = c.ptr;
+  s.out_dtype = c.dtype;
+  tl.wait(tl.composite(s));
+}
+/// C = A x B on every PE of the launch, each with its own replicas.
+void dot_local_kernel(tl::Context& tl, const tl::Args& args) {
+  const auto pe = static_cast<unsigned>(tl.program_id(0)), cube = static_cast<unsigned>(tl.program_id(1));
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
+  tl.store(c.shard(cube, pe)->ptr, tl.dot(tl.load(a.shard(cube, pe)->ptr, a.shape, a.dtype),
+                                          tl.load(b.shard(cube, pe)->ptr, b.shape, b.dtype)));
+}
+
 const core::Registry& registry() {
   static const std::unique_ptr<core::Registry> reg = [] {
     auto r = test::builtin_registry();
     r->add_kernel({"t-dot", "C = A x B", &dot_kernel});
     r->add_kernel({"t-dot-exp", "C = exp(A x B)", &dot_exp_kernel});
     r->add_kernel({"t-composite-bias-relu", "C = relu(A x B + bias)", &composite_bias_relu_kernel});
+    r->add_kernel({"t-softmax-sum", "C = softmax(A), S = sum(A, 0)", &softmax_sum_kernel});
+    r->add_kernel({"t-composite-exp", "C = exp(A), tiled", &composite_exp_kernel});
+    r->add_kernel({"t-dot-local", "C = A x B on every PE", &dot_local_kernel});
     return r;
   }();
   return *reg;
@@ -210,6 +239,53 @@ TEST(DataPass, CompositeGemmWithBiasAndReluEpilogues) {
   std::size_t negatives_clipped = 0;
   for (double v : want) negatives_clipped += v == 0.0;
   EXPECT_GT(negatives_clipped, 0u);  // relu did something
+}
+
+TEST(DataPass, SoftmaxAndReductions) {
+  DataSystem s;
+  const std::size_t m = 8, n = 24;
+  auto va = values(m * n, 12);
+  auto a = s.put({8, 24}, DType::kF16, va, "A");
+  auto c = s.rt.zeros({8, 24}, DType::kF16, {}, "C");
+  auto sum = s.rt.zeros({1, 24}, DType::kF16, {}, "S");
+  s.rt.wait(s.rt.launch("t-softmax-sum", {a, c, sum}));
+  std::vector<double> want_c(m * n), want_s(n, 0.0);
+  for (std::size_t i = 0; i < m; ++i) {
+    double mx = -1e9, total = 0;
+    for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, va[i * n + j]);
+    for (std::size_t j = 0; j < n; ++j) total += std::exp(va[i * n + j] - mx);
+    for (std::size_t j = 0; j < n; ++j) want_c[i * n + j] = round_to(std::exp(va[i * n + j] - mx) / total, DType::kF16);
+    for (std::size_t j = 0; j < n; ++j) want_s[j] += va[i * n + j];
+  }
+  for (double& v : want_s) v = round_to(v, DType::kF16);
+  expect_close(s.rt, c, want_c);
+  expect_close(s.rt, sum, want_s);
+}
+
+TEST(DataPass, CompositeMathStreamsItsInput) {
+  DataSystem s;
+  auto va = values(64 * 96, 13);
+  auto a = s.put({64, 96}, DType::kF16, va, "A");
+  auto c = s.rt.zeros({64, 96}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-composite-exp", {a, c}));
+  for (double& v : va) v = round_to(std::exp(v), DType::kF16);
+  expect_close(s.rt, c, va);
+}
+
+TEST(DataPass, IdenticalGemmsOnTwoCubesRunAsOneBatch) {
+  DataSystem s;
+  rt::DPPolicy two_cubes;
+  two_cubes.num_cubes = 2;  // replicated: each cube's PE 0 holds a copy
+  auto va = values(32 * 64, 14), vb = values(64 * 32, 15);
+  auto a = s.rt.from_host({32, 64}, DType::kF16, va, two_cubes, "A");
+  auto b = s.rt.from_host({64, 32}, DType::kF16, vb, two_cubes, "B");
+  auto c = s.rt.zeros({32, 32}, DType::kF16, two_cubes, "C");
+  s.rt.wait(s.rt.launch("t-dot-local", {a, b, c}));
+  expect_close(s.rt, c, matmul(va, vb, 32, 64, 32, DType::kF16));
+  EXPECT_EQ(s.data.stats().gemms, 2u);
+  EXPECT_EQ(s.data.stats().batches, 1u);  // same start, same shapes, disjoint addresses
+  EXPECT_EQ(s.data.stats().batched, 2u);
+  EXPECT_EQ(s.data.stats().shared_b, 2u);  // equal B replicas: decoded once
 }
 
 TEST(DataPass, HostWriteAfterAKernelDoesNotChangeWhatItRead) {

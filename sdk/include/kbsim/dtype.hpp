@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -147,6 +148,14 @@ template <class T>
 void put(std::byte* p, T v) noexcept {
   std::memcpy(p, &v, sizeof v);
 }
+/// `v` truncated toward zero into integer type T, saturating at T's range; NaN becomes 0.
+template <class T>
+T to_int(double v) noexcept {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
 template <class T>
 T take(const std::byte* p) noexcept {
   T v;
@@ -155,7 +164,8 @@ T take(const std::byte* p) noexcept {
 }
 }  // namespace detail
 
-/// Store `v` at `p` as one element of type `t` (rounded to nearest even; integers truncate).
+/// Store `v` at `p` as one element of type `t` (rounded to nearest even; integers
+/// truncate toward zero and saturate, NaN storing 0).
 inline void encode_value(double v, DType t, std::byte* p) noexcept {
   using namespace detail;
   switch (t) {
@@ -163,11 +173,11 @@ inline void encode_value(double v, DType t, std::byte* p) noexcept {
     case DType::kBF16: put(p, f32_to_bf16(static_cast<float>(v))); break;
     case DType::kF32: put(p, static_cast<float>(v)); break;
     case DType::kF64: put(p, v); break;
-    case DType::kI8: put(p, static_cast<std::int8_t>(v)); break;
-    case DType::kU8: put(p, static_cast<std::uint8_t>(v)); break;
-    case DType::kI16: put(p, static_cast<std::int16_t>(v)); break;
-    case DType::kI32: put(p, static_cast<std::int32_t>(v)); break;
-    case DType::kI64: put(p, static_cast<std::int64_t>(v)); break;
+    case DType::kI8: put(p, to_int<std::int8_t>(v)); break;
+    case DType::kU8: put(p, to_int<std::uint8_t>(v)); break;
+    case DType::kI16: put(p, to_int<std::int16_t>(v)); break;
+    case DType::kI32: put(p, to_int<std::int32_t>(v)); break;
+    case DType::kI64: put(p, to_int<std::int64_t>(v)); break;
   }
 }
 
