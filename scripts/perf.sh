@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host performance of the engine on the message-mesh bench (the workload of
 # SST's MessageMesh test). Runs each size several times and prints the median
-# events per second, graph build time and peak memory.
+# events per second, graph build time and peak memory, then the data pass
+# against the timing pass on a 512^3 composite GEMM.
 #
 #   bash scripts/perf.sh
 #
@@ -51,7 +52,26 @@ for c in "${CASES[@]}"; do
   done
 done
 
-python3 - "$TABLE" <<'EOF'
+# The data pass against the timing pass on a 512^3 composite GEMM on one PE.
+DATA="$WORK/data.tsv"
+: >"$DATA"
+printf '==> matmul-composite 512^3, timing pass alone and with --verify-data, %d runs each\n' "$RUNS"
+for mode in timing data; do
+  for ((i = 1; i <= RUNS; i++)); do
+    out="$WORK/mm-$mode-$i"
+    extra=()
+    [[ $mode == data ]] && extra=(--verify-data)
+    "$BIN" run --bench matmul-composite --param M=512 --param K=512 --param N=512 "${extra[@]}" \
+      --out "$out" >"$out.log" 2>&1 || {
+      echo "perf.sh: matmul-composite ($mode) run $i failed; its output:" >&2
+      cat "$out.log" >&2
+      exit 1
+    }
+    printf '%s\t%s\n' "$mode" "$out/results.json" >>"$DATA"
+  done
+done
+
+python3 - "$TABLE" "$DATA" <<'EOF'
 import json, statistics, sys
 
 def get(doc, path):
@@ -80,4 +100,13 @@ for name, (target, files) in cases.items():
     rss = median(files, "host.peak_rss_mb")
     print(f"{name:<12} {fmt(eps, 1e6, 2):>10} {fmt(build, 1, 3):>9} {fmt(rss, 1, 1):>9}  {target}")
 print("(medians; 300x300 with stop_ns=0 measures building a 90,000-node graph)")
+
+runs = {"timing": [], "data": []}
+for line in open(sys.argv[2]):
+    mode, path = line.rstrip("\n").split("\t")
+    runs[mode].append(path)
+timing = median(runs["timing"], "wall_time_s")
+data = median(runs["data"], "data_pass.wall_time_s")
+print(f"matmul-composite 512^3: timing pass {fmt(timing, 1e-3, 1)} ms, data pass {fmt(data, 1e-3, 1)} ms"
+      + (f", ratio {data / timing:.2f}" if timing and data is not None else "") + " (medians)")
 EOF

@@ -39,6 +39,17 @@ void composite_bias_relu_kernel(tl::Context& tl, const tl::Args& args) {
   tl.wait(tl.composite(s));
 }
 
+/// C = sum over K tiles of relu(partial product): a k_tile-scope epilogue, tiles of the scheduler's depth.
+void composite_ktile_relu_kernel(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
+  tl::CompositeSpec s;
+  s.a = tl.ref(a.ptr, a.shape, a.dtype);
+  s.b = tl.ref(b.ptr, b.shape, b.dtype);
+  s.out_ptr = c.ptr;
+  s.out_dtype = c.dtype;
+  s.epilogue = {{tl::MathOp::kRelu, tl::Scope::kKTile, 1.0, {}}};
+  tl.wait(tl.composite(s));
+}
 /// C = softmax(A) along rows, S = sum(A) along columns.
 void softmax_sum_kernel(tl::Context& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1), &sum = args.tensor(2);
@@ -71,6 +82,7 @@ const core::Registry& registry() {
     r->add_kernel({"t-dot", "C = A x B", &dot_kernel});
     r->add_kernel({"t-dot-exp", "C = exp(A x B)", &dot_exp_kernel});
     r->add_kernel({"t-composite-bias-relu", "C = relu(A x B + bias)", &composite_bias_relu_kernel});
+    r->add_kernel({"t-composite-ktile-relu", "C = sum of relu(K-tile products)", &composite_ktile_relu_kernel});
     r->add_kernel({"t-softmax-sum", "C = softmax(A), S = sum(A, 0)", &softmax_sum_kernel});
     r->add_kernel({"t-composite-exp", "C = exp(A), tiled", &composite_exp_kernel});
     r->add_kernel({"t-dot-local", "C = A x B on every PE", &dot_local_kernel});
@@ -239,6 +251,30 @@ TEST(DataPass, CompositeGemmWithBiasAndReluEpilogues) {
   std::size_t negatives_clipped = 0;
   for (double v : want) negatives_clipped += v == 0.0;
   EXPECT_GT(negatives_clipped, 0u);  // relu did something
+}
+
+TEST(DataPass, KTileEpilogueAppliesToEachTileOfTheSchedulersDepth) {
+  DataSystem s;
+  const std::size_t m = 32, k = 192, n = 32, tile_k = 64;  // topology.yaml: pe_scheduler tile_k 64
+  auto va = values(m * k, 16), vb = values(k * n, 17);
+  auto a = s.put({32, 192}, DType::kF16, va, "A"), b = s.put({192, 32}, DType::kF16, vb, "B");
+  auto c = s.rt.zeros({32, 32}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-composite-ktile-relu", {a, b, c}));
+  std::vector<double> want(m * n), whole(m * n);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double acc = 0, all = 0;
+      for (std::size_t k0 = 0; k0 < k; k0 += tile_k) {
+        double part = 0;
+        for (std::size_t x = k0; x < k0 + tile_k; ++x) part += va[i * k + x] * vb[x * n + j];
+        acc += std::max(part, 0.0);
+        all += part;
+      }
+      want[i * n + j] = round_to(acc, DType::kF16);
+      whole[i * n + j] = round_to(std::max(all, 0.0), DType::kF16);
+    }
+  expect_close(s.rt, c, want);
+  EXPECT_TRUE(verify::first_mismatch(s.rt.read(c), DType::kF16, whole));  // differs from an output_tile relu
 }
 
 TEST(DataPass, SoftmaxAndReductions) {

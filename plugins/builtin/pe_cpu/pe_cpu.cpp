@@ -8,8 +8,9 @@
 //
 // Timing pass (ADR-0020): tl.load returns the bytes read from the memory
 // store at the DMA's physical address; tl.store writes known bytes at issue,
-// through the PE_MMU; compute results are pending. Launches that arrive while
-// a kernel runs wait for it (FIFO).
+// through the PE_MMU; compute results are pending. Each command carries a
+// DataOp (data_ops.hpp) saying what the data pass computes for it. Launches
+// that arrive while a kernel runs wait for it (FIFO).
 #include <boost/context/fiber.hpp>
 #include <boost/context/fixedsize_stack.hpp>
 #include <deque>
@@ -17,6 +18,7 @@
 #include <map>
 #include <set>
 
+#include "data_ops.hpp"
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
@@ -35,6 +37,7 @@ using kbsim::Tick;
 using kbsim::ahbm::hex;
 using kbsim::ahbm::HostCommand;
 using pe::StageType;
+using pe_cpu::DataOps;
 
 /// Thrown inside the fiber out of the tl call that was waiting when a command
 /// failed. Not a std::exception, so a kernel catching those does not absorb it.
@@ -97,6 +100,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     } catch (const kbsim::ConfigError&) {
       mmu_ = nullptr;  // no MMU: virtual addresses are physical
     }
+    ops_ = DataOps(mmu_);
     memory_view_ = find_view("memory");
     gemm_engine_ = find_node(pe::sibling(id(), "pe_gemm"));
     scratch_base_ = kbsim::ahbm::pe_tcm_addr(self_.sip, self_.cube, self_.pe, 0);
@@ -300,50 +304,6 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     }
   }
 
-  // --- what the data pass computes (ADR-0020) ---
-
-  /// The physical address of [va, va + nbytes), which must be contiguous.
-  std::uint64_t physical(std::uint64_t va, std::uint64_t nbytes, const std::string& call) const {
-    if (!mmu_) return va;
-    auto first = mmu_->translate(va);
-    if (!first.mapped) return va;  // unmapped: physical already (ADR-0039 D4)
-    for (std::uint64_t off = first.contiguous; off < nbytes;) {
-      auto next = mmu_->translate(va + off);
-      if (!next.mapped || next.pa != first.pa + off || next.contiguous == 0)
-        throw tl::Error(call + ": " + hex(va) + " is not contiguous in physical memory for " + std::to_string(nbytes) +
-                        " bytes");
-      off += next.contiguous;
-    }
-    return first.pa;
-  }
-  /// Where the data pass finds `t`: a compute result in TCM, a constant's
-  /// bytes, or HBM (as of its load, for a loaded tensor).
-  kbsim::OpTensor operand(const tl::Tensor& t, const std::string& call) const {
-    const tl::Tensor::Desc& d = t.desc();
-    kbsim::OpTensor o{tl::Space::kHbm, 0, d.shape, d.dtype, kbsim::kNever, nullptr};
-    if (d.pending) {
-      o.space = tl::Space::kTcm;
-      o.addr = d.addr;
-    } else if (d.loaded_at != kbsim::kNever) {
-      o.addr = d.loaded_pa;
-      o.as_of = d.loaded_at;
-    } else if (d.space == tl::Space::kTcm) {
-      o.space = tl::Space::kTcm;
-      o.addr = d.addr;
-      o.value = d.data;
-    } else {
-      o.addr = physical(d.addr, t.nbytes(), call);
-    }
-    o.transposed = d.transposed;
-    return o;
-  }
-  std::shared_ptr<kbsim::DataOp> data_op(kbsim::DataOp::Kind kind, const tl::Tensor& out) const {
-    auto op = std::make_shared<kbsim::DataOp>();
-    op->kind = kind;
-    op->out = {tl::Space::kTcm, out.addr(), out.shape(), out.dtype(), kbsim::kNever, nullptr};
-    return op;
-  }
-
   // --- tl::Context ---
 
   int program_id(int axis) const override {
@@ -368,15 +328,12 @@ class PeCpu final : public kbsim::Component, private tl::Context {
 
   void store(std::uint64_t ptr, const tl::Tensor& value) override {
     std::string call = "tl.store(" + hex(ptr) + ", " + value.shape().str() + ")";
-    auto op = std::make_shared<kbsim::DataOp>();
-    op->kind = kbsim::DataOp::Kind::kCopy;
-    op->in = {operand(value, call)};
+    auto op = DataOps::make(kbsim::DataOp::Kind::kCopy, ops_.to_hbm(ptr, value.shape(), value.dtype(), call),
+                            {ops_.operand(value, call)});
     if (!value.pending() && value.desc().data) {
       write_virtual(ptr, *value.desc().data);
       op->in.front().value = value.desc().data;  // known bytes: a snapshot, visible at issue
     }
-    op->out = {tl::Space::kHbm, physical(ptr, value.nbytes(), call), value.shape(), value.dtype(), kbsim::kNever,
-               nullptr};
     run(pe::CommandKind::kDmaWrite, {.type = StageType::kDmaWrite, .addr = ptr, .nbytes = value.nbytes()},
         std::move(call), std::move(op));
   }
@@ -393,8 +350,8 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     need_tcm(call, a);
     need_tcm(call, b);
     tl::Tensor out = pending({sa[0], sb[1]}, a.dtype());
-    auto op = data_op(kbsim::DataOp::Kind::kGemm, out);
-    op->in = {operand(a, call), operand(b, call)};
+    auto op =
+        DataOps::make(kbsim::DataOp::Kind::kGemm, DataOps::to_tcm(out), {ops_.operand(a, call), ops_.operand(b, call)});
     op->engine = gemm_engine_;
     auto dim = [](std::int64_t d) { return static_cast<std::uint32_t>(d); };
     run(pe::CommandKind::kGemm, {.type = StageType::kGemm, .m = dim(sa[0]), .k = dim(sa[1]), .n = dim(sb[1])}, call,
@@ -426,10 +383,10 @@ class PeCpu final : public kbsim::Component, private tl::Context {
           throw tl::Error(call + ": elementwise inputs need equal shapes (or a single element)");
     }
     tl::Tensor result = pending(out, in[0].dtype());
-    auto data = data_op(kbsim::DataOp::Kind::kMath, result);
+    auto data = DataOps::make(kbsim::DataOp::Kind::kMath, DataOps::to_tcm(result));
     data->op = op;
     data->axis = axis;
-    for (const tl::Tensor& t : in) data->in.push_back(operand(t, call));
+    for (const tl::Tensor& t : in) data->in.push_back(ops_.operand(t, call));
     auto dim = [](std::int64_t d) { return static_cast<std::uint32_t>(d); };
     run(pe::CommandKind::kMath, {.type = StageType::kMath, .m = dim(out.rows()), .n = dim(out.cols()), .op = op}, call,
         std::move(data));
@@ -461,26 +418,18 @@ class PeCpu final : public kbsim::Component, private tl::Context {
       g.out_bytes = size(s.out_dtype);
       g.a_pinned = s.a.pinned();
       g.b_pinned = s.b.pinned();
-      auto op = std::make_shared<kbsim::DataOp>();
-      op->kind = kbsim::DataOp::Kind::kGemm;
-      op->in = {operand(s.a, call), operand(s.b, call)};
+      auto op = DataOps::make(kbsim::DataOp::Kind::kGemm, ops_.to_hbm(s.out_ptr, {sa[0], sb[1]}, s.out_dtype, call),
+                              {ops_.operand(s.a, call), ops_.operand(s.b, call)});
       op->engine = gemm_engine_;
       for (const tl::Epilogue& e : s.epilogue) {
         g.epilogue.push_back({e.op, e.scope});
         int index = -1;
         if (e.operand.valid()) {
           index = static_cast<int>(op->in.size());
-          op->in.push_back(operand(e.operand, call));
+          op->in.push_back(ops_.operand(e.operand, call));
         }
         op->epilogue.push_back({e.op, e.scope, e.factor, index});
       }
-      const Shape out{sa[0], sb[1]};
-      op->out = {tl::Space::kHbm,
-                 physical(s.out_ptr, static_cast<std::uint64_t>(out.elements()) * g.out_bytes, call),
-                 out,
-                 s.out_dtype,
-                 kbsim::kNever,
-                 nullptr};
       op->tile_k = s.tile_k;
       cmd->data = std::move(op);
     } else {
@@ -498,16 +447,9 @@ class PeCpu final : public kbsim::Component, private tl::Context {
       m.in_bytes = size(s.a.dtype());
       m.out_bytes = size(s.out_dtype);
       m.op = s.math_op;
-      auto op = std::make_shared<kbsim::DataOp>();
-      op->kind = kbsim::DataOp::Kind::kMath;
+      auto op = DataOps::make(kbsim::DataOp::Kind::kMath, ops_.to_hbm(s.out_ptr, sa, s.out_dtype, call),
+                              {ops_.operand(s.a, call)});
       op->op = s.math_op;
-      op->in = {operand(s.a, call)};
-      op->out = {tl::Space::kHbm,
-                 physical(s.out_ptr, static_cast<std::uint64_t>(sa.elements()) * m.out_bytes, call),
-                 sa,
-                 s.out_dtype,
-                 kbsim::kNever,
-                 nullptr};
       cmd->data = std::move(op);
     }
     issue(cmd, std::move(call));
@@ -557,6 +499,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
   kbsim::ahbm::PeRef self_;
   kbsim::PortIndex scheduler_ = kbsim::kNoPort;
   const kbsim::ahbm::Translator* mmu_ = nullptr;
+  DataOps ops_{nullptr};
   kbsim::ViewId memory_view_ = 0;
   kbsim::NodeIndex gemm_engine_ = ~kbsim::NodeIndex{0};
   kbsim::Stat &launches_, &commands_, &kernel_ns_;

@@ -1,0 +1,83 @@
+// What PE_CPU tells the data pass about a command (ADR-0020): where each
+// operand is found and where the result goes, as a kbsim::DataOp that the
+// command carries and the op log records.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kbsim/ahbm/host_command.hpp"
+#include "kbsim/ahbm/phys_addr.hpp"
+#include "kbsim/data_pass.hpp"
+
+namespace pe_cpu {
+
+namespace tl = kbsim::tl;
+
+class DataOps {
+ public:
+  /// Virtual addresses translate through `mmu` (none: they are physical).
+  explicit DataOps(const kbsim::ahbm::Translator* mmu) : mmu_(mmu) {}
+
+  static std::shared_ptr<kbsim::DataOp> make(kbsim::DataOp::Kind kind, kbsim::OpTensor out,
+                                             std::vector<kbsim::OpTensor> in = {}) {
+    auto op = std::make_shared<kbsim::DataOp>();
+    op->kind = kind;
+    op->out = std::move(out);
+    op->in = std::move(in);
+    return op;
+  }
+
+  /// The physical address of [va, va + nbytes), which must be contiguous.
+  std::uint64_t physical(std::uint64_t va, std::uint64_t nbytes, const std::string& call) const {
+    if (!mmu_) return va;
+    auto first = mmu_->translate(va);
+    if (!first.mapped) return va;  // unmapped: physical already (ADR-0039 D4)
+    for (std::uint64_t off = first.contiguous; off < nbytes;) {
+      auto next = mmu_->translate(va + off);
+      if (!next.mapped || next.pa != first.pa + off || next.contiguous == 0)
+        throw tl::Error(call + ": " + kbsim::ahbm::hex(va) + " is not contiguous in physical memory for " +
+                        std::to_string(nbytes) + " bytes");
+      off += next.contiguous;
+    }
+    return first.pa;
+  }
+
+  /// Where the data pass finds `t`: a compute result in TCM, a constant's
+  /// bytes, or HBM (as of its load, for a loaded tensor).
+  kbsim::OpTensor operand(const tl::Tensor& t, const std::string& call) const {
+    const tl::Tensor::Desc& d = t.desc();
+    kbsim::OpTensor o{tl::Space::kHbm, 0, d.shape, d.dtype, kbsim::kNever, nullptr, d.transposed};
+    if (d.pending) {
+      o.space = tl::Space::kTcm;
+      o.addr = d.addr;
+    } else if (d.loaded_at != kbsim::kNever) {
+      o.addr = d.loaded_pa;
+      o.as_of = d.loaded_at;
+    } else if (d.space == tl::Space::kTcm) {
+      o.space = tl::Space::kTcm;
+      o.addr = d.addr;
+      o.value = d.data;
+    } else {
+      o.addr = physical(d.addr, t.nbytes(), call);
+    }
+    return o;
+  }
+
+  /// A result written to the HBM behind virtual address `ptr`.
+  kbsim::OpTensor to_hbm(std::uint64_t ptr, const kbsim::Shape& shape, kbsim::DType dtype,
+                         const std::string& call) const {
+    const auto nbytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
+    return {tl::Space::kHbm, physical(ptr, nbytes, call), shape, dtype, kbsim::kNever, nullptr, false};
+  }
+  /// The pending result `out` in TCM scratch.
+  static kbsim::OpTensor to_tcm(const tl::Tensor& out) {
+    return {tl::Space::kTcm, out.addr(), out.shape(), out.dtype(), kbsim::kNever, nullptr, false};
+  }
+
+ private:
+  const kbsim::ahbm::Translator* mmu_;
+};
+
+}  // namespace pe_cpu
