@@ -89,6 +89,22 @@ TEST(DataCli, TraceHasATrackPerPeEngineWithSlicesMatchingTheOpLog) {
   EXPECT_EQ(flow_phases, (std::set<std::string>{"f", "s", "t"}));  // tiles can be followed
 }
 
+TEST(DataCli, TraceAndOpLogAreIdenticalAcrossRuns) {
+  auto dir = test::temp_dir();
+  std::string trace[2], ops[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto t = dir / ("t" + std::to_string(i) + ".json"), o = dir / ("o" + std::to_string(i) + ".json");
+    auto r = test::run_kbsim(k128 + " --verify-data --trace " + t.string() + " --op-log " + o.string() + " --out " +
+                             dir.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    trace[i] = test::read_file(t);
+    ops[i] = test::read_file(o);
+  }
+  EXPECT_EQ(trace[0], trace[1]);
+  EXPECT_EQ(ops[0], ops[1]);
+  EXPECT_THAT(ops[0], HasSubstr("\"host_write\""));  // the data pass's host writes are records too
+}
+
 TEST(DataCli, DataOptionsNeedABenchWithDataOperations) {
   auto dir = test::temp_dir();
   auto r = test::run_kbsim("run --bench message-mesh --trace " + (dir / "t.json").string() + " --out " + dir.string());
