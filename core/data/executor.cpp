@@ -159,7 +159,7 @@ void DataExecutor::run_batch(std::vector<const OpRecord*>& batch) {
     bool stack = true;
     for (const OpRecord* r : batch) {
       std::vector<data::Value> in;
-      for (const OpTensor& t : r->data->in) in.push_back(resolve(t, r->t_start));
+      for (const OpTensor& t : r->data->in) in.push_back(resolve(t, r->t_end));
       for (std::size_t i = 1; stack && i < in.size(); ++i)
         stack = ins.empty() || same_bytes(in[i].bytes, ins.front()[i].bytes);
       stack = stack && !custom(*r->data);
@@ -218,7 +218,7 @@ void DataExecutor::execute(const OpRecord& r) {
   try {
     std::vector<data::Value> in;
     in.reserve(op.in.size());
-    for (const OpTensor& t : op.in) in.push_back(resolve(t, r.t_start));
+    for (const OpTensor& t : op.in) in.push_back(resolve(t, r.t_end));
     switch (op.kind) {
       case DataOp::Kind::kCopy:
         if (in.front().nbytes() != op.out.nbytes())

@@ -50,6 +50,25 @@ void composite_ktile_relu_kernel(tl::Context& tl, const tl::Args& args) {
   s.epilogue = {{tl::MathOp::kRelu, tl::Scope::kKTile, 1.0, {}}};
   tl.wait(tl.composite(s));
 }
+/// X = A x B, then Y = exp(X), both composites issued before waiting: the second
+/// queues at the scheduler behind the first.
+void async_chain_kernel(tl::Context& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &x = args.tensor(2), &y = args.tensor(3);
+  tl::CompositeSpec g;
+  g.a = tl.ref(a.ptr, a.shape, a.dtype);
+  g.b = tl.ref(b.ptr, b.shape, b.dtype);
+  g.out_ptr = x.ptr;
+  g.out_dtype = x.dtype;
+  tl.composite(g);
+  tl::CompositeSpec e;
+  e.op = tl::CompositeSpec::Op::kMath;
+  e.math_op = tl::MathOp::kExp;
+  e.a = tl.ref(x.ptr, x.shape, x.dtype);
+  e.out_ptr = y.ptr;
+  e.out_dtype = y.dtype;
+  tl.composite(e);
+  tl.wait();
+}
 /// C = softmax(A) along rows, S = sum(A) along columns.
 void softmax_sum_kernel(tl::Context& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1), &sum = args.tensor(2);
@@ -83,6 +102,7 @@ const core::Registry& registry() {
     r->add_kernel({"t-dot-exp", "C = exp(A x B)", &dot_exp_kernel});
     r->add_kernel({"t-composite-bias-relu", "C = relu(A x B + bias)", &composite_bias_relu_kernel});
     r->add_kernel({"t-composite-ktile-relu", "C = sum of relu(K-tile products)", &composite_ktile_relu_kernel});
+    r->add_kernel({"t-async-chain", "X = A x B; Y = exp(X), no wait between", &async_chain_kernel});
     r->add_kernel({"t-softmax-sum", "C = softmax(A), S = sum(A, 0)", &softmax_sum_kernel});
     r->add_kernel({"t-composite-exp", "C = exp(A), tiled", &composite_exp_kernel});
     r->add_kernel({"t-dot-local", "C = A x B on every PE", &dot_local_kernel});
@@ -275,6 +295,19 @@ TEST(DataPass, KTileEpilogueAppliesToEachTileOfTheSchedulersDepth) {
     }
   expect_close(s.rt, c, want);
   EXPECT_TRUE(verify::first_mismatch(s.rt.read(c), DType::kF16, whole));  // differs from an output_tile relu
+}
+
+TEST(DataPass, AQueuedCompositeSeesTheResultOfTheOneBeforeIt) {
+  DataSystem s;
+  auto va = values(64 * 64, 18), vb = values(64 * 64, 19);
+  for (double& v : va) v /= 8;
+  auto a = s.put({64, 64}, DType::kF16, va, "A"), b = s.put({64, 64}, DType::kF16, vb, "B");
+  auto x = s.rt.zeros({64, 64}, DType::kF16, {}, "X"), y = s.rt.zeros({64, 64}, DType::kF16, {}, "Y");
+  s.rt.wait(s.rt.launch("t-async-chain", {a, b, x, y}));
+  std::vector<double> want = matmul(va, vb, 64, 64, 64, DType::kF16);
+  expect_close(s.rt, x, want);
+  for (double& v : want) v = round_to(std::exp(v), DType::kF16);
+  expect_close(s.rt, y, want);  // inputs are read as of the reading op's end (ADR-0052 D4)
 }
 
 TEST(DataPass, SoftmaxAndReductions) {

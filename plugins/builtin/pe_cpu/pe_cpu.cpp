@@ -323,7 +323,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
                    "tl.load(" + hex(ptr) + ", " + shape.str() + ", " + std::string(kbsim::dtype_name(dtype)) + ")");
     auto data = std::make_shared<std::vector<std::byte>>(bytes);
     memory().read(cmd->pa, *data);
-    return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kTcm, true, false, std::move(data), cmd->pa, cmd->t_submit});
+    return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kTcm, true, false, std::move(data), cmd->pa, now()});
   }
 
   void store(std::uint64_t ptr, const tl::Tensor& value) override {

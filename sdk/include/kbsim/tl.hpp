@@ -62,7 +62,7 @@ class Tensor {
     bool pending = false;  ///< a compute result: its values exist only in the data pass
     std::shared_ptr<const std::vector<std::byte>> data;  ///< the values, when known
     /// A loaded tensor: the physical address it was read from and when its load
-    /// started (ps); the data pass reads memory as of then.
+    /// returned (ps); the data pass reads memory as of then.
     std::uint64_t loaded_pa = 0, loaded_at = ~std::uint64_t{0};
     /// A view with the last two dimensions swapped (tl.trans): the bytes are
     /// laid out for the shape before the swap.
