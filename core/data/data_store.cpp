@@ -4,15 +4,11 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kbsim/ahbm/phys_addr.hpp"
+
 namespace kbsim::core::data {
 
-namespace {
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-}  // namespace
+using kbsim::ahbm::hex;
 
 void DataStore::write(tl::Space s, std::uint64_t addr, Tick t, BytesPtr bytes) {
   Space& sp = spaces_[static_cast<std::size_t>(s)];

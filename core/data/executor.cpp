@@ -73,12 +73,22 @@ bool same_bytes(const BytesPtr& a, const BytesPtr& b) {
   return a == b || (a->size() == b->size() && std::memcmp(a->data(), b->data(), a->size()) == 0);
 }
 
-}  // namespace
-
-void DataExecutor::fail(const OpRecord& r, const std::string& what) const {
+[[noreturn]] void fail(const OpRecord& r, const std::string& what) {
   throw SimError("data pass: " + r.name + " serviced by " + std::string(r.component_id) +
                  " at t=" + format_ns(ticks_to_ns(r.t_start)) + " ns: " + what);
 }
+
+/// f(), with an op that cannot be computed reported as a SimError naming record `r`.
+template <class F>
+auto guarded(const OpRecord& r, F&& f) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    fail(r, e.what());
+  }
+}
+
+}  // namespace
 
 void DataExecutor::host_write(std::string_view node, std::uint64_t pa, BytesPtr bytes, Tick t_start, Tick t_end) {
   auto op = std::make_shared<DataOp>();
@@ -149,41 +159,34 @@ void DataExecutor::run_group(std::vector<const OpRecord*>& group) {
 }
 
 void DataExecutor::run_batch(std::vector<const OpRecord*>& batch) {
+  if (batch.empty()) return;
+  std::vector<std::vector<data::Value>> ins;
+  for (const OpRecord* r : batch) ins.push_back(guarded(*r, [&] { return inputs(*r); }));
+  // Members that multiply by the same B and epilogue operands on built-in engines share their decoding
+  // (data::gemm_stacked); each A still gets its own product, so results equal unbatched ones bit for bit.
+  bool shared = batch.size() > 1;
+  for (std::size_t k = 0; shared && k < batch.size(); ++k) {
+    shared = !custom(*batch[k]->data);
+    for (std::size_t i = 1; shared && i < ins[k].size(); ++i) shared = same_bytes(ins[k][i].bytes, ins[0][i].bytes);
+  }
   if (batch.size() > 1) {
     ++stats_.batches;
     stats_.batched += batch.size();
-    // Members that multiply by the same B and epilogue operands on built-in engines share their decoding
-    // (data::gemm_stacked); each A still gets its own product, so results equal unbatched ones bit for bit.
-    const DataOp& first = *batch.front()->data;
-    std::vector<std::vector<data::Value>> ins;
-    bool stack = true;
-    for (const OpRecord* r : batch) {
-      std::vector<data::Value> in;
-      for (const OpTensor& t : r->data->in) in.push_back(resolve(t, r->t_end));
-      for (std::size_t i = 1; stack && i < in.size(); ++i)
-        stack = ins.empty() || same_bytes(in[i].bytes, ins.front()[i].bytes);
-      stack = stack && !custom(*r->data);
-      ins.push_back(std::move(in));
-    }
-    if (stack) {
-      std::vector<data::Value> as;
-      for (const auto& in : ins) as.push_back(in[0]);
-      std::vector<data::Value> outs;
-      try {
-        outs =
-            data::gemm_stacked(as, ins.front()[1], first.out.dtype, first.epilogue, ins.front(), first.tile_k, nullptr);
-      } catch (const std::invalid_argument& e) {
-        fail(*batch.front(), e.what());
-      }
-      for (std::size_t k = 0; k < batch.size(); ++k) write(*batch[k], outs[k]);
-      stats_.shared_b += batch.size();
-      stats_.gemms += batch.size();
-      stats_.executed += batch.size();
-      batch.clear();
-      return;
-    }
   }
-  for (const OpRecord* r : batch) execute(*r);
+  if (shared) {
+    const DataOp& first = *batch.front()->data;
+    std::vector<data::Value> as;
+    for (const auto& in : ins) as.push_back(in[0]);
+    const std::vector<data::Value> outs = guarded(*batch.front(), [&] {
+      return data::gemm_stacked(as, ins[0][1], first.out.dtype, first.epilogue, ins[0], first.tile_k, nullptr);
+    });
+    for (std::size_t k = 0; k < batch.size(); ++k) write(*batch[k], outs[k]);
+    stats_.shared_b += batch.size();
+    stats_.gemms += batch.size();
+    stats_.executed += batch.size();
+  } else {
+    for (std::size_t k = 0; k < batch.size(); ++k) guarded(*batch[k], [&] { compute(*batch[k], ins[k]); });
+  }
   batch.clear();
 }
 
@@ -209,34 +212,38 @@ void DataExecutor::write(const OpRecord& r, const data::Value& v) {
   store_.write(op.out.space, op.out.addr, known ? r.t_start : r.t_end, v.bytes);
 }
 
+std::vector<data::Value> DataExecutor::inputs(const OpRecord& r) const {
+  std::vector<data::Value> in;
+  in.reserve(r.data->in.size());
+  for (const OpTensor& t : r.data->in) in.push_back(resolve(t, r.t_end));
+  return in;
+}
+
 void DataExecutor::execute(const OpRecord& r) {
   if (!r.data || r.kind == OpKind::kUnknown) {
     ++stats_.skipped;
     return;
   }
+  guarded(r, [&] { compute(r, inputs(r)); });
+}
+
+void DataExecutor::compute(const OpRecord& r, const std::vector<data::Value>& in) {
   const DataOp& op = *r.data;
-  try {
-    std::vector<data::Value> in;
-    in.reserve(op.in.size());
-    for (const OpTensor& t : op.in) in.push_back(resolve(t, r.t_end));
-    switch (op.kind) {
-      case DataOp::Kind::kCopy:
-        if (in.front().nbytes() != op.out.nbytes())
-          fail(r, "copies " + std::to_string(in.front().nbytes()) + " bytes into " + std::to_string(op.out.nbytes()));
-        write(r, in.front());
-        ++stats_.copies;
-        break;
-      case DataOp::Kind::kGemm:
-        write(r, data::gemm(in.at(0), in.at(1), op.out.dtype, op.epilogue, in, op.tile_k, custom(op)));
-        ++stats_.gemms;
-        break;
-      case DataOp::Kind::kMath:
-        write(r, data::math(op.op, in, op.axis, op.out.shape, op.out.dtype));
-        ++stats_.maths;
-        break;
-    }
-  } catch (const std::invalid_argument& e) {
-    fail(r, e.what());
+  switch (op.kind) {
+    case DataOp::Kind::kCopy:
+      if (in.front().nbytes() != op.out.nbytes())
+        fail(r, "copies " + std::to_string(in.front().nbytes()) + " bytes into " + std::to_string(op.out.nbytes()));
+      write(r, in.front());
+      ++stats_.copies;
+      break;
+    case DataOp::Kind::kGemm:
+      write(r, data::gemm(in.at(0), in.at(1), op.out.dtype, op.epilogue, in, op.tile_k, custom(op)));
+      ++stats_.gemms;
+      break;
+    case DataOp::Kind::kMath:
+      write(r, data::math(op.op, in, op.axis, op.out.shape, op.out.dtype));
+      ++stats_.maths;
+      break;
   }
   ++stats_.executed;
 }

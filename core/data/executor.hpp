@@ -48,10 +48,12 @@ class DataExecutor {
   void run_group(std::vector<const OpRecord*>& group);
   void run_batch(std::vector<const OpRecord*>& batch);
   void execute(const OpRecord& r);
+  /// The record's inputs, each as of the record's end (or its own as_of).
+  std::vector<data::Value> inputs(const OpRecord& r) const;
+  void compute(const OpRecord& r, const std::vector<data::Value>& in);
   data::Value resolve(const OpTensor& t, Tick reader) const;
   void write(const OpRecord& r, const data::Value& v);
   const DataCompute* custom(const DataOp& op);
-  [[noreturn]] void fail(const OpRecord& r, const std::string& what) const;
 
   OpLog& log_;
   Simulation& sim_;

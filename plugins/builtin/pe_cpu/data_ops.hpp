@@ -32,16 +32,9 @@ class DataOps {
   /// The physical address of [va, va + nbytes), which must be contiguous.
   std::uint64_t physical(std::uint64_t va, std::uint64_t nbytes, const std::string& call) const {
     if (!mmu_) return va;
-    auto first = mmu_->translate(va);
-    if (!first.mapped) return va;  // unmapped: physical already (ADR-0039 D4)
-    for (std::uint64_t off = first.contiguous; off < nbytes;) {
-      auto next = mmu_->translate(va + off);
-      if (!next.mapped || next.pa != first.pa + off || next.contiguous == 0)
-        throw tl::Error(call + ": " + kbsim::ahbm::hex(va) + " is not contiguous in physical memory for " +
-                        std::to_string(nbytes) + " bytes");
-      off += next.contiguous;
-    }
-    return first.pa;
+    if (auto pa = kbsim::ahbm::physical_range(*mmu_, va, nbytes)) return *pa;
+    throw tl::Error(call + ": " + kbsim::ahbm::hex(va) + " is not contiguous in physical memory for " +
+                    std::to_string(nbytes) + " bytes");
   }
 
   /// Where the data pass finds `t`: a compute result in TCM, a constant's

@@ -167,19 +167,12 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     finish_stage(std::move(t), r.t_start);
   }
 
-  /// Turn `r.pa` from a virtual into a physical address. An unmapped first byte
-  /// means the address is physical already (ADR-0039 D4); false when a mapped
+  /// Turn `r.pa` from a virtual into a physical address; false when a mapped
   /// range does not continue contiguously in physical memory.
   bool translate(MemRequest& r) const {
-    kbsim::ahbm::Translator::Result first = mmu_->translate(r.pa);
-    if (!first.mapped) return true;
-    for (std::uint64_t off = first.contiguous; off < r.nbytes;) {
-      kbsim::ahbm::Translator::Result next = mmu_->translate(r.pa + off);
-      if (!next.mapped || next.pa != first.pa + off || next.contiguous == 0) return false;
-      off += next.contiguous;
-    }
-    r.pa = first.pa;
-    return true;
+    auto pa = kbsim::ahbm::physical_range(*mmu_, r.pa, r.nbytes);
+    if (pa) r.pa = *pa;
+    return pa.has_value();
   }
 
   static std::string describe(const MemRequest& r) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "kbsim/ahbm/memory.hpp"
@@ -30,7 +31,7 @@ struct PeResult {
   Tick start = 0;  ///< kernel body started (the launch barrier)
   Tick end = 0;    ///< kernel returned
   double pe_exec_ns = 0, dma_ns = 0, compute_ns = 0;
-  std::array<double, 6> stage_busy_ns{};  ///< per pe::StageType, summed over the kernel's commands
+  std::array<double, 6> stage_busy_ns{};              ///< per pe::StageType, summed over the kernel's commands
   Tick composite_first = kNever, composite_last = 0;  ///< span of its composite pipelines (none: first > last)
   std::uint64_t commands = 0;
 };
@@ -47,7 +48,6 @@ class HostCommand : public Message {
    protected:
     ~Client() = default;
   };
-
 
   enum class Kind : std::uint8_t { kLaunch, kMmuMap, kMmuUnmap };
   Kind kind = Kind::kLaunch;
@@ -69,7 +69,7 @@ class HostCommand : public Message {
   NodeIndex initiator = 0;  ///< where the answer goes
   bool is_response = false;
   Completion completion;
-  std::vector<PeResult> results;                  ///< launch: one per PE
+  std::vector<PeResult> results;                      ///< launch: one per PE
   double pe_exec_ns = 0, dma_ns = 0, compute_ns = 0;  ///< launch: maximum over the PEs (M_CPU / IO_CPU merge)
   Tick t_issue = 0, t_done = 0;
   Client* client = nullptr;
@@ -117,7 +117,7 @@ inline CommandTarget* as_command_target(Component& c) { return dynamic_cast<Comm
 class Translator {
  public:
   struct Result {
-    bool mapped = false;     ///< false: a page fault; the address is used as a PA (ADR-0039 D4)
+    bool mapped = false;  ///< false: a page fault; the address is used as a PA (ADR-0039 D4)
     std::uint64_t pa = 0;
     std::uint64_t contiguous = 0;  ///< bytes from va that stay inside the same mapping
   };
@@ -130,5 +130,19 @@ class Translator {
 };
 
 inline Translator* as_translator(Component& c) { return dynamic_cast<Translator*>(&c); }
+
+/// The physical address of [va, va + nbytes) through `mmu`: va itself when
+/// its first byte is unmapped (physical already, ADR-0039 D4); nullopt when a
+/// mapped range does not continue contiguously in physical memory.
+inline std::optional<std::uint64_t> physical_range(const Translator& mmu, std::uint64_t va, std::uint64_t nbytes) {
+  const Translator::Result first = mmu.translate(va);
+  if (!first.mapped) return va;
+  for (std::uint64_t off = first.contiguous; off < nbytes;) {
+    const Translator::Result next = mmu.translate(va + off);
+    if (!next.mapped || next.pa != first.pa + off || next.contiguous == 0) return std::nullopt;
+    off += next.contiguous;
+  }
+  return first.pa;
+}
 
 }  // namespace kbsim::ahbm

@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/component.hpp"
 #include "kbsim/data_pass.hpp"
 #include "kbsim/message.hpp"
@@ -24,10 +25,7 @@ enum class CommandKind : std::uint8_t { kDmaRead, kDmaWrite, kGemm, kMath, kComp
 
 /// "hbm 0x1000 (32, 64) f16": an operand, for op-log parameters.
 inline std::string describe_tensor(const OpTensor& t) {
-  constexpr char kHex[] = "0123456789abcdef";
-  std::string a;
-  for (std::uint64_t v = t.addr; a.empty() || v; v >>= 4) a.insert(a.begin(), kHex[v & 15]);
-  return std::string(t.space == tl::Space::kHbm ? "hbm" : "tcm") + " 0x" + a + " " + t.shape.str() + " " +
+  return std::string(t.space == tl::Space::kHbm ? "hbm " : "tcm ") + ahbm::hex(t.addr) + " " + t.shape.str() + " " +
          std::string(dtype_name(t.dtype));
 }
 
