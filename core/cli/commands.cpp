@@ -4,16 +4,17 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 
-#include "ahbm/svg.hpp"
 #include "cli/describe.hpp"
+#include "component/params_resolve.hpp"
+#include "kbsim/text.hpp"
 #include "plugin/registry.hpp"
-#include "probe/probe.hpp"
 #include "report/json.hpp"
 #include "run/bench_runner.hpp"
+#include "run/command_runner.hpp"
 #include "topology/topology.hpp"
-#include "util/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -99,7 +100,7 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
   for (const auto& gr : runner.graphs()) nodes += gr.nodes.size();
   double eps = runner.wall_s() > 0 ? static_cast<double>(runner.events()) / runner.wall_s() : 0.0;
   std::printf("kbsim %s: bench %s on %s (%zu nodes)\n", KBSIM_VERSION, opts.bench.c_str(), g.source.c_str(), nodes);
-  std::printf("  sim time   %s ns\n", core::format_ns(ticks_to_ns(runner.sim_time())).c_str());
+  std::printf("  sim time   %s ns\n", format_ns(ticks_to_ns(runner.sim_time())).c_str());
   std::printf("  events     %llu in %.3f s wall, %.2f M events/s (build %.3f s)\n",
               static_cast<unsigned long long>(runner.events()), runner.wall_s(), eps / 1e6, runner.build_wall_s());
   for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
@@ -112,11 +113,11 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
 int cmd_topology(const Common& c, bool dump, const std::string& svg_dir) {
   auto reg = make_registry(c);
   if (!svg_dir.empty()) {
-    for (const auto& file : core::ahbm::write_svgs(core::load_ahbm(topology_file(c), c.sets), svg_dir))
+    for (const auto& file : core::draw_topology(topology_file(c), c.sets, *reg, svg_dir))
       std::printf("wrote %s\n", file.c_str());
     return 0;
   }
-  Graph g = core::load_topology(topology_file(c), c.sets);
+  Graph g = core::load_topology(topology_file(c), c.sets, *reg);
   if (dump) {
     core::write_json_stdout([&](core::JsonWriter& w) { core::write_graph(w, g, *reg); });
     return 0;
@@ -129,6 +130,54 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir) {
   }
   for (const auto& [impl, count] : impls) std::printf("  %-28s %zu\n", impl.c_str(), count);
   return 0;
+}
+
+/// The registry a plugin-provided command needs before the command line can
+/// be parsed: --plugins and --components are picked out of argv first.
+std::unique_ptr<core::Registry> early_registry(int argc, char** argv) {
+  Common pre;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    for (auto [flag, out] : {std::pair<std::string, std::vector<std::string>*>{"--plugins", &pre.plugins},
+                             {"--components", &pre.components}}) {
+      if (a == flag && i + 1 < argc) out->push_back(argv[++i]);
+      if (a.rfind(flag + "=", 0) == 0) out->push_back(a.substr(flag.size() + 1));
+    }
+  }
+  return make_registry(pre);
+}
+
+/// One plugin-provided command as a subcommand: its declared options, as text until parsed.
+struct PluginCommand {
+  const CommandType* type;
+  CLI::App* app;
+  std::vector<std::string> values;  ///< parallel to type->info.options
+  std::vector<bool> flags;          ///< parallel too, for bool options
+};
+
+int run_plugin_command(const Common& c, const core::Registry& reg, PluginCommand& pc) {
+  spdlog::set_level(spdlog::level::from_str(c.log_level));
+  const CommandInfo& info = pc.type->info;
+  std::vector<RawParam> given;
+  for (std::size_t k = 0; k < info.options.size(); ++k) {
+    const ParamSpec& spec = info.options[k];
+    CLI::Option* opt = pc.app->get_option("--" + spec.name);
+    if (opt->count() == 0) continue;
+    std::string origin = "--" + spec.name;
+    if (spec.type == ParamType::kBool)
+      given.push_back({spec.name, ParamValue{bool(pc.flags[k])}, origin});
+    else
+      given.push_back({spec.name, parse_scalar(pc.values[k]), origin + " " + pc.values[k]});
+  }
+  Params options;
+  try {
+    options = core::resolve_params(info.options, given, "kbsim " + info.name, "kbsim " + info.name);
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  core::CommandRunner runner(reg, std::move(options), topology_file(c), c.sets);
+  std::unique_ptr<Command> cmd(pc.type->create());
+  return cmd->run(runner);
 }
 
 }  // namespace
@@ -144,7 +193,6 @@ int run_command_line(int argc, char** argv) {
   std::string info_name;
   bool dump = false;
   std::string svg_dir;
-  core::probe::Options probe_opts;
 
   CLI::App* run = app.add_subcommand("run", "run a bench and write results.json");
   add_common(run, common);
@@ -160,8 +208,9 @@ int run_command_line(int argc, char** argv) {
 
   CLI::App* list = app.add_subcommand("list", "list component types, benches, CCL algorithms and kernels");
   add_common(list, common);
-  list->add_option("what", list_what, "components, benches, ccl, kernels, libraries or all")
-      ->check(CLI::IsMember({"components", "benches", "ccl", "kernels", "libraries", "all"}));
+  list->add_option("what", list_what,
+                   "components, benches, ccl, commands, services, observers, frontends, kernels (and other model "
+                   "extensions), libraries or all");
 
   CLI::App* info = app.add_subcommand("info", "describe a component (implementation or type name) or a bench");
   add_common(info, common);
@@ -172,15 +221,47 @@ int run_command_line(int argc, char** argv) {
   topo->add_flag("--dump", dump, "print the resolved graph as JSON");
   topo->add_option("--svg", svg_dir, "write system, SIP and cube pictures (SVG) into DIR")->type_name("DIR");
 
-  CLI::App* probe = app.add_subcommand("probe", "measure the memory paths of an AHBM system and check invariants");
-  add_common(probe, common);
-  probe->add_option("--case", probe_opts.case_name, "one case (e.g. h2d-2hop) or all")->capture_default_str();
-  probe->add_flag("--json", probe_opts.json, "print one JSON object instead of tables");
-  probe->add_option("--bytes", probe_opts.bytes, "transfer size of the cases")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
-
   CLI::App* version = app.add_subcommand("version", "print the version and ABI");
+
+  // Plugin-provided commands (e.g. `kbsim probe`) need the plugins loaded
+  // before parsing. A plugin error is reported when such a command was asked
+  // for; for --help or a built-in subcommand the commands are optional.
+  std::string first;
+  for (int i = 1; i < argc && first.empty(); ++i)
+    if (argv[i][0] != '-') first = argv[i];
+  const bool builtin = first == "run" || first == "list" || first == "info" || first == "topology" || first == "version";
+  std::unique_ptr<core::Registry> early;
+  if (!builtin) {
+    try {
+      early = early_registry(argc, argv);
+    } catch (const Error&) {
+      if (!first.empty()) throw;
+    }
+  }
+  std::deque<PluginCommand> plugin_commands;
+  if (early)
+    for (const auto& [name, entry] : early->commands()) {
+      if (name == "run" || name == "list" || name == "info" || name == "topology" || name == "version")
+        continue;  // built-ins win
+      PluginCommand& pc = plugin_commands.emplace_back();
+      pc.type = entry.type;
+      pc.app = app.add_subcommand(name, entry.type->info.summary);
+      add_common(pc.app, common);
+      const auto& opts = entry.type->info.options;
+      pc.values.resize(opts.size());
+      pc.flags.assign(opts.size(), false);
+      for (std::size_t k = 0; k < opts.size(); ++k) {
+        const ParamSpec& spec = opts[k];
+        if (spec.type == ParamType::kBool) {
+          pc.app->add_flag_function(
+              "--" + spec.name, [&pc, k](std::int64_t n) { pc.flags[k] = n > 0; }, spec.doc);
+        } else {
+          pc.app->add_option("--" + spec.name, pc.values[k], spec.doc)
+              ->type_name(to_string(spec.type))
+              ->default_str(format_value(spec.default_value));
+        }
+      }
+    }
 
   try {
     app.parse(argc, argv);
@@ -207,7 +288,8 @@ int run_command_line(int argc, char** argv) {
     return 0;
   }
   if (topo->parsed()) return cmd_topology(common, dump, svg_dir);
-  if (probe->parsed()) return core::probe::run(*make_registry(common), topology_file(common), common.sets, probe_opts);
+  for (PluginCommand& pc : plugin_commands)
+    if (pc.app->parsed()) return run_plugin_command(common, *early, pc);
   if (version->parsed()) {
     std::printf("kbsim %s (plugin ABI %u, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG);
     return 0;

@@ -1,9 +1,11 @@
 #include "cli/describe.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "plugin/registry.hpp"
-#include "util/text.hpp"
+#include "kbsim/text.hpp"
 
 namespace kbsim::cli {
 
@@ -29,14 +31,26 @@ void print_params(const std::vector<ParamSpec>& params) {
 
 }  // namespace
 
+std::set<std::string> extension_kinds(const core::Registry& reg) {
+  std::set<std::string> kinds;
+  for (const auto& [key, entry] : reg.extensions()) kinds.insert(key.first);
+  return kinds;
+}
+
 void print_list(const core::Registry& reg, const std::string& what) {
+  std::vector<std::string> known = {"all",      "components", "benches",   "ccl",     "commands",
+                                    "services", "observers",  "frontends", "kernels", "libraries"};
+  for (const std::string& kind : extension_kinds(reg))
+    if (std::find(known.begin(), known.end(), kind + "s") == known.end()) known.push_back(kind + "s");
+  if (std::find(known.begin(), known.end(), what) == known.end())
+    throw UsageError("list: nothing to list as '" + what + "'" + suggest(what, known));
   bool all = what == "all";
   if (all || what == "components") {
     std::printf("components (type, library: implementation names):\n");
     for (const auto& [type, entry] : reg.components()) {
       auto impls = impls_of(reg, type);
       std::printf("  %-22s %-26s %s\n", type.c_str(), entry.from.library.c_str(),
-                  impls.empty() ? "(no implementation name)" : core::join(impls).c_str());
+                  impls.empty() ? "(no implementation name)" : join(impls).c_str());
     }
   }
   if (all || what == "benches") {
@@ -50,12 +64,39 @@ void print_list(const core::Registry& reg, const std::string& what) {
     for (const auto& [name, entry] : reg.ccl())
       std::printf("  %-22s %s\n", name.c_str(), entry.type->info.summary.c_str());
   }
-  if (all || what == "kernels") {
-    std::printf("kernels (name, library: summary):\n");
-    if (reg.kernels().empty()) std::printf("  (none registered)\n");
-    for (const auto& [name, entry] : reg.kernels())
+  if (all || what == "commands") {
+    std::printf("commands (plugin-provided subcommands):\n");
+    if (reg.commands().empty()) std::printf("  (none registered)\n");
+    for (const auto& [name, entry] : reg.commands())
+      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->info.summary.c_str());
+  }
+  if (all || what == "services") {
+    std::printf("services (name, library: summary):\n");
+    if (reg.services().empty()) std::printf("  (none registered)\n");
+    for (const auto& [name, entry] : reg.services())
+      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->info.summary.c_str());
+  }
+  if (all || what == "observers") {
+    std::printf("run observers (name, library: summary):\n");
+    if (reg.observers().empty()) std::printf("  (none registered)\n");
+    for (const auto& [name, entry] : reg.observers())
+      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->info.summary.c_str());
+  }
+  if (all || what == "frontends") {
+    std::printf("topology front-ends (name, library: summary):\n");
+    if (reg.frontends().empty()) std::printf("  (none registered; the explicit nodes+edges form is built in)\n");
+    for (const auto& [name, entry] : reg.frontends())
       std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->summary.c_str());
   }
+  for (const std::string& kind : extension_kinds(reg)) {
+    if (!all && what != kind + "s") continue;
+    std::printf("%ss (name, library: summary):\n", kind.c_str());
+    for (const auto& [key, entry] : reg.extensions())
+      if (key.first == kind)
+        std::printf("  %-22s %-26s %s\n", key.second.c_str(), entry.from.library.c_str(), entry.ext->summary.c_str());
+  }
+  if (!all && what == "kernels" && extension_kinds(reg).count("kernel") == 0)
+    std::printf("kernels (name, library: summary):\n  (none registered)\n");
   if (all || what == "libraries") {
     std::printf("plugin libraries:\n");
     for (const auto& l : reg.libraries())
@@ -71,7 +112,7 @@ void print_info(const core::Registry& reg, const std::string& name) {
     std::printf("component %s: %s\n", info.type.c_str(), info.summary.c_str());
     std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
     auto impls = impls_of(reg, info.type);
-    std::printf("implementation names: %s\n", impls.empty() ? "(none)" : core::join(impls).c_str());
+    std::printf("implementation names: %s\n", impls.empty() ? "(none)" : join(impls).c_str());
     std::printf("receives: %s\n", info.flit_aware ? "flits (forwards flit by flit)" : "whole messages");
     print_params(info.params);
     std::printf("ports (edge kinds):\n");
@@ -96,11 +137,34 @@ void print_info(const core::Registry& reg, const std::string& name) {
     print_params(info.params);
     return;
   }
+  if (auto it = reg.commands().find(name); it != reg.commands().end()) {
+    const CommandInfo& info = it->second.type->info;
+    std::printf("command %s: %s\n", info.name.c_str(), info.summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    std::printf("options (kbsim %s --NAME VALUE; bool options are flags):\n", info.name.c_str());
+    print_params(info.options);
+    return;
+  }
+  if (auto it = reg.services().find(name); it != reg.services().end()) {
+    std::printf("service %s: %s\n", name.c_str(), it->second.type->info.summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    return;
+  }
+  if (auto it = reg.observers().find(name); it != reg.observers().end()) {
+    std::printf("run observer %s: %s\n", name.c_str(), it->second.type->info.summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    return;
+  }
+  if (auto it = reg.frontends().find(name); it != reg.frontends().end()) {
+    std::printf("topology front-end %s: %s\n", name.c_str(), it->second.type->summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    return;
+  }
   std::vector<std::string> names;
   for (const auto& [n, e] : reg.impls()) names.push_back(n);
   for (const auto& [n, e] : reg.components()) names.push_back(n);
   for (const auto& [n, e] : reg.benches()) names.push_back(n);
-  throw UsageError("nothing named '" + name + "'" + core::suggest(name, names));
+  throw UsageError("nothing named '" + name + "'" + suggest(name, names));
 }
 
 }  // namespace kbsim::cli

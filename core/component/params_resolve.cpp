@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "util/text.hpp"
+#include "kbsim/text.hpp"
 
 namespace kbsim::core {
 
@@ -79,22 +79,6 @@ Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<Raw
     entries.push_back({spec.name, std::move(value), raw->origin});
   }
   return Params(std::move(entries));
-}
-
-ParamValue parse_scalar(const std::string& text) {
-  if (text == "true") return true;
-  if (text == "false") return false;
-  std::int64_t i = 0;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    auto [h, hec] = std::from_chars(text.data() + 2, text.data() + text.size(), i, 16);
-    if (hec == std::errc() && h == text.data() + text.size()) return i;
-  }
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
-  if (ec == std::errc() && p == text.data() + text.size() && !text.empty()) return i;
-  double d = 0;
-  auto [q, ec2] = std::from_chars(text.data(), text.data() + text.size(), d);
-  if (ec2 == std::errc() && q == text.data() + text.size() && !text.empty()) return d;
-  return text;
 }
 
 }  // namespace kbsim::core

@@ -15,8 +15,4 @@ namespace kbsim::core {
 Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given, const std::string& owner,
                       const std::string& owner_origin);
 
-/// Parse "key=value" text (as given on the command line) into a typed value:
-/// true/false, an integer, a real number, or else a string.
-ParamValue parse_scalar(const std::string& text);
-
 }  // namespace kbsim::core

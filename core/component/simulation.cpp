@@ -7,7 +7,7 @@
 
 #include "component/params_resolve.hpp"
 #include "plugin/registry.hpp"
-#include "util/text.hpp"
+#include "kbsim/text.hpp"
 
 namespace kbsim::core {
 
@@ -103,7 +103,7 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
 
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
-    Context ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this};
+    ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this};
     n.component.reset(n.type->create(ctx));
   }
   for (Node& n : nodes_) n.component->setup();
@@ -112,6 +112,8 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
 Simulation::~Simulation() {
   // Components go first: they may hold messages whose pools live in plugins.
   for (Node& n : nodes_) n.component.reset();
+  // Then services, newest first (a service may use those made before it).
+  while (!owned_services_.empty()) owned_services_.pop_back();
 }
 
 void Simulation::finish() {
@@ -332,46 +334,36 @@ Tick Simulation::control_latency(const Route& route) const {
   return t;
 }
 
-tl::KernelFn Simulation::find_kernel(std::string_view name) const {
-  const KernelType* k = registry_.kernel(name);
-  return k ? k->fn : nullptr;
-}
-
-std::uint32_t Simulation::semaphore(std::string_view name, std::uint32_t capacity) {
-  for (std::uint32_t i = 0; i < semaphores_.size(); ++i)
-    if (semaphores_[i].name == name) {
-      if (semaphores_[i].capacity != capacity)
-        throw SimError("shared resource '" + std::string(name) + "' is asked for with capacity " +
-                       std::to_string(capacity) + " but was created with " + std::to_string(semaphores_[i].capacity));
-      return i;
-    }
-  if (capacity == 0) throw SimError("shared resource '" + std::string(name) + "' needs a capacity >= 1");
-  semaphores_.push_back({std::string(name), capacity, 0, {}});
-  return static_cast<std::uint32_t>(semaphores_.size() - 1);
-}
-
-void Simulation::acquire(std::uint32_t sem, NodeIndex self, std::uint64_t tag, Ref<Message> msg) {
-  Semaphore& s = semaphores_.at(sem);
-  if (s.in_use < s.capacity && s.waiters.empty()) {
-    ++s.in_use;
-    if (oplog_ && msg && msg->data_op()) oplog_->restart(self, *msg, now());
-    schedule(self, now(), tag, std::move(msg), 128);
-    return;
+Service* Simulation::find_service(std::string_view name) {
+  for (const auto& [n, svc] : services_)
+    if (n == name) return svc;
+  Service* made = nullptr;
+  if (const ServiceType* type = registry_.service(name)) {
+    owned_services_.emplace_back(type->create(*this, *this));
+    made = owned_services_.back().get();
+    if (!made) owned_services_.pop_back();  // the provider declined: not available on this system
   }
-  s.waiters.push_back({self, tag, std::move(msg)});
+  services_.emplace_back(std::string(name), made);
+  return made;
 }
 
-void Simulation::release(std::uint32_t sem) {
-  Semaphore& s = semaphores_.at(sem);
-  if (s.in_use == 0) throw SimError("shared resource '" + s.name + "' released more often than acquired");
-  if (s.waiters.empty()) {
-    --s.in_use;
-    return;
-  }
-  Semaphore::Waiter w = std::move(s.waiters.front());
-  s.waiters.pop_front();
-  if (oplog_ && w.msg && w.msg->data_op()) oplog_->restart(w.node, *w.msg, now());
-  schedule(w.node, now(), w.tag, std::move(w.msg), 128);  // the unit passes straight to the next waiter
+void Simulation::provide(std::string_view name, Service& service) {
+  for (const auto& [n, svc] : services_)
+    if (n == name) throw Error("service '" + std::string(name) + "' is already in use on this system");
+  services_.emplace_back(std::string(name), &service);
+}
+
+std::vector<const Extension*> Simulation::extensions(std::string_view kind) const {
+  std::vector<const Extension*> out;
+  for (const auto& [name, entry] : registry_.extensions())
+    if (entry.ext->kind == kind) out.push_back(entry.ext);
+  return out;
+}
+
+void Simulation::finish_services() {
+  if (services_finished_) return;
+  services_finished_ = true;
+  for (auto it = owned_services_.rbegin(); it != owned_services_.rend(); ++it) (*it)->finish();
 }
 
 NodeIndex Simulation::find_node(std::string_view id) const {

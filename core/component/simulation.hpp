@@ -1,17 +1,16 @@
-// Elaboration and the runtime services components see: one component per
-// node, one Link per directed edge, message/flit delivery, routing.
+// Elaboration and what components see of the core (the Simulator interface):
+// one component per node, one Link per directed edge, message/flit delivery,
+// routing, the op-log hooks and the per-system service cache.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "data/op_log.hpp"
+#include "component/op_log.hpp"
 #include "fabric/link.hpp"
-#include "memory/page_store.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
 #include "kbsim/plugin.hpp"
@@ -21,7 +20,7 @@ namespace kbsim::core {
 
 class Registry;
 
-class Simulation final : public Kernel, public System, private EventTarget {
+class Simulation final : public Simulator, public System, private EventTarget {
  public:
   /// Elaborate `graph`: check it, instantiate every component, build links,
   /// then call setup() on every component in node order.
@@ -41,7 +40,7 @@ class Simulation final : public Kernel, public System, private EventTarget {
   const std::vector<Node>& nodes() const noexcept { return nodes_; }
   const std::vector<Link>& links() const noexcept { return links_; }
 
-  // Kernel
+  // Simulator
   Tick now() const noexcept override { return engine_.now(); }
   void send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) override;
   void forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) override;
@@ -58,11 +57,10 @@ class Simulation final : public Kernel, public System, private EventTarget {
   void request_stop() noexcept override { engine_.stop(); }
   Tick control_latency(const Route& route) const override;
   Component& component(NodeIndex n) override { return *nodes_[n].component; }
-  MemoryStore& memory() override { return memory_; }
-  tl::KernelFn find_kernel(std::string_view name) const override;
-  std::uint32_t semaphore(std::string_view name, std::uint32_t capacity) override;
-  void acquire(std::uint32_t sem, NodeIndex self, std::uint64_t tag, Ref<Message> msg) override;
-  void release(std::uint32_t sem) override;
+  Service* find_service(std::string_view name) override;
+  void op_resume(NodeIndex self, const Message& msg) override {
+    if (oplog_ && msg.data_op()) oplog_->restart(self, msg, now());
+  }
 
   // System
   void run_until(Tick t) override;
@@ -74,12 +72,16 @@ class Simulation final : public Kernel, public System, private EventTarget {
   Component& component(std::string_view node) override { return *nodes_[find_node(node)].component; }
   bool idle() const noexcept override { return engine_.empty(); }
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
-  const std::vector<std::string>& view_names() const noexcept { return view_names_; }
+  std::string_view view_name(ViewId view) const override { return view_names_.at(view); }
+  void provide(std::string_view name, Service& service) override;
+  OpLogView* op_log() noexcept override { return oplog_; }
+  std::vector<const Extension*> extensions(std::string_view kind) const override;
+  /// Call finish() on every service this system created, newest first (once).
+  void finish_services();
 
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).
   void set_op_log(OpLog* log) noexcept { oplog_ = log; }
-  OpLog* op_log() const noexcept { return oplog_; }
 
  private:
   Tick on_event(Event& ev) override;
@@ -105,18 +107,10 @@ class Simulation final : public Kernel, public System, private EventTarget {
   std::vector<RawParam> attrs_;
   bool finished_ = false;
   const Registry& registry_;
-  PageStore memory_;
-  struct Semaphore {
-    std::string name;
-    std::uint32_t capacity = 1, in_use = 0;
-    struct Waiter {
-      NodeIndex node;
-      std::uint64_t tag;
-      Ref<Message> msg;
-    };
-    std::deque<Waiter> waiters;
-  };
-  std::vector<Semaphore> semaphores_;
+  /// Services by name: provided ones (not owned) and created ones (owned, in creation order).
+  std::vector<std::pair<std::string, Service*>> services_;
+  std::vector<std::unique_ptr<Service>> owned_services_;
+  bool services_finished_ = false;
   OpLog* oplog_ = nullptr;
 };
 

@@ -7,12 +7,15 @@
 #include <boost/dll/shared_library.hpp>
 #include <set>
 
-#include "util/text.hpp"
-#include "util/yaml.hpp"
+#include "kbsim/config/yaml.hpp"
+#include "kbsim/text.hpp"
 
 namespace fs = std::filesystem;
 
 namespace kbsim::core {
+
+using config::check_keys;
+using config::YamlSource;
 
 struct Registry::Library {
   boost::dll::shared_library lib;
@@ -25,6 +28,11 @@ Registry::~Registry() {
   components_.clear();
   benches_.clear();
   ccl_.clear();
+  commands_.clear();
+  observers_.clear();
+  services_.clear();
+  frontends_.clear();
+  extensions_.clear();
   libraries_.clear();
 }
 
@@ -105,24 +113,48 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
     if (auto it = benches_.find(b.info.name); it != benches_.end()) dup("bench", b.info.name, it->second.from.path);
   for (const auto& a : d.ccl)
     if (auto it = ccl_.find(a.info.name); it != ccl_.end()) dup("CCL algorithm", a.info.name, it->second.from.path);
-  for (const auto& k : d.kernels)
-    if (auto it = kernels_.find(k.name); it != kernels_.end()) dup("kernel", k.name, it->second.from.path);
+  for (const auto& c : d.commands)
+    if (auto it = commands_.find(c.info.name); it != commands_.end()) dup("command", c.info.name, it->second.from.path);
+  for (const auto& o : d.observers)
+    if (auto it = observers_.find(o.info.name); it != observers_.end())
+      dup("run observer", o.info.name, it->second.from.path);
+  for (const auto& v : d.services)
+    if (auto it = services_.find(v.info.name); it != services_.end())
+      dup("service", v.info.name, it->second.from.path);
+  for (const auto& f : d.frontends)
+    if (auto it = frontends_.find(f.name); it != frontends_.end())
+      dup("topology front-end", f.name, it->second.from.path);
+  for (const auto& e : d.extensions)
+    if (auto it = extensions_.find({e.kind, e.name}); it != extensions_.end()) dup(e.kind, e.name, it->second.from.path);
   for (const auto& c : d.components) components_.emplace(c.info.type, ComponentEntry{&c, from});
   for (const auto& b : d.benches) benches_.emplace(b.info.name, BenchEntry{&b, from});
   for (const auto& a : d.ccl) ccl_.emplace(a.info.name, CclEntry{&a, from});
-  for (const auto& k : d.kernels) kernels_.emplace(k.name, KernelEntry{&k, from});
+  for (const auto& c : d.commands) commands_.emplace(c.info.name, CommandEntry{&c, from});
+  for (const auto& o : d.observers) observers_.emplace(o.info.name, ObserverEntry{&o, from});
+  for (const auto& v : d.services) services_.emplace(v.info.name, ServiceEntry{&v, from});
+  for (const auto& f : d.frontends) frontends_.emplace(f.name, FrontEndEntry{&f, from});
+  for (const auto& e : d.extensions) extensions_.emplace(std::make_pair(e.kind, e.name), ExtensionEntry{&e, from});
 }
 
-void Registry::add_kernel(KernelType kernel, const std::string& library) {
-  if (auto it = kernels_.find(kernel.name); it != kernels_.end())
-    throw PluginError(library + ": kernel '" + kernel.name + "' is already provided by " + it->second.from.path);
-  own_kernels_.push_back(std::move(kernel));
-  kernels_.emplace(own_kernels_.back().name, KernelEntry{&own_kernels_.back(), {library, library}});
+void Registry::add_extension(Extension ext, const std::string& library) {
+  if (auto it = extensions_.find({ext.kind, ext.name}); it != extensions_.end())
+    throw PluginError(library + ": " + ext.kind + " '" + ext.name + "' is already provided by " +
+                      it->second.from.path);
+  own_extensions_.push_back(std::move(ext));
+  const Extension& e = own_extensions_.back();
+  extensions_.emplace(std::make_pair(e.kind, e.name), ExtensionEntry{&e, {library, library}});
 }
 
-const KernelType* Registry::kernel(std::string_view name) const {
-  auto it = kernels_.find(name);
-  return it == kernels_.end() ? nullptr : it->second.type;
+void Registry::add_service_type(ServiceType type, const std::string& library) {
+  if (auto it = services_.find(type.info.name); it != services_.end())
+    throw PluginError(library + ": service '" + type.info.name + "' is already provided by " + it->second.from.path);
+  own_services_.push_back(std::move(type));
+  services_.emplace(own_services_.back().info.name, ServiceEntry{&own_services_.back(), {library, library}});
+}
+
+const ServiceType* Registry::service(std::string_view name) const {
+  auto it = services_.find(name);
+  return it == services_.end() ? nullptr : it->second.type;
 }
 
 void Registry::add_component_type(ComponentType type, const std::string& library) {

@@ -1,5 +1,7 @@
-// Plugin discovery and the registry of component types, benches and CCL
-// algorithms, plus the implementation-name map from components.yaml.
+// Plugin discovery and the registry of what plugins provide (component types,
+// benches, CCL algorithms, commands, run observers, services, topology
+// front-ends, model extensions), plus the implementation-name map from
+// components.yaml.
 #pragma once
 
 #include <deque>
@@ -7,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kbsim/plugin.hpp"
@@ -34,7 +37,8 @@ class Registry {
   /// In-process registration (tests, mocks). `library` names the provider in messages.
   void add_component_type(ComponentType type, const std::string& library = "(in-process)");
   void add_bench_type(BenchType type, const std::string& library = "(in-process)");
-  void add_kernel(KernelType kernel, const std::string& library = "(in-process)");
+  void add_extension(Extension ext, const std::string& library = "(in-process)");
+  void add_service_type(ServiceType type, const std::string& library = "(in-process)");
 
   /// Read a components.yaml; its entries add to (and override) earlier ones.
   void load_components_file(const std::filesystem::path& file);
@@ -46,27 +50,27 @@ class Registry {
   /// closest known names if it is unknown.
   const ComponentType& component_for_impl(const std::string& impl, const std::string& origin) const;
   const BenchType& bench(const std::string& name) const;
-  /// A kernel registered under `name`, or nullptr.
-  const KernelType* kernel(std::string_view name) const;
+  /// The provider of a service, or nullptr.
+  const ServiceType* service(std::string_view name) const;
 
   struct Provided {
     std::string library;  ///< library name (file stem without "lib"), or "(in-process)"
     std::string path;
   };
-  struct ComponentEntry {
-    const ComponentType* type;
+  template <class T>
+  struct Entry {
+    const T* type;
     Provided from;
   };
-  struct BenchEntry {
-    const BenchType* type;
-    Provided from;
-  };
-  struct CclEntry {
-    const CclType* type;
-    Provided from;
-  };
-  struct KernelEntry {
-    const KernelType* type;
+  using ComponentEntry = Entry<ComponentType>;
+  using BenchEntry = Entry<BenchType>;
+  using CclEntry = Entry<CclType>;
+  using CommandEntry = Entry<CommandType>;
+  using ObserverEntry = Entry<ObserverType>;
+  using ServiceEntry = Entry<ServiceType>;
+  using FrontEndEntry = Entry<FrontEndType>;
+  struct ExtensionEntry {
+    const Extension* ext;
     Provided from;
   };
   struct ImplEntry {
@@ -79,7 +83,14 @@ class Registry {
   const std::map<std::string, BenchEntry>& benches() const noexcept { return benches_; }
   const std::map<std::string, CclEntry>& ccl() const noexcept { return ccl_; }
   const std::map<std::string, ImplEntry>& impls() const noexcept { return impls_; }
-  const std::map<std::string, KernelEntry, std::less<>>& kernels() const noexcept { return kernels_; }
+  const std::map<std::string, CommandEntry>& commands() const noexcept { return commands_; }
+  const std::map<std::string, ObserverEntry>& observers() const noexcept { return observers_; }
+  const std::map<std::string, ServiceEntry, std::less<>>& services() const noexcept { return services_; }
+  const std::map<std::string, FrontEndEntry>& frontends() const noexcept { return frontends_; }
+  /// Keyed by (kind, name).
+  const std::map<std::pair<std::string, std::string>, ExtensionEntry>& extensions() const noexcept {
+    return extensions_;
+  }
   const std::vector<LibraryEntry>& libraries() const noexcept { return library_list_; }
 
  private:
@@ -93,8 +104,13 @@ class Registry {
   std::map<std::string, BenchEntry> benches_;
   std::map<std::string, CclEntry> ccl_;
   std::map<std::string, ImplEntry> impls_;
-  std::map<std::string, KernelEntry, std::less<>> kernels_;
-  std::deque<KernelType> own_kernels_;
+  std::map<std::string, CommandEntry> commands_;
+  std::map<std::string, ObserverEntry> observers_;
+  std::map<std::string, ServiceEntry, std::less<>> services_;
+  std::map<std::string, FrontEndEntry> frontends_;
+  std::map<std::pair<std::string, std::string>, ExtensionEntry> extensions_;
+  std::deque<Extension> own_extensions_;
+  std::deque<ServiceType> own_services_;
   std::deque<ComponentType> own_components_;
   std::deque<BenchType> own_benches_;
 };

@@ -1,75 +1,13 @@
 #include "report/json.hpp"
 
-#include <rapidjson/filewritestream.h>
-#include <rapidjson/prettywriter.h>
-
 #include <cstdio>
 
 #include "component/params_resolve.hpp"
-#include "data/op_log.hpp"
+#include "kbsim/op_record.hpp"
 #include "kbsim/errors.hpp"
 #include "plugin/registry.hpp"
 
 namespace kbsim::core {
-
-namespace {
-class RapidWriter final : public JsonWriter {
- public:
-  explicit RapidWriter(std::FILE* f) : stream_(f, buffer_, sizeof buffer_), w_(stream_) { w_.SetIndent(' ', 2); }
-  void begin_object() override { w_.StartObject(); }
-  void end_object() override { w_.EndObject(); }
-  void begin_array() override { w_.StartArray(); }
-  void end_array() override { w_.EndArray(); }
-  void key(const std::string& k) override { w_.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size())); }
-  void value(const std::string& v) override { w_.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size())); }
-  void value(const char* v) override { w_.String(v); }
-  void value(double v) override {
-    if (std::isfinite(v)) {
-      w_.Double(v);
-    } else {
-      w_.Null();
-    }
-  }
-  void value(std::int64_t v) override { w_.Int64(v); }
-  void value(std::uint64_t v) override { w_.Uint64(v); }
-  void value(bool v) override { w_.Bool(v); }
-  void flush() { stream_.Flush(); }
-
- private:
-  char buffer_[65536];
-  rapidjson::FileWriteStream stream_;
-  rapidjson::PrettyWriter<rapidjson::FileWriteStream> w_;
-};
-}  // namespace
-
-void write_json_file(const std::filesystem::path& file, const std::function<void(JsonWriter&)>& body) {
-  std::filesystem::path tmp = file;
-  tmp += ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(tmp.string() + ": cannot write");
-  try {
-    auto w = std::make_unique<RapidWriter>(f);
-    body(*w);
-    w->flush();
-    std::fputc('\n', f);
-    if (std::fclose(f) != 0) throw Error(tmp.string() + ": write failed");
-    f = nullptr;
-    std::filesystem::rename(tmp, file);
-  } catch (...) {
-    if (f) std::fclose(f);
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
-  }
-}
-
-void write_json_stdout(const std::function<void(JsonWriter&)>& body) {
-  auto w = std::make_unique<RapidWriter>(stdout);
-  body(*w);
-  w->flush();
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
-}
 
 void write_param_value(JsonWriter& w, const ParamValue& v) {
   std::visit([&](const auto& x) { w.value(x); }, v);
@@ -84,12 +22,7 @@ void write_params(JsonWriter& w, const Params& p) {
   w.end_object();
 }
 
-void write_metrics(JsonWriter& w, const Metrics& m) {
-  if (m.is_list()) {
-    w.begin_array();
-  } else {
-    w.begin_object();
-  }
+void write_metrics_fields(JsonWriter& w, const Metrics& m) {
   for (const auto& e : m.entries()) {
     if (!m.is_list()) w.key(e.key);
     if (e.node) {
@@ -98,6 +31,15 @@ void write_metrics(JsonWriter& w, const Metrics& m) {
       std::visit([&](const auto& x) { w.value(x); }, e.scalar);
     }
   }
+}
+
+void write_metrics(JsonWriter& w, const Metrics& m) {
+  if (m.is_list()) {
+    w.begin_array();
+  } else {
+    w.begin_object();
+  }
+  write_metrics_fields(w, m);
   if (m.is_list()) {
     w.end_array();
   } else {
@@ -138,7 +80,7 @@ void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
   w.end_object();
 }
 
-void write_op_log(JsonWriter& w, const OpLog& log) {
+void write_op_log(JsonWriter& w, const OpLogView& log) {
   w.begin_object();
   w.key("records");
   w.begin_array();
@@ -148,7 +90,7 @@ void write_op_log(JsonWriter& w, const OpLog& log) {
     w.field("t_start", ticks_to_ns(r->t_start));
     w.field("t_end", ticks_to_ns(r->t_end));
     w.field("component_id", std::string(r->component_id));
-    w.field("op_kind", std::string(op_kind_name(r->kind)));
+    w.field("op_kind", std::string(r->kind));
     w.field("op_name", r->name);
     w.key("params");
     w.begin_object();

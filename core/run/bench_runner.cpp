@@ -6,14 +6,11 @@
 #include <chrono>
 #include <map>
 
+#include "component/op_log.hpp"
 #include "component/params_resolve.hpp"
-#include "data/executor.hpp"
-#include "data/op_log.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
-#include "runtime/host_runtime.hpp"
 #include "topology/topology.hpp"
-#include "trace/chrome_trace.hpp"
 
 namespace kbsim::core {
 
@@ -42,19 +39,17 @@ BenchRunner::BenchRunner(const Registry& registry, RunOptions options)
     : registry_(registry), options_(std::move(options)), type_(&registry.bench(options_.bench)) {
   params_ = resolve_params(type_->info.params, parse_params(options_.params), "bench " + options_.bench,
                            "bench " + options_.bench);
-  if (!options_.trace.empty()) {
-    try {
-      trace_ = std::make_unique<ChromeTrace>(options_.trace.string());  // a bad path fails before the run
-    } catch (const Error& e) {
-      throw UsageError(std::string("--trace: ") + e.what());
-    }
-  }
+  request_ = {options_.bench, options_.verify_data, options_.trace, options_.op_log};
+  // Observers decide now whether they take part; a bad request (say, an
+  // unwritable --trace path) fails before the run.
+  for (const auto& [name, entry] : registry.observers())
+    if (RunObserver* o = entry.type->create(request_)) observers_.emplace_back(o);
 }
 
 BenchRunner::~BenchRunner() = default;
 
 const Graph& BenchRunner::topology() {
-  if (!topology_) topology_ = load_topology(options_.topology, options_.overrides);
+  if (!topology_) topology_ = load_topology(options_.topology, options_.overrides, registry_);
   return *topology_;
 }
 
@@ -66,50 +61,37 @@ System& BenchRunner::build(Graph graph) {
   return *systems_.back();
 }
 
-rt::Runtime& BenchRunner::runtime() {
-  if (!runtime_) {
+System& BenchRunner::configured() {
+  if (!configured_) {
     build(topology());
-    Simulation& sim = *systems_.back();
-    runtime_ = std::make_unique<HostRuntime>(sim, registry_, topology());
-    // The op log runs only when something consumes it: the data pass, a trace or a dump.
-    const bool keep = options_.verify_data || !options_.op_log.empty();
-    if (keep || !options_.trace.empty()) {
+    configured_ = systems_.back().get();
+    // The op log runs only when something consumes it: an observer or a dump.
+    bool keep = !options_.op_log.empty();
+    for (const auto& o : observers_) keep = keep || o->keeps_records();
+    if (keep || !observers_.empty()) {
       op_log_ = std::make_unique<OpLog>(keep);
-      if (trace_) op_log_->add_sink([t = trace_.get()](const OpRecord& r) { t->add(r); });
-      sim.set_op_log(op_log_.get());
-    }
-    if (options_.verify_data) {
-      data_ = std::make_unique<DataExecutor>(*op_log_, sim);
-      runtime_->set_data_pass(data_.get());
+      for (const auto& o : observers_) op_log_->add_sink([obs = o.get()](const OpRecord& r) { obs->on_record(r); });
+      configured_->set_op_log(op_log_.get());
+      for (const auto& o : observers_) o->attach(*configured_, *op_log_);
     }
   }
-  return *runtime_;
+  return *configured_;
 }
 
 void BenchRunner::run() {
   std::unique_ptr<Bench> bench(type_->create());
   auto t0 = Clock::now();
   bench->run(*this);
-  if (runtime_) runtime_->wait_all();  // launches left outstanding still run to completion
-  if (data_) data_->flush(true);
+  for (auto& s : systems_) s->finish_services();  // e.g. launches left outstanding still run to completion
+  for (const auto& o : observers_) o->finish(*this);
   for (auto& s : systems_) s->finish();
   wall_s_ = seconds_since(t0);
   if (systems_.empty())
     throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' built no system and submitted no work");
-  if (runtime_ && runtime_->submitted() == 0)
-    throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' submitted no work");
   if ((options_.verify_data || !options_.trace.empty() || !options_.op_log.empty()) && !op_log_)
     throw BenchError("NO_DATA_OPS", "bench '" + options_.bench +
-                                        "' does not use the host runtime, so it has no data operations to " +
+                                        "' does not run on the configured system, so it has no data operations to " +
                                         (options_.verify_data ? "verify" : "log"));
-  if (data_) {
-    const DataExecutor::Stats& d = data_->stats();
-    char line[200];
-    std::snprintf(line, sizeof line, "data pass  %llu ops computed (%llu GEMM, %llu math, %llu copies) in %.3f s wall",
-                  static_cast<unsigned long long>(d.executed), static_cast<unsigned long long>(d.gemms),
-                  static_cast<unsigned long long>(d.maths), static_cast<unsigned long long>(d.copies), d.wall_s);
-    note(line);
-  }
 }
 
 Tick BenchRunner::sim_time() const {
@@ -263,30 +245,16 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
       w.field("open_at_end", op_log_->open());
       w.end_object();
     }
-    if (data_) {
-      const DataExecutor::Stats& d = data_->stats();
-      w.key("data_pass");
-      w.begin_object();
-      w.field("executed", d.executed);
-      w.field("skipped", d.skipped);
-      w.field("gemms", d.gemms);
-      w.field("maths", d.maths);
-      w.field("copies", d.copies);
-      w.field("gemm_batches", d.batches);
-      w.field("batched_gemms", d.batched);
-      w.field("shared_b_gemms", d.shared_b);
-      w.field("versions", data_->store().versions());
-      w.field("bytes_held", data_->store().bytes_held());
-      w.field("wall_time_s", d.wall_s);
-      w.end_object();
-    }
+    Metrics sections;
+    for (const auto& o : observers_) o->write_results(sections);
+    write_metrics_fields(w, sections);
 
     w.key("metrics");
     write_metrics(w, metrics_);
     w.end_object();
   });
   if (!options_.op_log.empty()) write_json_file(options_.op_log, [&](JsonWriter& w) { write_op_log(w, *op_log_); });
-  if (trace_) trace_->close();
+  for (const auto& o : observers_) o->commit();
 }
 
 }  // namespace kbsim::core

@@ -10,14 +10,12 @@
 
 #include "component/simulation.hpp"
 #include "kbsim/bench.hpp"
+#include "kbsim/observer.hpp"
 
 namespace kbsim::core {
 
 class Registry;
-class HostRuntime;
 class OpLog;
-class DataExecutor;
-class ChromeTrace;
 
 struct RunOptions {
   std::string bench = "message-mesh";
@@ -45,7 +43,7 @@ class BenchRunner final : public BenchContext {
   System& build(Graph graph) override;
   Metrics& metrics() noexcept override { return metrics_; }
   void note(std::string_view line) override { notes_.emplace_back(line); }
-  rt::Runtime& runtime() override;
+  System& configured() override;
   bool verify_data() const noexcept override { return options_.verify_data; }
 
   // Figures for the summary
@@ -69,10 +67,10 @@ class BenchRunner final : public BenchContext {
   std::vector<std::string> notes_;
   double wall_s_ = 0.0;
   double build_wall_s_ = 0.0;
-  std::unique_ptr<HostRuntime> runtime_;
+  Simulation* configured_ = nullptr;
+  RunRequest request_;
+  std::vector<std::unique_ptr<RunObserver>> observers_;  ///< those taking part, in name order
   std::unique_ptr<OpLog> op_log_;
-  std::unique_ptr<DataExecutor> data_;
-  std::unique_ptr<ChromeTrace> trace_;
 };
 
 /// Peak resident memory of this process so far, in MiB.

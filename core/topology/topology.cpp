@@ -1,15 +1,23 @@
 #include "topology/topology.hpp"
 
 #include <cmath>
+#include <memory>
+#include <unordered_map>
 
-#include "ahbm/build.hpp"
-#include "topology/origins.hpp"
-#include "util/text.hpp"
-#include "util/yaml.hpp"
+#include "kbsim/config/frontend.hpp"
+#include "kbsim/plugin.hpp"
+#include "kbsim/text.hpp"
+#include "plugin/registry.hpp"
 
 namespace kbsim::core {
 
 namespace {
+
+using config::check_keys;
+using config::Origins;
+using config::scalar_number;
+using config::scalar_value;
+using config::YamlSource;
 
 std::vector<std::string> keys_of(const YAML::Node& map) {
   std::vector<std::string> out;
@@ -226,43 +234,61 @@ Graph build_graph(YamlSource& src, Origins& origins) {
   return g;
 }
 
-Graph finish(YamlSource& src, const std::vector<std::string>& overrides) {
-  Origins origins(src);
-  apply_overrides(src, origins, overrides);
-  if (ahbm::is_ahbm(src.root())) return ahbm::compile(src, origins).graph;
-  return build_graph(src, origins);
+/// The document after overrides, and the front-end that claims it (none: the explicit form).
+struct Document {
+  explicit Document(YamlSource source) : src(std::move(source)), origins(src) {}
+  YamlSource src;
+  Origins origins;
+  std::unique_ptr<config::FrontEnd> frontend;
+};
+
+std::unique_ptr<Document> open(YamlSource src, const std::vector<std::string>& overrides, const Registry& registry) {
+  auto doc = std::make_unique<Document>(std::move(src));
+  for (const auto& o : overrides) apply_override(doc->src, doc->origins, o);
+  for (const auto& [name, entry] : registry.frontends()) {
+    std::unique_ptr<config::FrontEnd> fe(entry.type->create());
+    if (fe->claims(doc->src.root())) {
+      doc->frontend = std::move(fe);
+      break;
+    }
+  }
+  return doc;
+}
+
+Graph compile(Document& doc) {
+  if (doc.frontend) return doc.frontend->compile(doc.origins);
+  return build_graph(doc.src, doc.origins);
 }
 
 }  // namespace
 
-void apply_overrides(YamlSource& src, Origins& origins, const std::vector<std::string>& overrides) {
-  for (const auto& o : overrides) apply_override(src, origins, o);
+Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                    const Registry& registry) {
+  return compile(*open(YamlSource::load(file), overrides, registry));
 }
 
-ahbm::Compiled load_ahbm(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
-  YamlSource src = YamlSource::load(file);
-  Origins origins(src);
-  apply_overrides(src, origins, overrides);
-  if (!ahbm::is_ahbm(src.root()))
-    throw ConfigError(file.string() + ": not an AHBM system description (it has no 'system', 'sip' or 'cube')");
-  return ahbm::compile(src, origins);
-}
-
-Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
-  YamlSource src = YamlSource::load(file);
-  return finish(src, overrides);
-}
-
-Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
+                     const Registry& registry) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                      ": YAML syntax error: " + e.msg);
+    throw config::syntax_error(name, e);
   }
-  YamlSource src(name, root);
-  return finish(src, overrides);
+  return compile(*open(YamlSource(name, root), overrides, registry));
+}
+
+std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& file,
+                                                 const std::vector<std::string>& overrides, const Registry& registry,
+                                                 const std::filesystem::path& dir) {
+  auto doc = open(YamlSource::load(file), overrides, registry);
+  if (!doc->frontend)
+    throw ConfigError(file.string() +
+                      ": no topology front-end claims this document, and the explicit nodes+edges form has no pictures");
+  doc->frontend->compile(doc->origins);  // a document that does not compile is not drawn
+  std::vector<std::filesystem::path> files = doc->frontend->draw(doc->origins, dir);
+  if (files.empty()) throw ConfigError(file.string() + ": its topology front-end draws no pictures");
+  return files;
 }
 
 }  // namespace kbsim::core

@@ -1,7 +1,9 @@
-// topology.yaml -> Graph. The explicit form lists nodes and edges; the AHBM
-// form (system/sip/cube) is compiled by ahbm/build.hpp; `--set`
-// overrides are applied to the YAML tree first, so they are checked exactly
-// like file content (and named in errors as "--set key=value").
+// topology.yaml -> Graph. The core reads the YAML and applies the `--set`
+// overrides to the tree first, so they are checked exactly like file content
+// (and named in errors as "--set key=value"). Then it offers the document to
+// the loaded topology front-ends (kbsim/config/frontend.hpp); one that claims
+// it compiles it. Otherwise the document must be the explicit form (nodes +
+// edges), read here.
 #pragma once
 
 #include <filesystem>
@@ -12,22 +14,19 @@
 
 namespace kbsim::core {
 
-class YamlSource;
-class Origins;
-namespace ahbm {
-struct Compiled;
-}
-
-/// Apply "dotted.path=value" overrides to a YAML tree, recording their origins.
-void apply_overrides(YamlSource& src, Origins& origins, const std::vector<std::string>& overrides);
-
-/// Load an AHBM system description with its spec and mesh layout (for pictures and the probe).
-ahbm::Compiled load_ahbm(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+class Registry;
 
 /// Load and check a topology file, applying `overrides` ("dotted.path=value").
-Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                    const Registry& registry);
 
 /// Same, from YAML text (for tests); `name` stands for the file in messages.
-Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides);
+Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
+                     const Registry& registry);
+
+/// `kbsim topology --svg DIR`: the claiming front-end's pictures; returns the files written.
+std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& file,
+                                                 const std::vector<std::string>& overrides, const Registry& registry,
+                                                 const std::filesystem::path& dir);
 
 }  // namespace kbsim::core

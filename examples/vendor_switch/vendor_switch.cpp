@@ -12,7 +12,7 @@ namespace {
 
 class VendorSwitch final : public kbsim::Forwarder {
  public:
-  explicit VendorSwitch(const kbsim::Context& ctx)
+  explicit VendorSwitch(const kbsim::ComponentContext& ctx)
       : Forwarder(ctx),  // reads overhead_ns and registers the base statistics
         pipeline_(kbsim::ns_to_ticks(params().get_float("pipeline_ns"))) {
     params().check(params().get_float("pipeline_ns") >= 0.0, "pipeline_ns", "must be >= 0");

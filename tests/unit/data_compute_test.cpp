@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "data/compute.hpp"
-#include "kbsim/verify.hpp"
+#include "kbsim/tl/verify.hpp"
 
 namespace kbsim::core::data {
 namespace {

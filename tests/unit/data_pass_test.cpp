@@ -8,7 +8,7 @@
 
 #include "data/executor.hpp"
 #include "harness.hpp"
-#include "kbsim/verify.hpp"
+#include "kbsim/tl/verify.hpp"
 #include "report/json.hpp"
 #include "runtime/host_runtime.hpp"
 
@@ -18,16 +18,16 @@ namespace kbsim {
 namespace {
 
 // --- kernels (arguments: tensors, in order) ---
-void dot_kernel(tl::Context& tl, const tl::Args& args) {
+void dot_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
   tl.store(c.ptr, tl.dot(tl.load(a.ptr, a.shape, a.dtype), tl.load(b.ptr, b.shape, b.dtype)));
 }
-void dot_exp_kernel(tl::Context& tl, const tl::Args& args) {
+void dot_exp_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
   tl.store(c.ptr, tl.exp(tl.dot(tl.load(a.ptr, a.shape, a.dtype), tl.load(b.ptr, b.shape, b.dtype))));
 }
 /// C = relu(A x B + bias), bias per column, as a composite with fused epilogues.
-void composite_bias_relu_kernel(tl::Context& tl, const tl::Args& args) {
+void composite_bias_relu_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &bias = args.tensor(2), &c = args.tensor(3);
   tl::CompositeSpec s;
   s.a = tl.load(a.ptr, a.shape, a.dtype);
@@ -40,7 +40,7 @@ void composite_bias_relu_kernel(tl::Context& tl, const tl::Args& args) {
 }
 
 /// C = sum over K tiles of relu(partial product): a k_tile-scope epilogue, tiles of the scheduler's depth.
-void composite_ktile_relu_kernel(tl::Context& tl, const tl::Args& args) {
+void composite_ktile_relu_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
   tl::CompositeSpec s;
   s.a = tl.ref(a.ptr, a.shape, a.dtype);
@@ -52,7 +52,7 @@ void composite_ktile_relu_kernel(tl::Context& tl, const tl::Args& args) {
 }
 /// X = A x B, then Y = exp(X), both composites issued before waiting: the second
 /// queues at the scheduler behind the first.
-void async_chain_kernel(tl::Context& tl, const tl::Args& args) {
+void async_chain_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &x = args.tensor(2), &y = args.tensor(3);
   tl::CompositeSpec g;
   g.a = tl.ref(a.ptr, a.shape, a.dtype);
@@ -70,14 +70,14 @@ void async_chain_kernel(tl::Context& tl, const tl::Args& args) {
   tl.wait();
 }
 /// C = softmax(A) along rows, S = sum(A) along columns.
-void softmax_sum_kernel(tl::Context& tl, const tl::Args& args) {
+void softmax_sum_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1), &sum = args.tensor(2);
   tl::Tensor x = tl.load(a.ptr, a.shape, a.dtype);
   tl.store(c.ptr, tl.softmax(x, -1));
   tl.store(sum.ptr, tl.sum(x, 0));
 }
 /// C = exp(A) as a tiled composite math op, A streamed from HBM.
-void composite_exp_kernel(tl::Context& tl, const tl::Args& args) {
+void composite_exp_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1);
   tl::CompositeSpec s;
   s.op = tl::CompositeSpec::Op::kMath;
@@ -88,7 +88,7 @@ void composite_exp_kernel(tl::Context& tl, const tl::Args& args) {
   tl.wait(tl.composite(s));
 }
 /// C = A x B on every PE of the launch, each with its own replicas.
-void dot_local_kernel(tl::Context& tl, const tl::Args& args) {
+void dot_local_kernel(tl::Program& tl, const tl::Args& args) {
   const auto pe = static_cast<unsigned>(tl.program_id(0)), cube = static_cast<unsigned>(tl.program_id(1));
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
   tl.store(c.shard(cube, pe)->ptr, tl.dot(tl.load(a.shard(cube, pe)->ptr, a.shape, a.dtype),

@@ -22,41 +22,41 @@ using ::testing::HasSubstr;
 
 std::vector<double> seen;
 
-void k_cycles(tl::Context& tl, const tl::Args&) { tl.cycles(100); }
-void k_cycles_by_pe(tl::Context& tl, const tl::Args&) {
+void k_cycles(tl::Program& tl, const tl::Args&) { tl.cycles(100); }
+void k_cycles_by_pe(tl::Program& tl, const tl::Args&) {
   tl.cycles(100 * static_cast<std::uint64_t>(1 + tl.program_id(0)));
 }
-void k_throw(tl::Context& tl, const tl::Args&) {
+void k_throw(tl::Program& tl, const tl::Args&) {
   tl.cycles(7);
   throw std::runtime_error("boom 42");
 }
-void k_bad_axis(tl::Context& tl, const tl::Args&) { tl.program_id(2); }
-void k_identity(tl::Context& tl, const tl::Args&) {
+void k_bad_axis(tl::Program& tl, const tl::Args&) { tl.program_id(2); }
+void k_identity(tl::Program& tl, const tl::Args&) {
   seen.insert(seen.end(), {double(tl.program_id(0)), double(tl.program_id(1)), double(tl.num_programs(0)),
                            double(tl.num_programs(1))});
 }
-void k_constants(tl::Context& tl, const tl::Args&) {
+void k_constants(tl::Program& tl, const tl::Args&) {
   auto f = tl.full({2, 2}, 1.5, DType::kF32);
   auto r = tl.arange(3, 6);
   seen.insert(seen.end(), {f.at(1, 1), r.item(0), r.item(2), double(f.addr() % 16), double(r.addr() - f.addr())});
   tl.trans(tl.ref(0x1000, {2, 3})).bytes();  // a ref has no data: throws
 }
-void k_load(tl::Context& tl, const tl::Args& args) {
+void k_load(tl::Program& tl, const tl::Args& args) {
   auto x = tl.load(static_cast<std::uint64_t>(args.i64(0)), {2, 2}, DType::kF32);
   for (int i = 0; i < 4; ++i) seen.push_back(x.item(i));
 }
-void k_branch(tl::Context& tl, const tl::Args& args) {
+void k_branch(tl::Program& tl, const tl::Args& args) {
   if (tl.load(static_cast<std::uint64_t>(args.i64(0)), {1}, DType::kF32).item(0) > 0.5) tl.cycles(1000);
 }
-void k_store_load(tl::Context& tl, const tl::Args& args) {
+void k_store_load(tl::Program& tl, const tl::Args& args) {
   auto ptr = static_cast<std::uint64_t>(args.i64(0));
   tl.store(ptr, tl.arange(10, 14, DType::kF32));
   auto back = tl.load(ptr, {4}, DType::kF32);  // the store is visible at issue
   for (int i = 0; i < 4; ++i) seen.push_back(back.item(i));
 }
 
-void k_bad_dot(tl::Context& tl, const tl::Args&) { tl.dot(tl.zeros({2, 3}), tl.zeros({2, 3})); }
-void k_compute(tl::Context& tl, const tl::Args& args) {
+void k_bad_dot(tl::Program& tl, const tl::Args&) { tl.dot(tl.zeros({2, 3}), tl.zeros({2, 3})); }
+void k_compute(tl::Program& tl, const tl::Args& args) {
   auto a = tl.load(static_cast<std::uint64_t>(args.i64(0)), {4, 8});
   auto b = tl.load(static_cast<std::uint64_t>(args.i64(0)), {8, 2});
   auto c = tl.dot(a, b);
@@ -69,7 +69,7 @@ void k_compute(tl::Context& tl, const tl::Args& args) {
     seen.push_back(std::string(e.what()).find("timing pass") != std::string::npos);
   }
 }
-void k_composite(tl::Context& tl, const tl::Args& args) {
+void k_composite(tl::Program& tl, const tl::Args& args) {
   auto ptr = static_cast<std::uint64_t>(args.i64(0));
   tl::CompositeSpec spec;
   spec.a = tl.load(ptr, {64, 64});

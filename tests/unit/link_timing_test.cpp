@@ -371,7 +371,7 @@ namespace {
 // --- the kernel's contract with flit-aware components ---------------------------------
 
 /// A flit-aware transit node that hands every flit to the link at absolute
-/// time 0, i.e. in the past once time has moved on (Kernel::forward wants
+/// time 0, i.e. in the past once time has moved on (Simulator::forward wants
 /// `at` >= now).
 class BackdatingForwarder : public Component {
  public:
@@ -384,7 +384,7 @@ class BackdatingForwarder : public Component {
     i.flit_aware = true;
     return i;
   }
-  static Component* create(const Context& ctx) { return new BackdatingForwarder(ctx); }
+  static Component* create(const ComponentContext& ctx) { return new BackdatingForwarder(ctx); }
   void on_flit(PortIndex, const Flit& flit) override { forward(flit.msg->route->ports[flit.hop], flit, 0); }
 };
 

@@ -17,7 +17,7 @@ constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 
 class MockNeighbour : public Component {
  public:
-  explicit MockNeighbour(const Context& ctx) : Component(ctx) { instance = this; }
+  explicit MockNeighbour(const ComponentContext& ctx) : Component(ctx) { instance = this; }
   ~MockNeighbour() override {
     if (instance == this) instance = nullptr;
   }
@@ -31,7 +31,7 @@ class MockNeighbour : public Component {
     i.ports = {{"*", "any link"}};
     return i;
   }
-  static Component* create(const Context& ctx) { return new StrictMock<MockNeighbour>(ctx); }
+  static Component* create(const ComponentContext& ctx) { return new StrictMock<MockNeighbour>(ctx); }
 
   /// Component's protected services, for the test's actions.
   void reply(Ref<Message> msg, NodeIndex to, Tick delay) {

@@ -37,7 +37,7 @@ constexpr Tick ns(double n) { return static_cast<Tick>(n * kPsPerNs); }
 /// Stands in for pe_cpu: sends commands to its PE's scheduler, keeps the answers.
 class Driver final : public Component {
  public:
-  explicit Driver(const Context& ctx) : Component(ctx) { all[std::string(id())] = this; }
+  explicit Driver(const ComponentContext& ctx) : Component(ctx) { all[std::string(id())] = this; }
   ~Driver() override { all.erase(std::string(id())); }  // one system at a time
   static ComponentInfo info() {
     ComponentInfo i;
@@ -68,7 +68,7 @@ class Driver final : public Component {
 /// Stands in for pe_mmu: one mapping [va, va + size) -> [pa, pa + size).
 class Mmu final : public Component, public ahbm::Translator {
  public:
-  explicit Mmu(const Context& ctx)
+  explicit Mmu(const ComponentContext& ctx)
       : Component(ctx),
         va_(static_cast<std::uint64_t>(params().get_int("va"))),
         pa_(static_cast<std::uint64_t>(params().get_int("pa"))),
@@ -98,7 +98,7 @@ class Mmu final : public Component, public ahbm::Translator {
 /// to, in arrival order (= feed order), and finishes every stage after 10 ns.
 class Recorder final : public pe::StageEngine {
  public:
-  explicit Recorder(const Context& ctx) : StageEngine(ctx) { instances[std::string(id())] = this; }
+  explicit Recorder(const ComponentContext& ctx) : StageEngine(ctx) { instances[std::string(id())] = this; }
   ~Recorder() override { instances.erase(std::string(id())); }
   static ComponentInfo info() {
     ComponentInfo i;
@@ -123,9 +123,9 @@ class Recorder final : public pe::StageEngine {
 const core::Registry& registry() {
   static const std::unique_ptr<core::Registry> reg = [] {
     auto r = test::builtin_registry();
-    r->add_component_type({Driver::info(), [](const Context& c) -> Component* { return new Driver(c); }});
-    r->add_component_type({Mmu::info(), [](const Context& c) -> Component* { return new Mmu(c); }});
-    r->add_component_type({Recorder::info(), [](const Context& c) -> Component* { return new Recorder(c); }});
+    r->add_component_type({Driver::info(), [](const ComponentContext& c) -> Component* { return new Driver(c); }});
+    r->add_component_type({Mmu::info(), [](const ComponentContext& c) -> Component* { return new Mmu(c); }});
+    r->add_component_type({Recorder::info(), [](const ComponentContext& c) -> Component* { return new Recorder(c); }});
     r->map_impl("test.pe_driver", "(in-process)", "test_pe_driver", "test");
     r->map_impl("test.mmu", "(in-process)", "test_mmu", "test");
     r->map_impl("test.recorder", "(in-process)", "test_stage_recorder", "test");

@@ -35,7 +35,7 @@ class CommandSink final : public Component, public ahbm::CommandTarget {
     i.ports = {{"*", "any link"}};
     return i;
   }
-  static Component* create(const Context& ctx) { return new CommandSink(ctx); }
+  static Component* create(const ComponentContext& ctx) { return new CommandSink(ctx); }
 
   void submit(Ref<HostCommand> cmd, HostCommand::Client* client) override {
     cmd->client = client;
@@ -54,7 +54,7 @@ class CommandSink final : public Component, public ahbm::CommandTarget {
   std::vector<Ref<HostCommand>> received;
 };
 
-void noop_kernel(tl::Context&, const tl::Args&) {}
+void noop_kernel(tl::Program&, const tl::Args&) {}
 
 class NoWorkBench final : public Bench {
  public:

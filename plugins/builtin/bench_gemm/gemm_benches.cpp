@@ -17,10 +17,11 @@
 #include <cstdio>
 #include <string>
 
+#include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/plan.hpp"
 #include "kbsim/plugin.hpp"
-#include "kbsim/runtime.hpp"
-#include "kbsim/verify.hpp"
+#include "kbsim/rt/runtime.hpp"
+#include "kbsim/tl/verify.hpp"
 
 namespace {
 
@@ -30,14 +31,14 @@ using kbsim::DType;
 
 enum Variant : std::int64_t { kLoadRef = 0, kPinned = 1, kRefRef = 2 };
 
-void gemm_single_pe(tl::Context& tl, const tl::Args& args) {
+void gemm_single_pe(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
   tl::Tensor ta = tl.load(a.ptr, a.shape, a.dtype);
   tl::Tensor tb = tl.load(b.ptr, b.shape, b.dtype);
   tl.store(c.ptr, tl.dot(ta, tb));
 }
 
-void matmul_composite(tl::Context& tl, const tl::Args& args) {
+void matmul_composite(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
   const std::int64_t variant = args.i64(3);
   tl::CompositeSpec spec;
@@ -109,7 +110,7 @@ class GemmBench : public kbsim::Bench {
       p.check(e == "none" || e == "relu", "epilogue", "must be none or relu");
       relu = e == "relu";
     }
-    rt::Runtime& r = ctx.runtime();
+    rt::Runtime& r = ctx.configured().service<rt::Runtime>();
     const rt::DPPolicy one_pe;  // replicate on PE 0 of cube 0
     // Place all three first, so a shape too large for the PE's HBM slice fails before any data is made.
     rt::Tensor a = r.empty({m, k}, DType::kF16, one_pe, "A");

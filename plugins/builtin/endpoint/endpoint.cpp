@@ -16,7 +16,7 @@ struct Packet final : kbsim::Message {
 
 class Endpoint final : public kbsim::Component {
  public:
-  explicit Endpoint(const kbsim::Context& ctx)
+  explicit Endpoint(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         sent_(stat("sent")),
         received_(stat("received")),

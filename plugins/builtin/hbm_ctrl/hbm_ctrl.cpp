@@ -28,7 +28,7 @@ double attr(std::span<const kbsim::RawParam> attrs, const char* name, double fal
 
 class HbmCtrl final : public kbsim::ahbm::MemoryNode {
  public:
-  explicit HbmCtrl(const kbsim::Context& ctx)
+  explicit HbmCtrl(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx),
         overhead_(overhead_param(false)),
         switch_penalty_(kbsim::ns_to_ticks(params().get_float("switch_penalty_ns"))),

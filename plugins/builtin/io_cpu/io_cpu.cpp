@@ -22,7 +22,7 @@ namespace names = kbsim::ahbm::names;
 
 class IoCpu final : public kbsim::ahbm::CommandNode {
  public:
-  explicit IoCpu(const kbsim::Context& ctx)
+  explicit IoCpu(const kbsim::ComponentContext& ctx)
       : CommandNode(ctx, "responses"), commands_(stat("commands")), responses_(stat("responses")) {}
 
   static kbsim::ComponentInfo info() {

@@ -24,7 +24,7 @@ namespace names = kbsim::ahbm::names;
 
 class MCpu final : public kbsim::ahbm::CommandNode {
  public:
-  explicit MCpu(const kbsim::Context& ctx)
+  explicit MCpu(const kbsim::ComponentContext& ctx)
       : CommandNode(ctx, "answers"),
         dma_reads_(stat("dma_reads")),
         dma_writes_(stat("dma_writes")),

@@ -14,7 +14,7 @@ struct MeshEvent final : kbsim::Message {
 
 class MeshNode final : public kbsim::Component {
  public:
-  explicit MeshNode(const kbsim::Context& ctx)
+  explicit MeshNode(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         rng_(kbsim::Rng::derive(static_cast<std::uint64_t>(params().get_int("seed")), index())),
         stat_received_(stat("received")),

@@ -15,7 +15,7 @@ using kbsim::ahbm::MemRequest;
 
 class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInitiator {
  public:
-  explicit PcieEp(const kbsim::Context& ctx)
+  explicit PcieEp(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx),
         overhead_(overhead_param(true)),
         requests_(stat("host_requests")),

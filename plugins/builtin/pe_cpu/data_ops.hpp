@@ -9,7 +9,7 @@
 
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
-#include "kbsim/data_pass.hpp"
+#include "kbsim/pe/data_op.hpp"
 
 namespace pe_cpu {
 

@@ -1,6 +1,6 @@
 // builtin.pe_cpu: the PE's control CPU (ADR-0009, ADR-0020, ADR-0046). It runs
 // a launched kernel at the launch's start time, on a fiber (Boost.Context), as
-// this PE's tl::Context: every tl call that issues a command sends a
+// this PE's tl::Program: every tl call that issues a command sends a
 // pe::Command to the PE_SCHEDULER and suspends the kernel until the command
 // comes back done, so kernel code stays sequential while simulated time runs.
 // Fibers are resumed only from this component's handlers, so the kernels of
@@ -23,6 +23,8 @@
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/pe/command.hpp"
+#include "kbsim/pe/kernels.hpp"
+#include "kbsim/pe/memory_store.hpp"
 #include "kbsim/plugin.hpp"
 
 namespace {
@@ -56,9 +58,9 @@ std::string shapes(std::span<const tl::Tensor> in) {
   return s;
 }
 
-class PeCpu final : public kbsim::Component, private tl::Context {
+class PeCpu final : public kbsim::Component, private tl::Program {
  public:
-  explicit PeCpu(const kbsim::Context& ctx)
+  explicit PeCpu(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         dispatch_(kbsim::ns_to_ticks(params().get_float("dispatch_ns"))),
         clock_ghz_(params().get_float("clock_ghz")),
@@ -102,6 +104,8 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     }
     ops_ = DataOps(mmu_);
     memory_view_ = find_view("memory");
+    memory_ = &service<kbsim::MemoryStore>();
+    kernels_ = &service<kbsim::KernelCatalogue>();
     gemm_engine_ = find_node(pe::sibling(id(), "pe_gemm"));
     scratch_base_ = kbsim::ahbm::pe_tcm_addr(self_.sip, self_.cube, self_.pe, 0);
   }
@@ -112,7 +116,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     auto& leg = msg->as<HostCommand>();
     if (leg.is_response || leg.kind != HostCommand::Kind::kLaunch)
       fail("received a host command that is not a kernel launch (MMU updates go to the pe_mmu)");
-    if (!find_kernel(leg.kernel)) fail("unknown kernel '" + leg.kernel + "'");
+    if (!kernels_->find(leg.kernel)) fail("unknown kernel '" + leg.kernel + "'");
     if (leg.has_start && leg.target_start < now())
       fail("kernel '" + leg.kernel + "': the launch missed its start barrier by " + ns(now() - leg.target_start) +
            " ns (start at " + ns(leg.target_start) + " ns)");
@@ -129,7 +133,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
       main_ = std::move(main);
       try {
         static const tl::Args kNoArgs;
-        find_kernel(launch_->kernel)(*this, launch_->args ? *launch_->args : kNoArgs);
+        kernels_->find(launch_->kernel)(*this, launch_->args ? *launch_->args : kNoArgs);
         wait();  // the kernel ends when its composites do
       } catch (const bctx::detail::forced_unwind&) {
         throw;  // the fiber is being destroyed: let Boost.Context unwind it
@@ -210,6 +214,8 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     if (run_.error) {
       try {
         std::rethrow_exception(std::exchange(run_.error, nullptr));
+      } catch (const tl::Error& e) {
+        fail("kernel '" + name + "' threw: " + e.what());
       } catch (const kbsim::Error&) {
         throw;  // a simulation error raised by a tl call names itself
       } catch (const std::exception& e) {
@@ -298,13 +304,13 @@ class PeCpu final : public kbsim::Component, private tl::Context {
         if (t.mapped) pa = t.pa;
         if (t.contiguous) n = std::min<std::uint64_t>(n, t.contiguous);
       }
-      memory().write(pa, data.first(n));
+      memory_->write(pa, data.first(n));
       va += n;
       data = data.subspan(n);
     }
   }
 
-  // --- tl::Context ---
+  // --- tl::Program ---
 
   int program_id(int axis) const override {
     if (axis == 0) return static_cast<int>(self_.pe);
@@ -322,7 +328,7 @@ class PeCpu final : public kbsim::Component, private tl::Context {
     auto cmd = run(pe::CommandKind::kDmaRead, {.type = StageType::kDmaRead, .addr = ptr, .nbytes = bytes},
                    "tl.load(" + hex(ptr) + ", " + shape.str() + ", " + std::string(kbsim::dtype_name(dtype)) + ")");
     auto data = std::make_shared<std::vector<std::byte>>(bytes);
-    memory().read(cmd->pa, *data);
+    memory_->read(cmd->pa, *data);
     return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kTcm, true, false, std::move(data), cmd->pa, now()});
   }
 
@@ -501,6 +507,8 @@ class PeCpu final : public kbsim::Component, private tl::Context {
   const kbsim::ahbm::Translator* mmu_ = nullptr;
   DataOps ops_{nullptr};
   kbsim::ViewId memory_view_ = 0;
+  kbsim::MemoryStore* memory_ = nullptr;
+  const kbsim::KernelCatalogue* kernels_ = nullptr;
   kbsim::NodeIndex gemm_engine_ = ~kbsim::NodeIndex{0};
   kbsim::Stat &launches_, &commands_, &kernel_ns_;
   std::uint64_t next_id_ = 0;

@@ -30,7 +30,7 @@ using kbsim::pe::TileToken;
 
 class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, public kbsim::ahbm::MemInitiator {
  public:
-  explicit PeDma(const kbsim::Context& ctx)
+  explicit PeDma(const kbsim::ComponentContext& ctx)
       : StageEngineOf(ctx),
         overhead_(overhead_param(false)),  // setup per transfer, not paid by traffic passing through
         reads_(stat("reads")),

@@ -15,7 +15,7 @@ using kbsim::pe::TileToken;
 
 class PeFetchStore final : public kbsim::pe::StageEngine {
  public:
-  explicit PeFetchStore(const kbsim::Context& ctx)
+  explicit PeFetchStore(const kbsim::ComponentContext& ctx)
       : StageEngine(ctx),
         overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
         fetches_(stat("fetches")),

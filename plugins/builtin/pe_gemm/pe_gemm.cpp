@@ -10,7 +10,7 @@ using kbsim::pe::StageType;
 
 class PeGemm final : public kbsim::pe::ComputeEngine {
  public:
-  explicit PeGemm(const kbsim::Context& ctx)
+  explicit PeGemm(const kbsim::ComponentContext& ctx)
       : ComputeEngine(ctx, StageType::kGemm),
         macs_per_cycle_(static_cast<std::uint64_t>(params().get_int("macs_per_cycle"))),
         clock_ghz_(params().get_float("clock_ghz")),

@@ -13,7 +13,7 @@ using kbsim::pe::StageType;
 
 class PeMath final : public kbsim::pe::ComputeEngine {
  public:
-  explicit PeMath(const kbsim::Context& ctx)
+  explicit PeMath(const kbsim::ComponentContext& ctx)
       : ComputeEngine(ctx, StageType::kMath),
         lanes_(static_cast<std::uint64_t>(params().get_int("lanes"))),
         clock_ghz_(params().get_float("clock_ghz")),

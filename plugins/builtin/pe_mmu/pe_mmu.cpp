@@ -21,7 +21,7 @@ using kbsim::ahbm::HostCommand;
 
 class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
  public:
-  explicit PeMmu(const kbsim::Context& ctx)
+  explicit PeMmu(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         page_size_(params().get_int("page_size")),
         overhead_(kbsim::ns_to_ticks(params().get_float("tlb_overhead_ns"))),
@@ -80,6 +80,7 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
     return {false, va, next - va};
   }
   kbsim::Tick overhead() const override { return overhead_; }
+  std::uint64_t page_size() const override { return static_cast<std::uint64_t>(page_size_); }
 
  private:
   struct Region {

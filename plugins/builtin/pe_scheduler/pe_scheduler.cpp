@@ -27,7 +27,7 @@ using kbsim::pe::TileToken;
 
 class PeScheduler final : public kbsim::Component {
  public:
-  explicit PeScheduler(const kbsim::Context& ctx)
+  explicit PeScheduler(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         tile_m_(static_cast<std::uint32_t>(params().get_int("tile_m"))),
         tile_k_(static_cast<std::uint32_t>(params().get_int("tile_k"))),

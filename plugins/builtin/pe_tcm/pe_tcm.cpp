@@ -17,7 +17,7 @@ using kbsim::pe::TcmRequest;
 
 class PeTcm final : public kbsim::ahbm::MemoryNode {
  public:
-  explicit PeTcm(const kbsim::Context& ctx)
+  explicit PeTcm(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx),
         read_bw_(params().get_float("read_bw_gbs")),
         write_bw_(params().get_float("write_bw_gbs")),

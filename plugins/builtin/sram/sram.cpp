@@ -13,7 +13,7 @@ using kbsim::ahbm::MemRequest;
 
 class Sram final : public kbsim::ahbm::MemoryNode {
  public:
-  explicit Sram(const kbsim::Context& ctx)
+  explicit Sram(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx), overhead_(overhead_param(true)), requests_(stat("requests")), bytes_(stat("bytes")) {
     params().check(params().get_int("size_mb") > 0, "size_mb", "must be > 0");
   }

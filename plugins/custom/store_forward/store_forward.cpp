@@ -9,7 +9,7 @@ namespace {
 
 class StoreForward final : public kbsim::Component {
  public:
-  explicit StoreForward(const kbsim::Context& ctx)
+  explicit StoreForward(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
         transactions_(stat("transactions")),

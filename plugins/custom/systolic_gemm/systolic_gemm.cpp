@@ -21,7 +21,7 @@ using kbsim::pe::StageType;
 
 class SystolicGemm final : public kbsim::pe::ComputeEngine {
  public:
-  explicit SystolicGemm(const kbsim::Context& ctx)
+  explicit SystolicGemm(const kbsim::ComponentContext& ctx)
       : ComputeEngine(ctx, StageType::kGemm),
         rows_(static_cast<std::uint64_t>(params().get_int("rows"))),
         cols_(static_cast<std::uint64_t>(params().get_int("cols"))),

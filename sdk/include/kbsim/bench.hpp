@@ -9,15 +9,13 @@
 #include <vector>
 
 #include "kbsim/component.hpp"
+#include "kbsim/extension.hpp"
 #include "kbsim/graph.hpp"
 #include "kbsim/metrics.hpp"
+#include "kbsim/op_record.hpp"
 #include "kbsim/params.hpp"
 
 namespace kbsim {
-
-namespace rt {
-class Runtime;
-}
 
 /// One node of a route as `System::route_info` describes it, with the link
 /// that leaves it (absent on the last node).
@@ -39,6 +37,7 @@ struct RouteInfo {
 /// A built, runnable simulation of one graph.
 class System {
  public:
+  virtual ~System() = default;
   /// Process every event at or before `t`; afterwards now() == t unless a stop was requested.
   virtual void run_until(Tick t) = 0;
   /// Process events until none is left or a component requested a stop.
@@ -55,6 +54,11 @@ class System {
   virtual const Stat& stat(std::string_view node, std::string_view name) const = 0;
   /// A component, for benches that drive components through their own API.
   virtual Component& component(std::string_view node) = 0;
+  virtual Component& component(NodeIndex n) = 0;
+  /// A node by id; throws ConfigError if there is none.
+  virtual NodeIndex find_node(std::string_view id) const = 0;
+  /// The name of a routing view (0 is "all").
+  virtual std::string_view view_name(ViewId view) const = 0;
   /// The route the core would give a message from `from` to `to` in routing view `view`.
   virtual RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view = "all") = 0;
   /// The graph's system-wide attributes (empty for explicit topologies).
@@ -63,11 +67,29 @@ class System {
   virtual void request_stop() noexcept = 0;
   /// Events waiting to be processed.
   virtual bool idle() const noexcept = 0;
-  /// The data of simulated memory.
-  virtual MemoryStore& memory() = 0;
 
- protected:
-  ~System() = default;
+  /// The service registered under `name` on this system (created on first
+  /// use by the plugin that provides it), or nullptr when none is.
+  virtual Service* find_service(std::string_view name) = 0;
+  /// Offer `service` (owned by the caller, e.g. a run observer, and outliving
+  /// the system) under `name`; it takes precedence over any plugin's.
+  virtual void provide(std::string_view name, Service& service) = 0;
+  /// The op log of this system, or nullptr when the run keeps none.
+  virtual OpLogView* op_log() noexcept = 0;
+  /// The loaded plugins' extensions of one kind (e.g. "kernel"), sorted by name.
+  virtual std::vector<const Extension*> extensions(std::string_view kind) const = 0;
+
+  template <NamedService T>
+  T* find() {
+    return service_cast<T>(find_service(T::kServiceName));
+  }
+  /// A typed service (kbsim/services.hpp); ConfigError if no plugin provides it.
+  template <NamedService T>
+  T& service() {
+    if (T* s = find<T>()) return *s;
+    throw no_service(T::kServiceName);
+  }
+
 };
 
 /// What a bench is given.
@@ -82,11 +104,12 @@ class BenchContext {
   virtual Metrics& metrics() noexcept = 0;
   /// A line for the printed summary.
   virtual void note(std::string_view line) = 0;
-  /// The host runtime on a system built from topology() (created on first use;
-  /// see kbsim/runtime.hpp). A bench that uses it but submits nothing fails with NO_REQUESTS.
-  virtual rt::Runtime& runtime() = 0;
+  /// The system built from topology() (built on first use, then the same one).
+  /// The run's op log and observers (data pass, trace) attach to it, and
+  /// model services such as the host runtime (kbsim/rt/runtime.hpp) live on it.
+  virtual System& configured() = 0;
   /// `kbsim run --verify-data`: the data pass runs (tensors read back hold
-  /// computed values) and a bench checks its outputs (kbsim/verify.hpp).
+  /// computed values) and a bench checks its outputs (kbsim/tl/verify.hpp).
   virtual bool verify_data() const noexcept = 0;
 
  protected:

@@ -13,11 +13,10 @@
 
 #include "kbsim/errors.hpp"
 #include "kbsim/graph.hpp"
-#include "kbsim/memory_store.hpp"
 #include "kbsim/message.hpp"
 #include "kbsim/params.hpp"
+#include "kbsim/services.hpp"
 #include "kbsim/time.hpp"
-#include "kbsim/tl.hpp"
 
 namespace kbsim {
 
@@ -78,7 +77,7 @@ struct Stat {
 
 /// Services the core provides to components. Plugins only call these through
 /// Component's protected helpers.
-class Kernel {
+class Simulator {
  public:
   virtual Tick now() const noexcept = 0;
   virtual void send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) = 0;
@@ -101,36 +100,32 @@ class Kernel {
   virtual Tick control_latency(const Route& route) const = 0;
   /// Another node's component (for sibling interfaces such as ahbm::Translator).
   virtual Component& component(NodeIndex n) = 0;
-  /// The data of simulated memory.
-  virtual MemoryStore& memory() = 0;
-  /// A kernel registered by a plugin under `name`, or nullptr.
-  virtual tl::KernelFn find_kernel(std::string_view name) const = 0;
-  /// A named counting semaphore shared by components (created on first use).
-  virtual std::uint32_t semaphore(std::string_view name, std::uint32_t capacity) = 0;
-  /// Ask `sem` for one unit: on_timer(tag, msg) fires on `self` once it is
-  /// granted (at once when free); waiters are served in FIFO order.
-  virtual void acquire(std::uint32_t sem, NodeIndex self, std::uint64_t tag, Ref<Message> msg) = 0;
-  virtual void release(std::uint32_t sem) = 0;
+  /// The service registered under `name` on this system (created on first
+  /// use), or nullptr when no plugin provides it here.
+  virtual Service* find_service(std::string_view name) = 0;
+  /// Op-log hook: `self` got a shared resource it asked for with `msg`, so its
+  /// service of `msg` (if a data operation) starts now. A no-op without an op log.
+  virtual void op_resume(NodeIndex self, const Message& msg) = 0;
 
  protected:
-  ~Kernel() = default;
+  ~Simulator() = default;
 };
 
 /// What a component is given at construction. The views stay valid for the
 /// simulation's lifetime.
-struct Context {
+struct ComponentContext {
   std::string_view id;
   std::string_view impl;
   NodeIndex index;
   const Params* params;
   std::span<const Port> in_ports;
   std::span<const Port> out_ports;
-  Kernel* kernel;
+  Simulator* sim;  ///< the core, as this component sees it
 };
 
 class Component {
  public:
-  explicit Component(const Context& ctx) : ctx_(ctx) {}
+  explicit Component(const ComponentContext& ctx) : ctx_(ctx) {}
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
   virtual ~Component() = default;
@@ -162,37 +157,37 @@ class Component {
   NodeIndex index() const noexcept { return ctx_.index; }
 
  protected:
-  Tick now() const noexcept { return ctx_.kernel->now(); }
+  Tick now() const noexcept { return ctx_.sim->now(); }
   const Params& params() const noexcept { return *ctx_.params; }
   std::span<const Port> in_ports() const noexcept { return ctx_.in_ports; }
   std::span<const Port> out_ports() const noexcept { return ctx_.out_ports; }
 
   /// Send a whole message on out-port `out`, handing it to the link `delay` from now.
   void send(PortIndex out, Ref<Message> msg, Tick delay = 0) {
-    ctx_.kernel->send(ctx_.index, out, std::move(msg), now() + delay);
+    ctx_.sim->send(ctx_.index, out, std::move(msg), now() + delay);
   }
   /// Forward one flit on out-port `out`, handing it to the link at absolute time `at` (>= now).
-  void forward(PortIndex out, const Flit& flit, Tick at) { ctx_.kernel->forward(ctx_.index, out, flit, at); }
+  void forward(PortIndex out, const Flit& flit, Tick at) { ctx_.sim->forward(ctx_.index, out, flit, at); }
   /// Fire on_timer(tag, msg) `delay` from now. Lower priority runs first at equal times.
   EventId schedule(Tick delay, std::uint64_t tag = 0, Ref<Message> msg = {}, std::uint8_t priority = 128) {
-    return ctx_.kernel->schedule(ctx_.index, now() + delay, tag, std::move(msg), priority);
+    return ctx_.sim->schedule(ctx_.index, now() + delay, tag, std::move(msg), priority);
   }
-  void cancel(EventId id) noexcept { ctx_.kernel->cancel(id); }
+  void cancel(EventId id) noexcept { ctx_.sim->cancel(id); }
 
   /// The cached path from this node to `dst` within routing view `view`
   /// (default "all"); throws ConfigError naming both ends if none exists.
-  const Route& route_to(NodeIndex dst, ViewId view = 0) { return ctx_.kernel->route(ctx_.index, dst, view); }
+  const Route& route_to(NodeIndex dst, ViewId view = 0) { return ctx_.sim->route(ctx_.index, dst, view); }
   /// The cached path between any two nodes (e.g. a relay's onward leg, for a latency estimate).
   const Route& route_between(NodeIndex from, NodeIndex to, ViewId view = 0) {
-    return ctx_.kernel->route(from, to, view);
+    return ctx_.sim->route(from, to, view);
   }
   /// A routing view by name ("all", or one the topology declares).
-  ViewId find_view(std::string_view name) const { return ctx_.kernel->find_view(name); }
+  ViewId find_view(std::string_view name) const { return ctx_.sim->find_view(name); }
   /// System-wide attributes of a generated topology (e.g. the memory map).
-  std::span<const RawParam> system_attrs() const noexcept { return ctx_.kernel->attrs(); }
+  std::span<const RawParam> system_attrs() const noexcept { return ctx_.sim->attrs(); }
   /// The id of any node.
-  std::string_view node_id(NodeIndex n) const noexcept { return ctx_.kernel->node_id(n); }
-  NodeIndex find_node(std::string_view node_id) const { return ctx_.kernel->find_node(node_id); }
+  std::string_view node_id(NodeIndex n) const noexcept { return ctx_.sim->node_id(n); }
+  NodeIndex find_node(std::string_view node_id) const { return ctx_.sim->find_node(node_id); }
   /// The out-port whose link leads to `peer`, or kNoPort.
   PortIndex out_port_to(NodeIndex peer) const noexcept {
     for (PortIndex p = 0; p < ctx_.out_ports.size(); ++p)
@@ -201,22 +196,24 @@ class Component {
   }
 
   /// A statistic declared in this component's info.
-  Stat& stat(std::string_view name) { return ctx_.kernel->stat(ctx_.index, name); }
+  Stat& stat(std::string_view name) { return ctx_.sim->stat(ctx_.index, name); }
   /// The cost routing charges for passing through this node (e.g. its per-transaction overhead).
-  void set_transit_cost(Tick cost) { ctx_.kernel->set_transit_cost(ctx_.index, cost); }
-  void log(LogLevel level, std::string_view text) { ctx_.kernel->log(ctx_.index, level, text); }
-  void request_stop() noexcept { ctx_.kernel->request_stop(); }
-  Tick control_latency(const Route& r) const { return ctx_.kernel->control_latency(r); }
-  Component& peer(NodeIndex n) const { return ctx_.kernel->component(n); }
-  MemoryStore& memory() const { return ctx_.kernel->memory(); }
-  tl::KernelFn find_kernel(std::string_view name) const { return ctx_.kernel->find_kernel(name); }
-  std::uint32_t semaphore(std::string_view name, std::uint32_t capacity) {
-    return ctx_.kernel->semaphore(name, capacity);
+  void set_transit_cost(Tick cost) { ctx_.sim->set_transit_cost(ctx_.index, cost); }
+  void log(LogLevel level, std::string_view text) { ctx_.sim->log(ctx_.index, level, text); }
+  void request_stop() noexcept { ctx_.sim->request_stop(); }
+  Tick control_latency(const Route& r) const { return ctx_.sim->control_latency(r); }
+  Component& peer(NodeIndex n) const { return ctx_.sim->component(n); }
+  /// A typed service of this system (kbsim/services.hpp); ConfigError if no plugin provides it.
+  template <NamedService T>
+  T& service() const {
+    if (T* s = find_service<T>()) return *s;
+    throw no_service(T::kServiceName);
   }
-  void acquire(std::uint32_t sem, std::uint64_t tag, Ref<Message> msg = {}) {
-    ctx_.kernel->acquire(sem, ctx_.index, tag, std::move(msg));
+  /// A typed service of this system, or nullptr when none is provided.
+  template <NamedService T>
+  T* find_service() const {
+    return service_cast<T>(ctx_.sim->find_service(T::kServiceName));
   }
-  void release(std::uint32_t sem) { ctx_.kernel->release(sem); }
 
   /// Abort the simulation with an error naming this component and the sim time.
   [[noreturn]] void fail(std::string_view what) const {
@@ -227,7 +224,7 @@ class Component {
   }
 
  private:
-  Context ctx_;
+  ComponentContext ctx_;
 };
 
 /// Self-description of a component type; feeds `kbsim info` and validation.

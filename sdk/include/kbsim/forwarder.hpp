@@ -13,7 +13,7 @@ namespace kbsim {
 
 class Forwarder : public Component {
  public:
-  explicit Forwarder(const Context& ctx)
+  explicit Forwarder(const ComponentContext& ctx)
       : Component(ctx),
         overhead_(ns_to_ticks(params().get_float("overhead_ns"))),
         transactions_(stat("transactions")),

@@ -54,8 +54,8 @@ class Message {
   /// Path for transit nodes to follow (set by the sender from `Component::route_to`).
   const Route* route = nullptr;
 
-  /// A data operation (ADR-0020 D4): with the op log on, the core records each
-  /// component's service of it (see kbsim/data_pass.hpp).
+  /// A data operation: with an op log on, the core records each component's
+  /// service of it (see kbsim/op_record.hpp).
   bool data_op() const noexcept { return data_op_; }
   /// Fill in kind, name, params, data and flow of the operation the receiving
   /// component is about to service (called at delivery). False: this hop is

@@ -1,6 +1,7 @@
 // Typed parameters: declared with a default and a one-line doc, read by name.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -138,5 +139,23 @@ class Params {
   }
   std::vector<ParamEntry> entries_;
 };
+
+/// Parse a value written as text (on the command line, in a YAML scalar):
+/// true/false, an integer (decimal or 0x hex), a real number, or else a string.
+inline ParamValue parse_scalar(const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  std::int64_t i = 0;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    auto [h, hec] = std::from_chars(text.data() + 2, text.data() + text.size(), i, 16);
+    if (hec == std::errc() && h == text.data() + text.size()) return i;
+  }
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+  if (ec == std::errc() && p == text.data() + text.size() && !text.empty()) return i;
+  double d = 0;
+  auto [q, ec2] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (ec2 == std::errc() && q == text.data() + text.size() && !text.empty()) return d;
+  return text;
+}
 
 }  // namespace kbsim

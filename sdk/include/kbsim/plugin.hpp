@@ -4,19 +4,29 @@
 //     kbsim::add_component<MyComponent>(plugin);
 //     kbsim::add_bench<MyBench>(plugin);
 //   }
+//
+// A library may provide any mix of component types, benches, CCL algorithms,
+// commands (kbsim/command.hpp), run observers (kbsim/observer.hpp), services
+// (kbsim/services.hpp), topology front-ends (kbsim/config/frontend.hpp) and
+// model extensions (e.g. tl kernels, kbsim/pe/kernels.hpp).
 #pragma once
 
 #include <boost/dll/alias.hpp>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "kbsim/bench.hpp"
+#include "kbsim/command.hpp"
 #include "kbsim/component.hpp"
+#include "kbsim/observer.hpp"
+#include "kbsim/services.hpp"
 
 namespace kbsim {
 
 /// Bumped whenever anything a plugin compiles against changes layout or meaning.
-inline constexpr std::uint32_t kAbiVersion = 3;
+inline constexpr std::uint32_t kAbiVersion = 4;
 
 #define KBSIM_STR2_(x) #x
 #define KBSIM_STR_(x) KBSIM_STR2_(x)
@@ -30,7 +40,7 @@ inline constexpr std::uint32_t kAbiVersion = 3;
 
 struct ComponentType {
   ComponentInfo info;
-  Component* (*create)(const Context&);
+  Component* (*create)(const ComponentContext&);
 };
 
 struct BenchType {
@@ -56,12 +66,17 @@ struct CclType {
   CclAlgorithm* (*create)();
 };
 
-/// A kernel (kbsim/tl.hpp) launched by name.
-struct KernelType {
+namespace config {
+class FrontEnd;
+}
+
+/// A topology front-end (kbsim/config/frontend.hpp; register with add_frontend<T>).
+struct FrontEndType {
   std::string name;
   std::string summary;
-  tl::KernelFn fn;
+  config::FrontEnd* (*create)();
 };
+
 
 /// What a plugin library returns. The first two fields are frozen forever so
 /// the loader can refuse a library of another ABI before touching the rest.
@@ -72,12 +87,16 @@ struct PluginDescriptor {
   std::vector<ComponentType> components;
   std::vector<BenchType> benches;
   std::vector<CclType> ccl;
-  std::vector<KernelType> kernels;
+  std::vector<Extension> extensions;
+  std::vector<FrontEndType> frontends;
+  std::vector<CommandType> commands;
+  std::vector<ObserverType> observers;
+  std::vector<ServiceType> services;
 };
 
 template <class T>
 void add_component(PluginDescriptor& plugin) {
-  plugin.components.push_back({T::info(), [](const Context& c) -> Component* { return new T(c); }});
+  plugin.components.push_back({T::info(), [](const ComponentContext& c) -> Component* { return new T(c); }});
 }
 
 template <class T>
@@ -90,8 +109,22 @@ void add_ccl(PluginDescriptor& plugin) {
   plugin.ccl.push_back({T::info(), []() -> CclAlgorithm* { return new T(); }});
 }
 
-inline void add_kernel(PluginDescriptor& plugin, std::string name, tl::KernelFn fn, std::string summary) {
-  plugin.kernels.push_back({std::move(name), std::move(summary), fn});
+template <class T>
+void add_command(PluginDescriptor& plugin) {
+  plugin.commands.push_back({T::info(), []() -> Command* { return new T(); }});
+}
+
+/// T has `static ObserverInfo info()` and `static T* create(const RunRequest&)` (nullptr: not in this run).
+template <class T>
+void add_observer(PluginDescriptor& plugin) {
+  plugin.observers.push_back({T::info(), [](const RunRequest& r) -> RunObserver* { return T::create(r); }});
+}
+
+/// T implements a NamedService interface; it has `static T* create(System&, Simulator&)` (nullptr: not here).
+template <class T>
+void add_service(PluginDescriptor& plugin, std::string summary) {
+  plugin.services.push_back(
+      {{std::string(T::kServiceName), std::move(summary)}, [](System& s, Simulator& k) -> Service* { return T::create(s, k); }});
 }
 
 using PluginEntry = const PluginDescriptor*();
@@ -105,7 +138,7 @@ using PluginEntry = const PluginDescriptor*();
   static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                    \
   static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                           \
     static const ::kbsim::PluginDescriptor descriptor = [] {                                \
-      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}, {}}; \
+      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}, {}, {}, {}, {}, {}}; \
       kbsim_plugin_register_(d);                                                            \
       return d;                                                                             \
     }();                                                                                    \

@@ -6,7 +6,7 @@
 namespace {
 class Delay final : public kbsim::Component {
  public:
-  explicit Delay(const kbsim::Context& ctx) : Component(ctx) {}
+  explicit Delay(const kbsim::ComponentContext& ctx) : Component(ctx) {}
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
     i.type = "test_delay";

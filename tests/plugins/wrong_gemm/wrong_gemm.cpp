@@ -8,7 +8,7 @@ namespace {
 
 class WrongGemm final : public kbsim::pe::ComputeEngine, public kbsim::DataCompute {
  public:
-  explicit WrongGemm(const kbsim::Context& ctx) : ComputeEngine(ctx, kbsim::pe::StageType::kGemm) {}
+  explicit WrongGemm(const kbsim::ComponentContext& ctx) : ComputeEngine(ctx, kbsim::pe::StageType::kGemm) {}
 
   static kbsim::ComponentInfo info() {
     return base_info("wrong_gemm", "test GEMM engine that computes wrong values (first element + 1)",

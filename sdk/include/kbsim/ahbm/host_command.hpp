@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kbsim/ahbm/memory.hpp"
-#include "kbsim/tl.hpp"
+#include "kbsim/tl/tl.hpp"
 
 namespace kbsim::ahbm {
 
@@ -124,6 +124,8 @@ class Translator {
   virtual Result translate(std::uint64_t va) const = 0;
   /// What each translation costs the caller (the TLB overhead).
   virtual Tick overhead() const = 0;
+  /// The page size of its mappings, in bytes (the host runtime lays tensors out in these pages).
+  virtual std::uint64_t page_size() const = 0;
 
  protected:
   ~Translator() = default;

@@ -14,7 +14,7 @@ namespace kbsim::ahbm {
 
 class MemoryNode : public Component {
  public:
-  explicit MemoryNode(const Context& ctx) : Component(ctx), where_(names::locate(ctx.id)) {}
+  explicit MemoryNode(const ComponentContext& ctx) : Component(ctx), where_(names::locate(ctx.id)) {}
 
  protected:
   /// The system's memory map (from the topology's attributes; read once).

@@ -8,7 +8,7 @@
 
 #include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/component.hpp"
-#include "kbsim/data_pass.hpp"
+#include "kbsim/pe/data_op.hpp"
 #include "kbsim/message.hpp"
 #include "kbsim/pe/plan.hpp"
 

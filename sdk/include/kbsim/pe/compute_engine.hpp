@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "kbsim/pe/command.hpp"
+#include "kbsim/pe/slots.hpp"
 
 namespace kbsim::pe {
 
 class ComputeEngine : public StageEngine {
  public:
   /// An engine for stages of type `serves` (kGemm or kMath).
-  ComputeEngine(const Context& ctx, StageType serves)
+  ComputeEngine(const ComponentContext& ctx, StageType serves)
       : StageEngine(ctx),
         serves_(serves),
         ops_(stat("ops")),
@@ -37,7 +38,10 @@ class ComputeEngine : public StageEngine {
     return i;
   }
 
-  void setup() override { slot_ = semaphore(sibling(id(), params().get_string("shared_resource")), 1); }
+  void setup() override {
+    slots_ = &service<Slots>();
+    slot_ = slots_->slot(sibling(id(), params().get_string("shared_resource")), 1);
+  }
 
   void on_timer(std::uint64_t tag, Ref<Message> msg) override {
     Ref<TileToken> t(static_cast<TileToken*>(msg.get()));
@@ -50,7 +54,7 @@ class ComputeEngine : public StageEngine {
       return;
     }
     busy_.value += ticks_to_ns(now() - start_);
-    release(slot_);
+    slots_->release(slot_);
     finish_stage(std::move(t), start_);
   }
 
@@ -68,10 +72,11 @@ class ComputeEngine : public StageEngine {
     if (t->current().type != serves_)
       fail("received a " + std::string(stage_name(t->current().type)) + " stage; it runs " +
            std::string(stage_name(serves_)) + " stages");
-    acquire(slot_, kGranted, std::move(t));
+    slots_->acquire(slot_, index(), kGranted, std::move(t));
   }
 
   StageType serves_;
+  Slots* slots_ = nullptr;
   std::uint32_t slot_ = 0;
   Tick start_ = 0;  ///< when the running stage got the slot (one at a time: the slot has capacity 1)
   Stat &ops_, &work_, &busy_;

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kbsim/tl.hpp"
+#include "kbsim/tl/tl.hpp"
 
 namespace kbsim::pe {
 

@@ -1,0 +1,184 @@
+#include "build.hpp"
+
+#include "kbsim/ahbm/names.hpp"
+
+namespace kbsim::ahbm_topology {
+
+namespace names = kbsim::ahbm::names;
+
+namespace {
+
+class Builder {
+ public:
+  explicit Builder(const AhbmSpec& s, Graph& g) : s_(s), g_(g) {}
+
+  void node(std::string id, const BlockSpec& b) {
+    g_.nodes.push_back({std::move(id), b.impl, b.attrs, b.origin.empty() ? s_.source : b.origin});
+  }
+  void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0) {
+    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source + " (generated)"});
+  }
+  void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba,
+            double extra_ns = 0) {
+    edge(a, b, bw, mm, ab, extra_ns);
+    edge(b, a, bw, mm, ba, extra_ns);
+  }
+
+ private:
+  const AhbmSpec& s_;
+  Graph& g_;
+};
+
+void build_cube(const AhbmSpec& s, const MeshLayout& m, Builder& b, unsigned sip, unsigned cube,
+                const std::array<bool, 4>& side_used) {
+  auto router = [&](Cell c) { return names::router(sip, cube, c.row, c.col); };
+  for (unsigned r = 0; r < m.rows(); ++r)
+    for (unsigned c = 0; c < m.cols(); ++c)
+      if (m.has(r, c)) b.node(router({r, c}), s.router);
+  for (unsigned r = 0; r < m.rows(); ++r)
+    for (unsigned c = 0; c < m.cols(); ++c) {
+      if (!m.has(r, c)) continue;
+      if (m.has(r, c + 1))
+        b.pair(router({r, c}), router({r, c + 1}), s.router_link_bw_gbs, m.col_x[c + 1] - m.col_x[c], "router_mesh",
+               "router_mesh");
+      if (m.has(r + 1, c))
+        b.pair(router({r, c}), router({r + 1, c}), s.router_link_bw_gbs, m.row_y[r + 1] - m.row_y[r], "router_mesh",
+               "router_mesh");
+    }
+  b.node(names::m_cpu(sip, cube), s.m_cpu);
+  b.pair(router(m.m_cpu), names::m_cpu(sip, cube), s.mcpu_to_router_bw_gbs, 0, "router_to_mcpu", "mcpu_to_router");
+  b.node(names::sram(sip, cube), s.sram);
+  b.pair(router(m.sram), names::sram(sip, cube), s.sram_to_router_bw_gbs, 0, "router_to_sram", "sram_to_router");
+  for (unsigned side = 0; side < 4; ++side) {
+    if (!side_used[side]) continue;
+    std::string port = names::cube(sip, cube) + ".ucie-" + side_name(static_cast<Side>(side));
+    b.node(port, s.ucie);
+    for (std::size_t i = 0; i < m.ucie[side].size(); ++i) {
+      std::string conn = port + ".conn" + std::to_string(i);
+      b.node(conn, s.ucie_conn);
+      b.pair(router(m.ucie[side][i]), conn, s.ucie_conn_bw_gbs, 0, "router_to_ucie_conn", "ucie_conn_to_router");
+      b.pair(conn, port, s.ucie_conn_bw_gbs, 0, "ucie_internal", "ucie_internal");
+    }
+  }
+  const double hbm_bw = s.hbm_to_router_bw_gbs() * s.hbm_efficiency;
+  for (unsigned pe = 0; pe < s.pes_per_cube(); ++pe) {
+    b.node(names::hbm_ctrl(sip, cube, pe), s.hbm_ctrl);
+    b.pair(router(m.pe[pe]), names::hbm_ctrl(sip, cube, pe), hbm_bw, 0, "router_to_hbm", "hbm_to_router");
+    for (const auto& [part, block] : s.pe_components) {
+      std::string id = names::pe_part(sip, cube, pe, part);
+      b.node(id, block);
+      if (block.attach == "dma")
+        b.pair(id, router(m.pe[pe]), s.pe_to_router_bw_gbs, 0, "pe_to_router", "router_to_pe");
+      else if (block.attach == "cpu")
+        b.pair(id, router(m.pe[pe]), 0, 0, "command", "command");
+    }
+    for (const PeLinkSpec& l : s.pe_links) {
+      std::string a = names::pe_part(sip, cube, pe, l.src), z = names::pe_part(sip, cube, pe, l.dst);
+      // Only links with a bandwidth carry routed data; control-only ones (bw 0:
+      // commands, tile tokens) stay out of the data views.
+      const char* kind = l.bw_gbs > 0 ? "pe_data" : "pe_internal";
+      if (l.bidir)
+        b.pair(a, z, l.bw_gbs, 0, kind, kind);
+      else
+        b.edge(a, z, l.bw_gbs, 0, kind);
+    }
+  }
+}
+
+void publish(const AhbmSpec& s, Graph& g) {
+  auto put = [&](const char* name, ParamValue v) { g.attrs.push_back({name, std::move(v), s.source}); };
+  auto i = [](std::uint64_t v) { return ParamValue{static_cast<std::int64_t>(v)}; };
+  put("ahbm.sips", i(s.sips));
+  put("ahbm.sip_w", i(s.sip_w));
+  put("ahbm.sip_h", i(s.sip_h));
+  put("ahbm.sip_topology", s.sip_topology);
+  put("ahbm.cube_w", i(s.cube_w));
+  put("ahbm.cube_h", i(s.cube_h));
+  put("ahbm.cubes_per_sip", i(s.cubes_per_sip()));
+  put("ahbm.pes_per_cube", i(s.pes_per_cube()));
+  put("ahbm.io_chiplets", i(s.io_chiplets.size()));
+  put("ahbm.hbm_bytes_per_cube", i(s.hbm_bytes_per_cube()));
+  put("ahbm.hbm_slice_bytes", i(s.slice_bytes()));
+  put("ahbm.hbm_channels_per_pe", i(s.hbm_channels_per_pe));
+  put("ahbm.hbm_channel_bw_gbs", s.hbm_channel_bw_gbs);
+  put("ahbm.burst_bytes", i(s.burst_bytes));
+  put("ahbm.ns_per_mm", s.ns_per_mm);
+}
+
+}  // namespace
+
+bool is_ahbm(const YAML::Node& root) { return root.IsMap() && (root["system"] || root["sip"] || root["cube"]); }
+
+Compiled compile(const YamlSource& src, const Origins& origins) {
+  Compiled out;
+  out.spec = parse_spec(src, origins);
+  const AhbmSpec& s = out.spec;
+  out.mesh = generate_mesh(s);
+  Graph& g = out.graph;
+  g.source = s.source;
+  Builder b(s, g);
+
+  b.node(names::switch0(), s.switch0);
+  for (unsigned sip = 0; sip < s.sips; ++sip) {
+    // Which cube sides carry UCIe: towards a neighbour cube or an IO chiplet.
+    std::vector<std::array<bool, 4>> used(s.cubes_per_sip(), {false, false, false, false});
+    for (unsigned y = 0; y < s.cube_h; ++y)
+      for (unsigned x = 0; x < s.cube_w; ++x) {
+        auto& u = used[y * s.cube_w + x];
+        u[0] = y > 0;
+        u[1] = x + 1 < s.cube_w;
+        u[2] = y + 1 < s.cube_h;
+        u[3] = x > 0;
+      }
+    for (const auto& io : s.io_chiplets)
+      for (const auto& p : io.cube_ports) used[p.y * s.cube_w + p.x][static_cast<int>(p.side)] = true;
+
+    for (unsigned c = 0; c < s.cubes_per_sip(); ++c) build_cube(s, out.mesh, b, sip, c, used[c]);
+    auto port = [&](unsigned x, unsigned y, Side side) {
+      return names::cube(sip, y * s.cube_w + x) + ".ucie-" + side_name(side);
+    };
+    for (unsigned y = 0; y < s.cube_h; ++y)
+      for (unsigned x = 0; x < s.cube_w; ++x) {
+        if (x + 1 < s.cube_w)
+          b.pair(port(x, y, Side::kE), port(x + 1, y, Side::kW), s.ucie_link.bw_gbs, s.ucie_link.distance_mm,
+                 "ucie_mesh", "ucie_mesh", s.ucie_link.latency_ns);
+        if (y + 1 < s.cube_h)
+          b.pair(port(x, y, Side::kS), port(x, y + 1, Side::kN), s.ucie_link.bw_gbs, s.ucie_link.distance_mm,
+                 "ucie_mesh", "ucie_mesh", s.ucie_link.latency_ns);
+      }
+
+    for (unsigned k = 0; k < s.io_chiplets.size(); ++k) {
+      const IoChipletSpec& io = s.io_chiplets[k];
+      std::string ep = names::io(sip, k, "pcie_ep"), cpu = names::io(sip, k, "io_cpu"),
+                  noc = names::io(sip, k, "io_noc");
+      b.node(ep, io.pcie_ep);
+      b.node(cpu, io.io_cpu);
+      b.node(noc, io.io_noc);
+      b.pair(names::switch0(), ep, s.pcie.bw_gbs, s.pcie.distance_mm, "pcie", "pcie", s.pcie.latency_ns);
+      b.pair(ep, noc, io.pcie_ep_to_noc_bw_gbs, 0, "io_internal", "io_internal");
+      b.pair(cpu, noc, io.io_cpu_to_noc_bw_gbs, 0, "io_internal", "io_internal");
+      for (const CubePort& p : io.cube_ports) {
+        std::string phy = names::io(sip, k, "io_ucie-" + p.phy);
+        b.node(phy, io.io_ucie);
+        for (unsigned i = 0; i < io.n_connections; ++i) {
+          std::string conn = phy + ".conn" + std::to_string(i);
+          b.node(conn, io.conn);
+          b.pair(noc, conn, io.per_connection_bw_gbs, 0, "io_internal", "io_internal");
+          b.pair(conn, phy, io.per_connection_bw_gbs, 0, "io_internal", "io_internal");
+        }
+        b.pair(phy, port(p.x, p.y, p.side), io.per_connection_bw_gbs * io.n_connections, p.distance_mm, "io_to_cube",
+               "cube_to_io");
+      }
+    }
+  }
+
+  g.views = {{ViewNames::kData, {"command", "pe_internal"}},
+             {ViewNames::kMemory, {"pe_internal", "pe_data", "pe_to_router", "router_to_pe"}},
+             {ViewNames::kLocal,
+              {"command", "pe_internal", "ucie_internal", "ucie_conn_to_router", "router_to_ucie_conn", "ucie_mesh",
+               "io_to_cube", "cube_to_io"}}};
+  publish(s, g);
+  return out;
+}
+
+}  // namespace kbsim::ahbm_topology

@@ -1,0 +1,33 @@
+// The AHBM topology compiler: the `system:` form of topology.yaml -> the
+// explicit graph (nodes, directed edges with kinds, routing views, and the
+// memory-map attributes components and benches read).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "mesh.hpp"
+#include "spec.hpp"
+
+namespace kbsim::ahbm_topology {
+
+/// Edge kinds whose links a routing view leaves out (ADR-0051).
+struct ViewNames {
+  static constexpr const char* kData = "data";      ///< PE DMA / data path: no command edges
+  static constexpr const char* kMemory = "memory";  ///< host memory path and M_CPU DMA: no PE-internal edges
+  static constexpr const char* kLocal = "local";    ///< same-cube traffic: no UCIe
+};
+
+struct Compiled {
+  AhbmSpec spec;
+  MeshLayout mesh;
+  Graph graph;
+};
+
+Compiled compile(const YamlSource& src, const Origins& origins);
+
+/// True if the YAML document is in the AHBM form (has `system`, `sip` or `cube`).
+bool is_ahbm(const YAML::Node& root);
+
+}  // namespace kbsim::ahbm_topology

@@ -1,0 +1,90 @@
+#include "allocator.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "kbsim/ahbm/names.hpp"
+#include "kbsim/text.hpp"
+
+namespace kbsim::host_runtime {
+
+FreeList::FreeList(std::uint64_t base, std::uint64_t size, std::uint64_t granule) : granule_(granule) {
+  if (size > 0) free_.emplace(base, size);
+}
+
+std::optional<std::uint64_t> FreeList::allocate(std::uint64_t nbytes) {
+  const std::uint64_t n = round_up(nbytes);
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    auto [start, size] = *it;
+    if (size < n) continue;
+    free_.erase(it);
+    if (size > n) free_.emplace(start + n, size - n);
+    return start;
+  }
+  return std::nullopt;
+}
+
+void FreeList::release(std::uint64_t start, std::uint64_t nbytes) {
+  std::uint64_t n = round_up(nbytes);
+  auto next = free_.lower_bound(start);
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      n += prev->second;
+      free_.erase(prev);
+    }
+  }
+  if (next != free_.end() && start + n == next->first) {
+    n += next->second;
+    free_.erase(next);
+  }
+  free_.emplace(start, n);
+}
+
+std::uint64_t FreeList::largest_free() const noexcept {
+  std::uint64_t best = 0;
+  for (const auto& [start, size] : free_) best = std::max(best, size);
+  return best;
+}
+
+namespace {
+[[noreturn]] void exhausted(const std::string& what, std::uint64_t need, std::uint64_t largest, Tick now) {
+  throw SimError("allocator: " + what + " exhausted: need " + std::to_string(need) + " bytes, largest free block " +
+                 std::to_string(largest) + " (at t=" + format_ns(ticks_to_ns(now)) + " ns)");
+}
+}  // namespace
+
+DeviceAllocators::DeviceAllocators(const kbsim::ahbm::MemoryMap& map, std::uint64_t page_size)
+    : map_(map), page_size_(page_size), va_(kVaBase, kVaSize, page_size) {}
+
+FreeList& DeviceAllocators::slice(unsigned sip, unsigned cube, unsigned pe) {
+  auto key = std::make_tuple(sip, cube, pe);
+  auto it = slices_.find(key);
+  if (it == slices_.end()) {
+    const std::uint64_t begin = std::uint64_t{pe} * map_.slice_bytes;
+    const std::uint64_t cap =
+        begin >= map_.hbm_bytes_per_cube ? 0 : std::min(map_.slice_bytes, map_.hbm_bytes_per_cube - begin);
+    it = slices_.emplace(key, FreeList(0, cap, kHbmAlign)).first;
+  }
+  return it->second;
+}
+
+std::uint64_t DeviceAllocators::allocate_hbm(unsigned sip, unsigned cube, unsigned pe, std::uint64_t nbytes, Tick now) {
+  FreeList& s = slice(sip, cube, pe);
+  std::optional<std::uint64_t> off = s.allocate(nbytes);
+  if (!off) exhausted(kbsim::ahbm::names::pe(sip, cube, pe) + " HBM slice", s.round_up(nbytes), s.largest_free(), now);
+  return kbsim::ahbm::pe_hbm_addr(sip, cube, pe, *off, map_.slice_bytes);
+}
+
+void DeviceAllocators::release_hbm(unsigned sip, unsigned cube, unsigned pe, std::uint64_t pa, std::uint64_t nbytes) {
+  slice(sip, cube, pe).release(pa - kbsim::ahbm::pe_hbm_addr(sip, cube, pe, 0, map_.slice_bytes), nbytes);
+}
+
+std::uint64_t DeviceAllocators::allocate_va(std::uint64_t nbytes, Tick now) {
+  std::optional<std::uint64_t> va = va_.allocate(nbytes);
+  if (!va) exhausted("device virtual address space", va_.round_up(nbytes), va_.largest_free(), now);
+  return *va;
+}
+
+}  // namespace kbsim::host_runtime

@@ -1,0 +1,61 @@
+// The host's device-memory allocators (ADR-0048): a first-fit free list per
+// PE HBM slice (64-byte granules) and one device-wide virtual address range
+// (page granules). Sizes round up to the granule, so every block starts on one.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "kbsim/ahbm/memory_map.hpp"
+#include "kbsim/time.hpp"
+
+namespace kbsim::host_runtime {
+
+/// First fit over [base, base + size); freeing coalesces with the neighbours.
+class FreeList {
+ public:
+  FreeList(std::uint64_t base, std::uint64_t size, std::uint64_t granule);
+
+  std::uint64_t round_up(std::uint64_t nbytes) const noexcept { return (nbytes + granule_ - 1) / granule_ * granule_; }
+  /// The start of the first free block that holds round_up(nbytes), or nothing.
+  std::optional<std::uint64_t> allocate(std::uint64_t nbytes);
+  /// Return a block given by allocate (same nbytes). Not checked (ADR-0048 D2).
+  void release(std::uint64_t start, std::uint64_t nbytes);
+  std::uint64_t largest_free() const noexcept;
+
+ private:
+  std::uint64_t granule_;
+  std::map<std::uint64_t, std::uint64_t> free_;  ///< start -> size, sorted by start
+};
+
+/// Every allocator of one device. Exhaustion throws SimError naming what ran
+/// out, the size needed and the largest free block.
+class DeviceAllocators {
+ public:
+  static constexpr std::uint64_t kHbmAlign = 64;
+  static constexpr std::uint64_t kVaBase = 0x1'0000'0000;
+  static constexpr std::uint64_t kVaSize = std::uint64_t{64} << 30;
+
+  DeviceAllocators(const kbsim::ahbm::MemoryMap& map, std::uint64_t page_size);
+
+  /// A PA for `nbytes` in the HBM slice of (sip, cube, pe); `now` dates an error.
+  std::uint64_t allocate_hbm(unsigned sip, unsigned cube, unsigned pe, std::uint64_t nbytes, Tick now);
+  void release_hbm(unsigned sip, unsigned cube, unsigned pe, std::uint64_t pa, std::uint64_t nbytes);
+  /// A page-aligned virtual range of round_up(nbytes) bytes.
+  std::uint64_t allocate_va(std::uint64_t nbytes, Tick now);
+  void release_va(std::uint64_t va, std::uint64_t nbytes) { va_.release(va, nbytes); }
+  std::uint64_t page_size() const noexcept { return page_size_; }
+  std::uint64_t va_bytes(std::uint64_t nbytes) const noexcept { return va_.round_up(nbytes); }
+
+ private:
+  FreeList& slice(unsigned sip, unsigned cube, unsigned pe);
+
+  kbsim::ahbm::MemoryMap map_;
+  std::uint64_t page_size_;
+  FreeList va_;
+  std::map<std::tuple<unsigned, unsigned, unsigned>, FreeList> slices_;  ///< created on first use
+};
+
+}  // namespace kbsim::host_runtime

@@ -1,0 +1,257 @@
+#include "host_runtime.hpp"
+
+#include <algorithm>
+
+#include "kbsim/ahbm/names.hpp"
+#include "kbsim/pe/kernels.hpp"
+#include "kbsim/pe/memory_store.hpp"
+#include "placement.hpp"
+#include "tensor_layout.hpp"
+#include "kbsim/text.hpp"
+
+namespace kbsim::host_runtime {
+
+namespace names = kbsim::ahbm::names;
+
+namespace {
+
+/// The page size of the PE MMUs (sip0.cube0.pe0's; a system without PE MMUs
+/// uses virtual addresses as physical ones and lays tensors out in 4 KiB pages).
+std::uint64_t mmu_page_size(System& system) {
+  constexpr std::uint64_t kNoMmuPageBytes = 4096;
+  const std::string id = names::pe_part(0, 0, 0, "pe_mmu");
+  NodeIndex n = 0;
+  try {
+    n = system.find_node(id);
+  } catch (const ConfigError&) {
+    return kNoMmuPageBytes;
+  }
+  const kbsim::ahbm::Translator* mmu = kbsim::ahbm::as_translator(system.component(n));
+  if (!mmu) throw ConfigError(id + " is not an MMU (it does not translate addresses)");
+  return mmu->page_size();
+}
+
+[[noreturn]] void bad_use(const std::string& what) { throw BenchError("BAD_USE", what); }
+
+std::string at(Tick t) { return " (at t=" + format_ns(ticks_to_ns(t)) + " ns)"; }
+
+std::string failure(const kbsim::ahbm::Completion& c) { return c.error_code + ": " + c.error_message; }
+
+}  // namespace
+
+HostRuntime::HostRuntime(System& system)
+    : system_(system),
+      map_(kbsim::ahbm::MemoryMap::from(system.attrs())),
+      alloc_(map_, mmu_page_size(system)),
+      memory_(system.service<MemoryStore>()),
+      kernels_(system.find<KernelCatalogue>()),
+      data_(system.find<DataPass>()) {}
+
+HostRuntime::~HostRuntime() = default;
+
+void HostRuntime::finish() {
+  wait_all();  // launches left outstanding still run to completion
+  if (submitted_ == 0) throw BenchError("NO_REQUESTS", "the host runtime was used, but no work was submitted to it");
+}
+
+rt::Tensor::Info& HostRuntime::live(const rt::Tensor& t, const std::string& what) {
+  if (!t.valid()) bad_use(what + ": an empty tensor handle");
+  auto it = tensors_.find(&t.info());
+  if (it == tensors_.end())
+    bad_use(what + ": tensor '" + t.name() + "' " + (t.info().freed ? "was freed" : "belongs to another runtime"));
+  return *it->second;
+}
+
+rt::Tensor HostRuntime::empty(const Shape& shape, DType dtype, const rt::DPPolicy& dp, std::string name) {
+  auto info = std::make_shared<rt::Tensor::Info>();
+  info->name = name.empty() ? "tensor" + std::to_string(tensors_created_ + 1) : std::move(name);
+  info->shape = shape;
+  info->dtype = dtype;
+  info->policy = dp;
+  info->shards = resolve_placement(dp, shape, dtype, 0, map_);
+  const std::uint64_t layout = lay_out_va(info->shards);
+  std::size_t placed = 0;
+  try {
+    for (rt::ShardSpec& s : info->shards) {
+      s.pa = alloc_.allocate_hbm(s.sip, s.cube, s.pe, s.nbytes, now());
+      ++placed;
+    }
+    info->va = alloc_.allocate_va(layout, now());
+  } catch (const Error&) {
+    for (std::size_t k = 0; k < placed; ++k) {
+      const rt::ShardSpec& s = info->shards[k];
+      alloc_.release_hbm(s.sip, s.cube, s.pe, s.pa, s.nbytes);
+    }
+    throw;
+  }
+  info->va_bytes = alloc_.va_bytes(layout);
+  for (rt::ShardSpec& s : info->shards) s.va += info->va;
+  ++tensors_created_;
+  ++submitted_;
+  update_mmu(*info, kbsim::ahbm::HostCommand::Kind::kMmuMap);
+  tensors_.emplace(info.get(), info);
+  return rt::Tensor(info);
+}
+
+rt::Tensor HostRuntime::zeros(const Shape& shape, DType dtype, const rt::DPPolicy& dp, std::string name) {
+  rt::Tensor t = empty(shape, dtype, dp, std::move(name));
+  write(t, std::vector<std::byte>(t.nbytes()));
+  return t;
+}
+
+rt::Tensor HostRuntime::from_host(const Shape& shape, DType dtype, std::span<const double> values,
+                                  const rt::DPPolicy& dp, std::string name) {
+  if (values.size() != static_cast<std::size_t>(shape.elements()))
+    bad_use("from_host: shape " + shape.str() + " needs " + std::to_string(shape.elements()) + " values, got " +
+            std::to_string(values.size()));
+  rt::Tensor t = empty(shape, dtype, dp, std::move(name));
+  const std::size_t size = dtype_size(dtype);
+  std::vector<std::byte> bytes(t.nbytes());
+  for (std::size_t i = 0; i < values.size(); ++i) encode_value(values[i], dtype, bytes.data() + i * size);
+  write(t, bytes);
+  return t;
+}
+
+void HostRuntime::free(rt::Tensor& t) {
+  rt::Tensor::Info& info = live(t, "free");
+  update_mmu(info, kbsim::ahbm::HostCommand::Kind::kMmuUnmap);
+  for (const rt::ShardSpec& s : info.shards) alloc_.release_hbm(s.sip, s.cube, s.pe, s.pa, s.nbytes);
+  alloc_.release_va(info.va, info.va_bytes);
+  info.freed = true;
+  tensors_.erase(&info);
+}
+
+rt::TransferResult HostRuntime::write(const rt::Tensor& t, std::span<const std::byte> bytes) {
+  const rt::Tensor::Info& info = live(t, "write");
+  if (bytes.size() != t.nbytes())
+    bad_use("write: tensor '" + info.name + "' holds " + std::to_string(t.nbytes()) + " bytes, got " +
+            std::to_string(bytes.size()));
+  std::vector<const rt::ShardSpec*> shards;
+  std::vector<BytesPtr> data;
+  for (const rt::ShardSpec& s : info.shards) {
+    auto buf = std::make_shared<Bytes>(s.nbytes);
+    gather_shard(bytes, info.shape, info.dtype, s, *buf);
+    memory_.write(s.pa, *buf);  // visible at issue (docs/model.md, "The two-pass data model")
+    shards.push_back(&s);
+    data.push_back(std::move(buf));
+  }
+  rt::TransferResult r = transfer(info, kbsim::ahbm::MemOp::kWrite, shards);
+  if (data_) {
+    const std::string ep = names::io(shards.front()->sip, 0, "pcie_ep");
+    for (std::size_t k = 0; k < shards.size(); ++k)
+      data_->host_write(ep, shards[k]->pa, std::move(data[k]), r.t_submit, r.t_done);
+  }
+  return r;
+}
+
+std::vector<std::byte> HostRuntime::read(const rt::Tensor& t, rt::TransferResult* timing) {
+  const rt::Tensor::Info& info = live(t, "read");
+  const std::vector<const rt::ShardSpec*> pieces = distinct_pieces(info.shards);
+  rt::TransferResult r = transfer(info, kbsim::ahbm::MemOp::kRead, pieces);
+  std::vector<std::byte> out(t.nbytes()), buf;
+  if (data_) data_->flush();  // computed values, as far as no kernel still running can change them
+  for (const rt::ShardSpec* s : pieces) {
+    if (data_) {
+      scatter_shard(*data_->read_hbm(s->pa, s->nbytes, now()), info.shape, info.dtype, *s, out);
+      continue;
+    }
+    buf.resize(s->nbytes);
+    memory_.read(s->pa, buf);
+    scatter_shard(buf, info.shape, info.dtype, *s, out);
+  }
+  if (timing) *timing = r;
+  return out;
+}
+
+HostRuntime::Command& HostRuntime::submit(unsigned sip, Ref<kbsim::ahbm::HostCommand> cmd) {
+  const std::string node = names::io(sip, 0, "io_cpu");
+  auto* target = kbsim::ahbm::as_command_target(system_.component(node));
+  if (!target) throw ConfigError(node + " does not accept host commands (its implementation is no IO_CPU)");
+  cmd->correlation_id = next_correlation_++;
+  cmd->t_issue = now();
+  Command& c = commands_[cmd->correlation_id];
+  c.cmd = cmd;
+  c.t_submit = now();
+  target->submit(std::move(cmd), this);
+  return c;
+}
+
+void HostRuntime::on_complete(kbsim::ahbm::HostCommand& cmd) {
+  auto it = commands_.find(cmd.correlation_id);
+  if (it == commands_.end())
+    throw SimError("host: a completion arrived for a command it did not submit (correlation " +
+                   std::to_string(cmd.correlation_id) + ")" + at(now()));
+  it->second.done = true;
+  it->second.t_done = now();
+  system_.request_stop();
+}
+
+void HostRuntime::on_complete(kbsim::ahbm::MemRequest& req) {
+  if (transfer_.pending == 0 || req.correlation_id != transfer_.requests.front()->correlation_id)
+    throw SimError("host: a memory completion arrived for a request it did not submit (correlation " +
+                   std::to_string(req.correlation_id) + ")" + at(now()));
+  if (--transfer_.pending == 0) system_.request_stop();
+}
+
+void HostRuntime::run_until(const std::function<bool()>& done, const std::function<std::string()>& stuck) {
+  while (!done()) {
+    if (system_.idle()) throw SimError("simulation stuck: " + stuck() + at(now()));
+    system_.run();
+  }
+}
+
+void HostRuntime::update_mmu(const rt::Tensor::Info& info, kbsim::ahbm::HostCommand::Kind kind) {
+  auto cmd = make_message<kbsim::ahbm::HostCommand>();
+  cmd->kind = kind;
+  cmd->targets = holders(info.shards);
+  cmd->entries = std::make_shared<const std::vector<kbsim::ahbm::MmuEntry>>(mmu_entries(info.shards));
+  const Command& c = submit(info.shards.front().sip, cmd);
+  const std::string what = std::string(kind == kbsim::ahbm::HostCommand::Kind::kMmuMap ? "MMU map" : "MMU unmap") +
+                           " of tensor '" + info.name + "' (correlation " + std::to_string(cmd->correlation_id) + ")";
+  run_until([&] { return c.done; }, [&] { return what + " never completed"; });
+  if (!cmd->completion.ok) throw SimError(what + " failed: " + failure(cmd->completion) + at(now()));
+  commands_.erase(cmd->correlation_id);
+}
+
+// A shard lies in one PE's HBM slice (it is allocated there), so one request
+// per shard always passes the initiator's check_access (no CROSSES_SLICE or OVERSIZE).
+rt::TransferResult HostRuntime::transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op,
+                                         const std::vector<const rt::ShardSpec*>& shards) {
+  const unsigned sip = shards.front()->sip;
+  const std::string node = names::io(sip, 0, "pcie_ep");
+  auto* ep = kbsim::ahbm::as_initiator(system_.component(node));
+  if (!ep) throw ConfigError(node + " does not initiate memory requests (its implementation is no PCIE_EP)");
+  const std::uint64_t id = next_correlation_++;
+  ++submitted_;
+  rt::TransferResult r;
+  r.t_submit = now();
+  transfer_ = {};
+  for (const rt::ShardSpec* s : shards) {
+    auto req = make_message<kbsim::ahbm::MemRequest>();
+    req->op = op;
+    req->pa = s->pa;
+    req->nbytes = s->nbytes;
+    req->correlation_id = id;
+    req->request_id = transfer_.requests.size() + 1;
+    transfer_.requests.push_back(req);
+    r.bytes += s->nbytes;
+  }
+  transfer_.pending = transfer_.requests.size();
+  for (const auto& req : transfer_.requests) ep->submit(req, this);
+  const std::string what = std::string(op == kbsim::ahbm::MemOp::kWrite ? "write" : "read") + " of tensor '" +
+                           info.name + "' (correlation " + std::to_string(id) + ")";
+  run_until([&] { return transfer_.pending == 0; },
+            [&] {
+              return what + ": " + std::to_string(transfer_.pending) + " of " +
+                     std::to_string(transfer_.requests.size()) + " requests never completed";
+            });
+  for (const auto& req : transfer_.requests) {
+    r.t_done = std::max(r.t_done, req->t_done);
+    if (!req->completion.ok && r.completion.ok) r.completion = req->completion;
+  }
+  transfer_ = {};
+  if (!r.completion.ok) throw SimError(what + " failed: " + failure(r.completion) + at(now()));
+  return r;
+}
+
+}  // namespace kbsim::host_runtime

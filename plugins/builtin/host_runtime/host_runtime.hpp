@@ -1,0 +1,102 @@
+// The host runtime (kbsim/rt/runtime.hpp) on one simulated system. It owns the
+// host-side metadata (placements, allocators, launch records) and talks to the
+// device only through its entry components: a SIP's pcie_ep for memory traffic
+// and its io_cpu for MMU mappings and launches. Blocking calls run the system
+// until their work completes. A service of the configured system.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kbsim/ahbm/host_command.hpp"
+#include "kbsim/ahbm/memory_map.hpp"
+#include "kbsim/pe/data_op.hpp"
+#include "kbsim/pe/kernels.hpp"
+#include "kbsim/pe/memory_store.hpp"
+#include "kbsim/rt/runtime.hpp"
+#include "allocator.hpp"
+
+namespace kbsim::host_runtime {
+
+
+class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::Client, private kbsim::ahbm::MemClient {
+ public:
+  /// A runtime on `system`: the PE MMU page size is sip0.cube0.pe0.pe_mmu's;
+  /// with a data pass on the system (--verify-data), host writes are logged
+  /// for it and host reads return the values it computed.
+  explicit HostRuntime(System& system);
+  ~HostRuntime() override;
+  static HostRuntime* create(System& system, Simulator&) { return new HostRuntime(system); }
+  /// Wait for outstanding launches; NO_REQUESTS if nothing was ever submitted.
+  void finish() override;
+
+  /// Let launch() submit kernel names the catalogue does not know (to test the PE-side check).
+  void allow_unknown_kernels() noexcept { check_kernels_ = false; }
+  std::uint64_t page_size() const noexcept { return alloc_.page_size(); }
+
+  // rt::Runtime
+  rt::Tensor empty(const Shape& shape, DType dtype, const rt::DPPolicy& dp = {}, std::string name = {}) override;
+  rt::Tensor zeros(const Shape& shape, DType dtype, const rt::DPPolicy& dp = {}, std::string name = {}) override;
+  rt::Tensor from_host(const Shape& shape, DType dtype, std::span<const double> values, const rt::DPPolicy& dp = {},
+                       std::string name = {}) override;
+  void free(rt::Tensor& t) override;
+  rt::TransferResult write(const rt::Tensor& t, std::span<const std::byte> bytes) override;
+  std::vector<std::byte> read(const rt::Tensor& t, rt::TransferResult* timing = nullptr) override;
+  rt::LaunchHandle launch(std::string_view kernel, std::vector<rt::Arg> args,
+                          const rt::LaunchOptions& opt = {}) override;
+  const rt::LaunchResult& wait(rt::LaunchHandle h) override;
+  void wait_all() override;
+  std::uint64_t submitted() const noexcept override { return submitted_; }
+  System& system() override { return system_; }
+  Tick now() const override { return system_.now(); }
+  unsigned cubes_per_sip() const override { return map_.cubes_per_sip; }
+  unsigned pes_per_cube() const override { return map_.pes_per_cube; }
+
+ private:
+  /// A host command in flight (MMU map/unmap or launch).
+  struct Command {
+    Ref<kbsim::ahbm::HostCommand> cmd;
+    Tick t_submit = 0, t_done = 0;
+    bool done = false;
+  };
+  /// The one memory transfer in flight.
+  struct Transfer {
+    std::vector<Ref<kbsim::ahbm::MemRequest>> requests;
+    std::size_t pending = 0;
+  };
+
+  void on_complete(kbsim::ahbm::HostCommand& cmd) override;
+  void on_complete(kbsim::ahbm::MemRequest& req) override;
+
+  /// The live tensor behind a handle; BAD_USE for an empty, freed or foreign one.
+  rt::Tensor::Info& live(const rt::Tensor& t, const std::string& what);
+  /// Submit `cmd` to the io_cpu of `sip` and record it under a new correlation id.
+  Command& submit(unsigned sip, Ref<kbsim::ahbm::HostCommand> cmd);
+  /// Run the system until `done()`; SimError with `stuck()` if it goes idle first.
+  void run_until(const std::function<bool()>& done, const std::function<std::string()>& stuck);
+  /// Map (or unmap) every shard of `info` in the MMU of every PE holding one; blocking.
+  void update_mmu(const rt::Tensor::Info& info, kbsim::ahbm::HostCommand::Kind kind);
+  /// Read or write `shards` of `info` through the SIP's pcie_ep, one request each; blocking.
+  rt::TransferResult transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op,
+                              const std::vector<const rt::ShardSpec*>& shards);
+
+  System& system_;
+  kbsim::ahbm::MemoryMap map_;
+  DeviceAllocators alloc_;
+  MemoryStore& memory_;
+  const KernelCatalogue* kernels_;  ///< nullptr: no kernel is registered anywhere
+  bool check_kernels_ = true;
+  std::uint64_t next_correlation_ = 1;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t tensors_created_ = 0;
+  std::map<const rt::Tensor::Info*, std::shared_ptr<rt::Tensor::Info>> tensors_;  ///< live tensors
+  std::map<std::uint64_t, Command> commands_;                                     ///< by correlation id
+  std::map<std::uint64_t, rt::LaunchResult> launches_;  ///< by correlation id; results once complete
+  Transfer transfer_;
+  DataPass* data_;  ///< nullptr: no data pass on this system
+};
+
+}  // namespace kbsim::host_runtime

@@ -1,0 +1,38 @@
+// Compute slots (kbsim/pe/slots.hpp): named counting semaphores of one system.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "kbsim/pe/slots.hpp"
+
+namespace kbsim::pe_services {
+
+class SlotPool final : public Slots {
+ public:
+  explicit SlotPool(Simulator& sim) : sim_(sim) {}
+  static SlotPool* create(System&, Simulator& sim) { return new SlotPool(sim); }
+
+  std::uint32_t slot(std::string_view name, std::uint32_t capacity) override;
+  void acquire(std::uint32_t slot, NodeIndex self, std::uint64_t tag, Ref<Message> msg) override;
+  void release(std::uint32_t slot) override;
+
+ private:
+  struct Waiter {
+    NodeIndex node;
+    std::uint64_t tag;
+    Ref<Message> msg;
+  };
+  struct Slot {
+    std::string name;
+    std::uint32_t capacity = 1, in_use = 0;
+    std::deque<Waiter> waiters;
+  };
+  void grant(Waiter w);
+
+  Simulator& sim_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace kbsim::pe_services

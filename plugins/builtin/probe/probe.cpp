@@ -1,0 +1,244 @@
+// `kbsim probe`: latency and bandwidth of the memory paths of an AHBM system,
+// case by case, with the invariants the reference measured (docs/model.md,
+// "kbsim probe"). A plugin-provided command.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "kbsim/ahbm/memory.hpp"
+#include "kbsim/ahbm/memory_map.hpp"
+#include "kbsim/ahbm/names.hpp"
+#include "report.hpp"
+#include "kbsim/command.hpp"
+#include "kbsim/plugin.hpp"
+#include "kbsim/text.hpp"
+
+namespace kbsim::probe {
+
+namespace {
+
+namespace names = kbsim::ahbm::names;
+using kbsim::ahbm::MemOp;
+using kbsim::ahbm::MemRequest;
+
+/// What a case asks for: who issues, what access, over which view the legs go.
+struct CaseSpec {
+  std::string name;
+  std::string category;  ///< h2d, d2h, pe_dma
+  unsigned hops = 0;     ///< cube hops from the IO chiplet (h2d/d2h)
+  std::string initiator;
+  MemOp op = MemOp::kWrite;
+  unsigned sip = 0, cube = 0, pe = 0;  ///< the target slice
+};
+
+std::vector<CaseSpec> case_specs() {
+  std::vector<CaseSpec> out;
+  const std::string ep = names::io(0, 0, "pcie_ep");
+  const unsigned cubes[] = {0, 4, 8, 12};  // one cube further south each (cube index = y * 4 + x)
+  for (unsigned h = 0; h < 4; ++h)
+    out.push_back({"h2d-" + std::to_string(h + 1) + "hop", "h2d", h + 1, ep, MemOp::kWrite, 0, cubes[h], 0});
+  for (unsigned h = 0; h < 4; ++h)
+    out.push_back({"d2h-" + std::to_string(h + 1) + "hop", "d2h", h + 1, ep, MemOp::kRead, 0, cubes[h], 0});
+  const std::string dma = names::pe_part(0, 0, 0, "pe_dma");
+  out.push_back({"pe-local-hbm", "pe_dma", 0, dma, MemOp::kWrite, 0, 0, 0});
+  out.push_back({"pe-same-half-hbm", "pe_dma", 0, dma, MemOp::kWrite, 0, 0, 1});
+  out.push_back({"pe-cross-half-hbm", "pe_dma", 0, dma, MemOp::kWrite, 0, 0, 4});
+  out.push_back({"pe-cross-cube-hbm-best", "pe_dma", 0, dma, MemOp::kWrite, 0, 1, 0});
+  out.push_back({"pe-cross-cube-hbm-worst", "pe_dma", 0, dma, MemOp::kWrite, 0, 15, 0});
+  return out;
+}
+
+struct Collector final : kbsim::ahbm::MemClient {
+  Ref<MemRequest> done;
+  void on_complete(MemRequest& r) override { done = Ref<MemRequest>(&r); }
+};
+
+/// The analytic view of one leg: overheads, wire latency, bottleneck.
+void add_leg(const RouteInfo& route, bool carries_data, CaseResult& c) {
+  for (std::size_t k = 0; k < route.hops.size(); ++k) {
+    const RouteHop& h = route.hops[k];
+    c.ovhd_ns += h.transit_ns;
+    if (k + 1 == route.hops.size()) break;
+    c.wire_ns += h.link_latency_ns;
+    if (h.link_kind == "ucie_mesh" && c.legs.empty()) ++c.ucie_crossings;  // forward leg only
+    if (carries_data && h.link_bw_gbs > 0 && (c.bn_bw_gbs == 0 || h.link_bw_gbs < c.bn_bw_gbs)) {
+      c.bn_bw_gbs = h.link_bw_gbs;
+      c.bn_link = std::string(h.node) + " -> " + std::string(route.hops[k + 1].node);
+    }
+  }
+  Leg leg;
+  leg.carries_data = carries_data;
+  for (const RouteHop& h : route.hops)
+    leg.hops.push_back({std::string(h.node), h.transit_ns, std::string(h.link_kind), h.link_bw_gbs, h.link_latency_ns});
+  c.legs.push_back(std::move(leg));
+}
+
+CaseResult run_case(const Graph& graph, CommandContext& ctx, const CaseSpec& spec, std::uint64_t bytes) {
+  std::unique_ptr<System> fresh = ctx.build(graph);  // a fresh system per case: no state carries over
+  System& sim = *fresh;
+  auto map = kbsim::ahbm::MemoryMap::from(sim.attrs());
+  if (spec.cube >= map.cubes_per_sip || spec.pe >= map.pes_per_cube || spec.sip >= map.sips)
+    throw ConfigError(graph.source + ": probe case " + spec.name + " needs sip" + std::to_string(spec.sip) + " cube" +
+                      std::to_string(spec.cube) + " pe" + std::to_string(spec.pe) + ", which this topology lacks");
+  auto* initiator = kbsim::ahbm::as_initiator(sim.component(spec.initiator));
+  if (!initiator) throw ConfigError("probe: " + spec.initiator + " does not initiate memory requests");
+
+  auto req = make_message<MemRequest>();
+  req->op = spec.op;
+  req->nbytes = bytes;
+  req->pa = kbsim::ahbm::pe_hbm_addr(spec.sip, spec.cube, spec.pe, 0, map.slice_bytes);
+  req->correlation_id = 1;
+  req->request_id = 1;
+  Collector collector;
+  initiator->submit(req, &collector);
+  sim.run();
+  if (!collector.done)
+    throw SimError("probe case " + spec.name +
+                   ": the request never completed (stuck at t=" + format_ns(ticks_to_ns(sim.now())) + " ns)");
+
+  CaseResult c;
+  c.name = spec.name;
+  c.category = spec.category;
+  c.hops = spec.hops;
+  c.bytes = bytes;
+  c.src = spec.initiator;
+  c.dst = names::hbm_ctrl(spec.sip, spec.cube, spec.pe);
+  c.ok = req->completion.ok;
+  c.error = req->completion.error_code;
+  // A host write is done when its last burst commits (the reference's bypass
+  // write); everything else when its response reaches the initiator.
+  Tick end = spec.category == "h2d" ? req->t_serviced : req->t_done;
+  c.actual_ns = ticks_to_ns(end - req->t_issue);
+  c.ack_ns = ticks_to_ns(req->t_done - req->t_issue);
+  std::string view = std::string(sim.view_name(req->view));
+  bool data_out = spec.op == MemOp::kWrite;
+  add_leg(sim.route_info(c.src, c.dst, view), data_out, c);
+  if (spec.category != "h2d") add_leg(sim.route_info(c.dst, c.src, view), !data_out, c);
+  c.drain_ns = c.bn_bw_gbs > 0 ? static_cast<double>(bytes) / c.bn_bw_gbs : 0.0;
+  c.formula_ns = c.ovhd_ns + c.wire_ns + c.drain_ns;
+  c.eff_bw_gbs = c.actual_ns > 0 ? static_cast<double>(bytes) / c.actual_ns : 0.0;
+  c.util_pct = c.bn_bw_gbs > 0 ? 100.0 * c.eff_bw_gbs / c.bn_bw_gbs : 0.0;
+  c.events = sim.events();
+  return c;
+}
+
+const CaseResult* find(const std::vector<CaseResult>& cases, const std::string& name) {
+  for (const auto& c : cases)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::vector<Invariant> check(const Report& r) {
+  std::vector<Invariant> out;
+  auto add = [&](std::string name, bool pass, std::string detail) {
+    out.push_back({std::move(name), pass, std::move(detail)});
+  };
+  auto series = [&](const std::string& prefix) {
+    std::vector<const CaseResult*> s;
+    for (unsigned h = 1; h <= 4; ++h)
+      if (const CaseResult* c = find(r.cases, prefix + std::to_string(h) + "hop")) s.push_back(c);
+    return s;
+  };
+  auto strictly_rising = [&](const std::string& prefix) {
+    auto s = series(prefix);
+    if (s.size() < 4) return;
+    bool ok = true;
+    std::string d;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      ok = ok && (i == 0 || s[i - 1]->actual_ns < s[i]->actual_ns);
+      d += (i ? " < " : "") + format_ns(s[i]->actual_ns);
+    }
+    add(prefix.substr(0, 3) + " latency rises strictly with hops", ok, d + " ns");
+  };
+  strictly_rising("h2d-");
+  strictly_rising("d2h-");
+  auto h2d = series("h2d-"), d2h = series("d2h-");
+  if (h2d.size() == 4 && d2h.size() == 4) {
+    bool ok = true;
+    for (std::size_t i = 0; i < 4; ++i) ok = ok && d2h[i]->actual_ns >= h2d[i]->actual_ns;
+    add("d2h >= h2d at every hop count", ok, "");
+  }
+  const CaseResult *local = find(r.cases, "pe-local-hbm"), *same = find(r.cases, "pe-same-half-hbm"),
+                   *cross = find(r.cases, "pe-cross-half-hbm"), *best = find(r.cases, "pe-cross-cube-hbm-best"),
+                   *worst = find(r.cases, "pe-cross-cube-hbm-worst");
+  if (best && worst)
+    add("pe dma: nearest other cube is faster than the farthest", best->actual_ns < worst->actual_ns,
+        format_ns(best->actual_ns) + " < " + format_ns(worst->actual_ns) + " ns");
+  if (local && same && cross) {
+    add("pe dma: same-cube paths cross no UCIe",
+        local->ucie_crossings + same->ucie_crossings + cross->ucie_crossings == 0, "");
+    add("pe dma: local < same half < cross half",
+        local->actual_ns < same->actual_ns && same->actual_ns < cross->actual_ns,
+        format_ns(local->actual_ns) + " < " + format_ns(same->actual_ns) + " < " + format_ns(cross->actual_ns) + " ns");
+  }
+  if (best && worst)
+    add("pe dma: other cubes are reached over UCIe", best->ucie_crossings > 0 && worst->ucie_crossings > 0, "");
+  bool ok = true, bound = true;
+  std::string failed;
+  for (const auto& c : r.cases) {
+    ok = ok && c.ok;
+    if (c.formula_ns > c.actual_ns + 1e-6) {
+      bound = false;
+      failed += " " + c.name;
+    }
+  }
+  add("every request completed ok", ok, "");
+  add("formula (overheads + wire + drain) <= actual", bound, failed.empty() ? "" : "fails:" + failed);
+  if (!r.sweep.empty()) {
+    bool rising = true;
+    for (std::size_t i = 1; i < r.sweep.size(); ++i)
+      if (r.sweep[i].name == r.sweep[i - 1].name && r.sweep[i].util_pct < r.sweep[i - 1].util_pct - 1e-9)
+        rising = false;
+    add("sweep: utilization does not fall as transfers grow", rising, "");
+  }
+  return out;
+}
+
+class Probe final : public Command {
+ public:
+  static CommandInfo info() {
+    return {"probe",
+            "measure the memory paths of an AHBM system and check invariants",
+            {param_string("case", "all", "one case (e.g. h2d-2hop) or all"),
+             param_bool("json", false, "print one JSON object instead of tables"),
+             param_int("bytes", 32768, "transfer size of the cases (1 .. 2^30)")}};
+  }
+
+  int run(CommandContext& ctx) override {
+    const Params& o = ctx.options();
+    const std::string case_name = o.get_string("case");
+    const std::int64_t bytes = o.get_int("bytes");
+    if (bytes < 1 || bytes > (std::int64_t{1} << 30))
+      throw UsageError("--bytes: " + std::to_string(bytes) + " is not in [1 - 1073741824]");
+    const Graph& graph = ctx.topology();
+    std::vector<CaseSpec> specs = case_specs();
+    std::vector<std::string> names;
+    for (const auto& s : specs) names.push_back(s.name);
+    if (case_name != "all" && std::find(names.begin(), names.end(), case_name) == names.end())
+      throw UsageError("--case: unknown case '" + case_name + "'" + suggest(case_name, names) + " (cases: all, " +
+                       join(names, ", ") + ")");
+    kbsim::ahbm::MemoryMap::from(graph.attrs);  // an AHBM system, or a clear error
+    Report report;
+    report.topology = graph.source;
+    report.bytes = static_cast<std::uint64_t>(bytes);
+    for (const auto& s : specs)
+      if (case_name == "all" || case_name == s.name) report.cases.push_back(run_case(graph, ctx, s, report.bytes));
+    if (case_name == "all")
+      for (const char* name : {"h2d-1hop", "d2h-1hop", "pe-local-hbm"})
+        for (std::uint64_t b : {4096ull, 16384ull, 65536ull, 262144ull, 1048576ull})
+          for (const auto& s : specs)
+            if (s.name == name) report.sweep.push_back(run_case(graph, ctx, s, b));
+    report.invariants = check(report);
+    report.pass = std::all_of(report.invariants.begin(), report.invariants.end(), [](auto& i) { return i.pass; });
+    if (o.get_bool("json"))
+      print_json(report);
+    else
+      print_text(report);
+    return report.pass ? 0 : static_cast<int>(ExitCode::kBench);
+  }
+};
+
+}  // namespace
+}  // namespace kbsim::probe
+
+KBSIM_PLUGIN("probe") { kbsim::add_command<kbsim::probe::Probe>(plugin); }

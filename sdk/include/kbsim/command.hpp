@@ -1,0 +1,51 @@
+// Plugin-provided commands: `kbsim NAME [--option value]...` runs a command
+// a plugin registered (kbsim::add_command<T>(plugin)). The core parses the
+// shared options (--plugins, --components, --topology, --set, --log-level)
+// and the command's own, declared as parameters: a bool parameter is a flag
+// (--json), any other takes a value (--case h2d-1hop) and defaults as declared.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kbsim/bench.hpp"
+#include "kbsim/graph.hpp"
+#include "kbsim/params.hpp"
+
+namespace kbsim {
+
+struct CommandInfo {
+  std::string name;  ///< the subcommand, e.g. "probe"
+  std::string summary;
+  std::vector<ParamSpec> options;  ///< each becomes --<name>
+};
+
+/// What a command is given.
+class CommandContext {
+ public:
+  /// The command's options, resolved against its declarations.
+  virtual const Params& options() const noexcept = 0;
+  /// The resolved --topology graph (with --set overrides applied).
+  virtual const Graph& topology() = 0;
+  /// Elaborate a graph into a fresh runnable system, owned by the caller.
+  virtual std::unique_ptr<System> build(const Graph& graph) = 0;
+
+ protected:
+  ~CommandContext() = default;
+};
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  /// Run to completion and print; the return value is the process exit code
+  /// (0, or one of ExitCode). Errors are thrown as kbsim::Error.
+  virtual int run(CommandContext& ctx) = 0;
+};
+
+struct CommandType {
+  CommandInfo info;
+  Command* (*create)();
+};
+
+}  // namespace kbsim

@@ -1,0 +1,55 @@
+// Topology front-ends: a plugin that compiles its own YAML dialect into the
+// plain graph (kbsim/graph.hpp). The core reads the topology file, applies
+// the --set overrides to the YAML tree, then offers the document to every
+// loaded front-end in name order; the first that claims it compiles it.
+// A document no front-end claims must be the explicit nodes+edges form,
+// which the core reads itself.
+//
+//   class MyFrontEnd : public kbsim::config::FrontEnd {
+//    public:
+//     static kbsim::config::FrontEndInfo info() { return {"my_dialect", "..."}; }
+//     bool claims(const YAML::Node& root) const override { return root["my_system"].IsDefined(); }
+//     kbsim::Graph compile(const kbsim::config::Origins& doc) const override;
+//   };
+//   KBSIM_PLUGIN("my_frontend") { kbsim::config::add_frontend<MyFrontEnd>(plugin); }
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kbsim/config/yaml.hpp"
+#include "kbsim/graph.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace kbsim::config {
+
+struct FrontEndInfo {
+  std::string name;  ///< e.g. "ahbm"
+  std::string summary;
+};
+
+class FrontEnd {
+ public:
+  virtual ~FrontEnd() = default;
+  /// Whether this document is written in this front-end's dialect.
+  virtual bool claims(const YAML::Node& root) const = 0;
+  /// Compile it; errors are ConfigError naming `doc.where(node)` of the offending node.
+  virtual Graph compile(const Origins& doc) const = 0;
+  /// Draw pictures of the configured system into `dir` (`kbsim topology --svg`);
+  /// returns the files written. The default draws none.
+  virtual std::vector<std::filesystem::path> draw(const Origins& doc, const std::filesystem::path& dir) const {
+    (void)doc;
+    (void)dir;
+    return {};
+  }
+};
+
+/// Register front-end T (with `static FrontEndInfo info()`).
+template <class T>
+void add_frontend(PluginDescriptor& plugin) {
+  FrontEndInfo i = T::info();
+  plugin.frontends.push_back({std::move(i.name), std::move(i.summary), []() -> FrontEnd* { return new T(); }});
+}
+
+}  // namespace kbsim::config

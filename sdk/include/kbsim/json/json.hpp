@@ -1,0 +1,106 @@
+// The JSON kit: one pretty JSON writer (RapidJSON underneath) for every file
+// kbsim and its plugins write: results.json, topology dumps, the op log,
+// traces, probe reports. Link kbsim::json (it brings RapidJSON's headers).
+#pragma once
+
+#include <rapidjson/filewritestream.h>
+#include <rapidjson/prettywriter.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kbsim/errors.hpp"
+
+namespace kbsim::json {
+
+/// A thin facade over RapidJSON's pretty writer, so callers need not see it.
+class JsonWriter {
+ public:
+  virtual ~JsonWriter() = default;
+  virtual void begin_object() = 0;
+  virtual void end_object() = 0;
+  virtual void begin_array() = 0;
+  virtual void end_array() = 0;
+  virtual void key(const std::string& k) = 0;
+  virtual void value(const std::string& v) = 0;
+  virtual void value(const char* v) = 0;
+  virtual void value(double v) = 0;
+  virtual void value(std::int64_t v) = 0;
+  virtual void value(std::uint64_t v) = 0;
+  virtual void value(bool v) = 0;
+  void value(int v) { value(static_cast<std::int64_t>(v)); }
+  void value(unsigned v) { value(static_cast<std::uint64_t>(v)); }
+  template <class T>
+  void field(const std::string& k, const T& v) {
+    key(k);
+    value(v);
+  }
+};
+
+namespace detail {
+class RapidWriter final : public JsonWriter {
+ public:
+  explicit RapidWriter(std::FILE* f) : stream_(f, buffer_, sizeof buffer_), w_(stream_) { w_.SetIndent(' ', 2); }
+  void begin_object() override { w_.StartObject(); }
+  void end_object() override { w_.EndObject(); }
+  void begin_array() override { w_.StartArray(); }
+  void end_array() override { w_.EndArray(); }
+  void key(const std::string& k) override { w_.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size())); }
+  void value(const std::string& v) override { w_.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size())); }
+  void value(const char* v) override { w_.String(v); }
+  void value(double v) override {
+    if (std::isfinite(v)) {
+      w_.Double(v);
+    } else {
+      w_.Null();
+    }
+  }
+  void value(std::int64_t v) override { w_.Int64(v); }
+  void value(std::uint64_t v) override { w_.Uint64(v); }
+  void value(bool v) override { w_.Bool(v); }
+  void flush() { stream_.Flush(); }
+
+ private:
+  char buffer_[65536];
+  rapidjson::FileWriteStream stream_;
+  rapidjson::PrettyWriter<rapidjson::FileWriteStream> w_;
+};
+}  // namespace detail
+
+/// Writes JSON to a file atomically: into "<file>.tmp", renamed on success,
+/// removed on failure, so a failed run leaves no half-written file.
+inline void write_json_file(const std::filesystem::path& file, const std::function<void(JsonWriter&)>& body) {
+  std::filesystem::path tmp = file;
+  tmp += ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(tmp.string() + ": cannot write");
+  try {
+    auto w = std::make_unique<detail::RapidWriter>(f);
+    body(*w);
+    w->flush();
+    std::fputc('\n', f);
+    if (std::fclose(f) != 0) throw Error(tmp.string() + ": write failed");
+    f = nullptr;
+    std::filesystem::rename(tmp, file);
+  } catch (...) {
+    if (f) std::fclose(f);
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+}
+
+inline void write_json_stdout(const std::function<void(JsonWriter&)>& body) {
+  auto w = std::make_unique<detail::RapidWriter>(stdout);
+  body(*w);
+  w->flush();
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace kbsim::json

@@ -1,0 +1,104 @@
+// The PE model's half of the two-pass model: what its data-operation records
+// carry (DataOp, the OpRecord payload), the record kinds, and the data pass
+// as a service (DataPass) that the host runtime asks for computed values.
+// The generic record and the op-log hooks are in kbsim/op_record.hpp.
+//
+// Timing pass and data pass: the timing pass logs every data operation; the
+// data pass replays the log in start order to compute the real values (see
+// docs/model.md, "The two-pass data model").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "kbsim/op_record.hpp"
+#include "kbsim/services.hpp"
+#include "kbsim/time.hpp"
+#include "kbsim/tl/dtype.hpp"
+#include "kbsim/tl/tl.hpp"
+
+namespace kbsim {
+
+/// The record kinds of the PE model (OpRecord::kind): what the data pass does with a record.
+namespace OpKind {
+inline constexpr std::string_view kMemory = "memory";
+inline constexpr std::string_view kGemm = "gemm";
+inline constexpr std::string_view kMath = "math";
+inline constexpr std::string_view kUnknown = "unknown";
+}  // namespace OpKind
+
+using Bytes = std::vector<std::byte>;
+using BytesPtr = std::shared_ptr<const Bytes>;
+
+/// An operand or result of a data operation, as the data pass finds it in memory.
+struct OpTensor {
+  tl::Space space = tl::Space::kHbm;
+  std::uint64_t addr = 0;  ///< HBM: physical address; TCM: the PE's scratch address
+  Shape shape;
+  DType dtype = DType::kF16;
+  /// Read the value as it was at this time; kNever = at the reading op's end
+  /// (ADR-0052 D4: inputs are captured at record end). A loaded operand is
+  /// read as of the moment its load returned.
+  Tick as_of = kNever;
+  /// The value when the timing pass already knows it (a constant, stored known
+  /// bytes): an immutable snapshot, used instead of reading memory.
+  BytesPtr value;
+  /// A tl.trans view: the bytes hold the tensor with its last two dimensions swapped back.
+  bool transposed = false;
+
+  std::uint64_t nbytes() const noexcept { return static_cast<std::uint64_t>(shape.elements()) * dtype_size(dtype); }
+};
+
+/// What a data operation computes (the payload of the PE model's records).
+struct DataOp final : OpPayload {
+  enum class Kind : std::uint8_t { kCopy, kGemm, kMath };
+  Kind kind = Kind::kCopy;
+  tl::MathOp op = tl::MathOp::kExp;  ///< kMath
+  int axis = -1;                     ///< reductions and softmax
+  /// kGemm: a, b, then epilogue operands; kMath: the inputs; kCopy: the source.
+  std::vector<OpTensor> in;
+  OpTensor out;
+  struct Epilogue {
+    tl::MathOp op = tl::MathOp::kRelu;
+    tl::Scope scope = tl::Scope::kOutputTile;
+    double factor = 1.0;
+    int operand = -1;  ///< index into `in`, or -1
+  };
+  std::vector<Epilogue> epilogue;  ///< kGemm
+  std::uint32_t tile_k = 0;        ///< kGemm: K-tile size of k_tile-scope epilogues (0 = whole K)
+  /// The compute engine whose DataCompute (if it has one) computes a kGemm; ~0u = none.
+  NodeIndex engine = ~NodeIndex{0};
+};
+
+/// A compute engine that computes its GEMMs' values in the data pass itself;
+/// without it the data pass computes them (Eigen, f32 accumulation). Operands are
+/// row-major f32: out (m x n) = a (m x k) x b (k x n).
+class DataCompute {
+ public:
+  virtual void gemm(std::span<const float> a, std::span<const float> b, std::span<float> out, std::size_t m,
+                    std::size_t k, std::size_t n) const = 0;
+
+ protected:
+  ~DataCompute() = default;
+};
+
+/// The data pass of a run with --verify-data, as a service of the configured
+/// system (absent otherwise): the host runtime logs host writes through it
+/// and reads computed HBM values back.
+class DataPass : public Service {
+ public:
+  static constexpr std::string_view kServiceName = "data_pass";
+  /// A host write: `bytes` at physical address `pa`, visible from `t_start` on.
+  virtual void host_write(std::string_view node, std::uint64_t pa, BytesPtr bytes, Tick t_start, Tick t_end) = 0;
+  /// Execute every record no still-open record can precede.
+  virtual void flush() = 0;
+  /// HBM bytes at `pa` as of `t`, after what has been executed so far.
+  virtual BytesPtr read_hbm(std::uint64_t pa, std::uint64_t nbytes, Tick t) const = 0;
+};
+
+}  // namespace kbsim

@@ -1,0 +1,154 @@
+// The host runtime API (ADR-0007/0008/0026/0045): what a bench uses to place
+// tensors on a device, move their data, launch kernels and collect results.
+// It talks to the simulated system only through its entry components: PCIE_EP
+// for memory traffic and IO_CPU for launches and MMU mappings.
+//
+//   auto& rt = ctx.configured().service<kbsim::rt::Runtime>();
+//   auto a = rt.from_host({M, K}, DType::kF16, a_values, {.pe = Split::kReplicate, .num_pes = 1});
+//   auto h = rt.launch("my-kernel", {a, b, out, M, K, N});
+//   const LaunchResult& r = rt.wait(h);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kbsim/ahbm/host_command.hpp"
+#include "kbsim/bench.hpp"
+#include "kbsim/services.hpp"
+#include "kbsim/tl/dtype.hpp"
+
+namespace kbsim::rt {
+
+/// How a 2-D tensor is split over cubes, then over the PEs of each cube (ADR-0026).
+enum class Split : std::uint8_t { kReplicate, kColumnWise, kRowWise };
+
+struct DPPolicy {
+  Split cube = Split::kReplicate;
+  Split pe = Split::kReplicate;
+  unsigned num_pes = 1;    ///< PEs per cube used (0 = all of the cube's PEs)
+  unsigned num_cubes = 1;  ///< cubes of the SIP used (0 = all)
+};
+
+/// One placed piece of a tensor (ADR-0026 D2).
+struct ShardSpec {
+  unsigned sip = 0, cube = 0, pe = 0;
+  std::uint64_t offset_bytes = 0;  ///< byte offset of the shard's first element in the row-major tensor
+  std::uint64_t nbytes = 0;
+  Shape shape;             ///< the shard's own shape (stored contiguously)
+  std::uint64_t va = 0;    ///< virtual address of the shard
+  std::uint64_t pa = 0;    ///< physical address of its storage (the PE's HBM slice)
+};
+
+class Runtime;
+
+/// A host-side tensor handle. Cheap to copy; the runtime owns the placement.
+class Tensor {
+ public:
+  struct Info {
+    std::string name;
+    Shape shape;
+    DType dtype = DType::kF16;
+    DPPolicy policy;
+    std::uint64_t va = 0;        ///< base of its page-aligned virtual range
+    std::uint64_t va_bytes = 0;  ///< length of the virtual range (pages)
+    std::vector<ShardSpec> shards;
+    bool freed = false;
+  };
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<Info> info) : info_(std::move(info)) {}
+
+  const std::string& name() const { return info().name; }
+  const Shape& shape() const { return info().shape; }
+  DType dtype() const { return info().dtype; }
+  std::uint64_t va() const { return info().va; }
+  std::uint64_t nbytes() const { return static_cast<std::uint64_t>(shape().elements()) * dtype_size(dtype()); }
+  const std::vector<ShardSpec>& shards() const { return info().shards; }
+  const DPPolicy& policy() const { return info().policy; }
+  bool valid() const noexcept { return info_ != nullptr; }
+  const Info& info() const {
+    if (!info_) throw std::logic_error("use of an empty rt::Tensor");
+    return *info_;
+  }
+
+ private:
+  std::shared_ptr<Info> info_;
+};
+
+/// A kernel argument: a tensor, an integer or a real.
+using Arg = std::variant<Tensor, std::int64_t, double>;
+
+struct LaunchOptions {
+  unsigned sip = 0;
+  /// The PEs the kernel runs on: cubes 0..grid_cubes-1 x PEs 0..grid_pes-1 of
+  /// each. 0 = the largest placement among the tensor arguments.
+  unsigned grid_pes = 0, grid_cubes = 0;
+};
+
+struct LaunchHandle {
+  std::uint64_t id = 0;
+};
+
+struct LaunchResult {
+  std::string kernel;
+  ahbm::Completion completion;
+  Tick t_submit = 0, t_done = 0;
+  double pe_exec_ns = 0, dma_ns = 0, compute_ns = 0;  ///< maxima over the PEs (merged by M_CPU and IO_CPU)
+  std::vector<ahbm::PeResult> pes;                    ///< sorted by (sip, cube, pe)
+};
+
+/// Timing of a host memory transfer.
+struct TransferResult {
+  ahbm::Completion completion;
+  Tick t_submit = 0, t_done = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// A service of the configured system (provided by the host_runtime plugin):
+///   auto& rt = ctx.configured().service<kbsim::rt::Runtime>();
+class Runtime : public Service {
+ public:
+  static constexpr std::string_view kServiceName = "host_runtime";
+
+  // --- tensors (each submits its MMU mappings over the fabric) ---
+  virtual Tensor empty(const Shape& shape, DType dtype, const DPPolicy& dp = {}, std::string name = {}) = 0;
+  /// empty + a MemoryWrite of zeros to every shard.
+  virtual Tensor zeros(const Shape& shape, DType dtype, const DPPolicy& dp = {}, std::string name = {}) = 0;
+  /// empty + the host's values written to every shard (values converted to `dtype`).
+  virtual Tensor from_host(const Shape& shape, DType dtype, std::span<const double> values, const DPPolicy& dp = {},
+                           std::string name = {}) = 0;
+  /// Unmap and free a tensor's memory.
+  virtual void free(Tensor& t) = 0;
+
+  // --- data (through PCIE_EP and the memory path; blocking) ---
+  /// Write raw bytes of the whole tensor (row-major, tensor.nbytes() long).
+  virtual TransferResult write(const Tensor& t, std::span<const std::byte> bytes) = 0;
+  /// Read the whole tensor back (row-major bytes; replicated tensors: the first replica).
+  virtual std::vector<std::byte> read(const Tensor& t, TransferResult* timing = nullptr) = 0;
+  std::vector<double> read_values(const Tensor& t) {
+    std::vector<std::byte> b = read(t);
+    std::vector<double> v(b.size() / dtype_size(t.dtype()));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = decode_value(b.data() + i * dtype_size(t.dtype()), t.dtype());
+    return v;
+  }
+
+  // --- kernels ---
+  /// Submit a launch of a registered kernel to IO_CPU (non-blocking).
+  virtual LaunchHandle launch(std::string_view kernel, std::vector<Arg> args, const LaunchOptions& opt = {}) = 0;
+  /// Run the simulation until the launch completes; a failed kernel throws SimError.
+  virtual const LaunchResult& wait(LaunchHandle h) = 0;
+  virtual void wait_all() = 0;
+  /// Launches and transfers submitted so far.
+  virtual std::uint64_t submitted() const noexcept = 0;
+
+  // --- the device ---
+  virtual System& system() = 0;
+  virtual Tick now() const = 0;
+  virtual unsigned cubes_per_sip() const = 0;
+  virtual unsigned pes_per_cube() const = 0;
+};
+
+}  // namespace kbsim::rt
