@@ -82,7 +82,12 @@ void BenchRunner::run() {
   std::unique_ptr<Bench> bench(type_->create());
   auto t0 = Clock::now();
   bench->run(*this);
-  for (auto& s : systems_) s->finish_services();  // e.g. launches left outstanding still run to completion
+  try {
+    for (auto& s : systems_) s->finish_services();  // e.g. launches left outstanding still run to completion
+  } catch (const BenchError& e) {  // a service's complaint about the bench's use of it: name the bench
+    std::string what = e.what();
+    throw BenchError(e.reason(), "bench '" + options_.bench + "' " + what.substr(what.find(": ") + 2));
+  }
   for (const auto& o : observers_) o->finish(*this);
   for (auto& s : systems_) s->finish();
   wall_s_ = seconds_since(t0);

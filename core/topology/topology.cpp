@@ -244,7 +244,7 @@ struct Document {
 
 std::unique_ptr<Document> open(YamlSource src, const std::vector<std::string>& overrides, const Registry& registry) {
   auto doc = std::make_unique<Document>(std::move(src));
-  for (const auto& o : overrides) apply_override(doc->src, doc->origins, o);
+  apply_overrides(doc->src, doc->origins, overrides);
   for (const auto& [name, entry] : registry.frontends()) {
     std::unique_ptr<config::FrontEnd> fe(entry.type->create());
     if (fe->claims(doc->src.root())) {
@@ -261,6 +261,10 @@ Graph compile(Document& doc) {
 }
 
 }  // namespace
+
+void apply_overrides(YamlSource& src, Origins& origins, const std::vector<std::string>& overrides) {
+  for (const auto& o : overrides) apply_override(src, origins, o);
+}
 
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                     const Registry& registry) {

@@ -12,9 +12,17 @@
 
 #include "kbsim/graph.hpp"
 
+namespace kbsim::config {
+class YamlSource;
+class Origins;
+}  // namespace kbsim::config
+
 namespace kbsim::core {
 
 class Registry;
+
+/// Apply "dotted.path=value" overrides to a YAML tree, recording their origins.
+void apply_overrides(config::YamlSource& src, config::Origins& origins, const std::vector<std::string>& overrides);
 
 /// Load and check a topology file, applying `overrides` ("dotted.path=value").
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,

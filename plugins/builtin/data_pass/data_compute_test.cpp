@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "data/compute.hpp"
+#include "compute.hpp"
 #include "kbsim/tl/verify.hpp"
 
-namespace kbsim::core::data {
+namespace kbsim::data_pass {
 namespace {
 
 using enum tl::MathOp;
@@ -419,7 +419,7 @@ TEST(DataCompute, MathRejectsBadInputs) {
 }
 
 }  // namespace
-}  // namespace kbsim::core::data
+}  // namespace kbsim::data_pass
 
 namespace kbsim::verify {
 namespace {

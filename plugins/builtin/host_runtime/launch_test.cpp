@@ -96,7 +96,7 @@ core::Registry& registry() {
         {"t-compute", &k_compute},
         {"t-composite", &k_composite},
     };
-    for (const auto& [name, fn] : kernels) r->add_kernel({name, "launch_test kernel", fn});
+    for (const auto& [name, fn] : kernels) kbsim::test::add_kernel(*r, name, fn, "launch_test kernel");
     return r;
   }();
   return *reg;
@@ -114,7 +114,7 @@ class Launch : public ::testing::Test {
     build({});
   }
   void build(const std::vector<std::string>& overrides) {
-    graph_ = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
+    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
     sim_ = std::make_unique<core::Simulation>(graph_, registry());
   }
   Ref<HostCommand> command(const std::string& kernel, std::vector<PeRef> targets, tl::Args args = {}) {
@@ -288,7 +288,7 @@ TEST_F(Launch, ALaunchOnABusyPeWaitsForTheKernelBeforeIt) {
 TEST_F(Launch, LoadReturnsTheBytesInMemory) {
   const std::uint64_t pa = ahbm::pe_hbm_addr(0, 0, 1, 0x4000, ahbm::MemoryMap::from(sim_->attrs()).slice_bytes);
   const float values[] = {1.5f, -2.0f, 3.25f, 8.0f};
-  sim_->memory().write(pa, std::as_bytes(std::span(values)));
+  sim_->service<MemoryStore>().write(pa, std::as_bytes(std::span(values)));
   auto cmd = launch("t-load", {{0, 0, 1}}, tl::Args({static_cast<std::int64_t>(pa)}));  // no mapping: VA = PA
   sim_->run();
   ASSERT_TRUE(cmd->completion.ok);
@@ -301,7 +301,7 @@ TEST_F(Launch, AKernelBranchesOnALoadedValue) {
   const std::uint64_t pa = ahbm::pe_hbm_addr(0, 0, 0, 0, ahbm::MemoryMap::from(sim_->attrs()).slice_bytes);
   auto run_with = [&](float flag) {
     SetUp();
-    sim_->memory().write(pa, std::as_bytes(std::span(&flag, 1)));
+    sim_->service<MemoryStore>().write(pa, std::as_bytes(std::span(&flag, 1)));
     auto cmd = launch("t-branch", {{0, 0, 0}}, tl::Args({static_cast<std::int64_t>(pa)}));
     sim_->run();
     return cmd->pe_exec_ns;
@@ -369,7 +369,7 @@ TEST_F(Launch, AStoreIsVisibleAtIssueThroughTheMmu) {
   ASSERT_TRUE(cmd->completion.ok);
   EXPECT_THAT(seen, ::testing::ElementsAre(10, 11, 12, 13));
   float at_pa[4];
-  sim_->memory().read(pa, std::as_writable_bytes(std::span(at_pa)));
+  sim_->service<MemoryStore>().read(pa, std::as_writable_bytes(std::span(at_pa)));
   EXPECT_THAT(at_pa, ::testing::ElementsAre(10, 11, 12, 13));
 }
 

@@ -1,6 +1,6 @@
 // `kbsim topology --svg DIR`: the three pictures of the default AHBM system are
 // written, well-formed, deterministic, and show what they should.
-#include "ahbm/svg.hpp"
+#include "svg.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "ahbm/build.hpp"
+#include "build.hpp"
+#include "test_load.hpp"
 #include "harness.hpp"
 
 namespace kbsim {
@@ -105,8 +106,8 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-core::ahbm::Compiled default_system(const std::vector<std::string>& overrides = {}) {
-  return core::load_ahbm(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
+ahbm_topology::Compiled default_system(const std::vector<std::string>& overrides = {}) {
+  return ahbm_topology::load_ahbm(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
 }
 
 TEST(Svg, XmlCheckerCatchesMistakes) {
@@ -120,7 +121,7 @@ TEST(Svg, XmlCheckerCatchesMistakes) {
 
 TEST(Svg, WritesThreeWellFormedPictures) {
   const fs::path dir = test::temp_dir() / "new" / "pictures";  // created if missing
-  auto files = core::ahbm::write_svgs(default_system(), dir);
+  auto files = ahbm_topology::write_svgs(default_system(), dir);
   ASSERT_EQ(files.size(), 3u);
   for (const char* name : {"system.svg", "sip.svg", "cube.svg"}) {
     ASSERT_TRUE(fs::is_regular_file(dir / name)) << name;
@@ -137,7 +138,7 @@ TEST(Svg, WritesThreeWellFormedPictures) {
 TEST(Svg, CubeShowsTheRouterMesh) {
   auto sys = default_system();
   const fs::path dir = test::temp_dir();
-  core::ahbm::write_svgs(sys, dir);
+  ahbm_topology::write_svgs(sys, dir);
   const std::string cube = test::read_file(dir / "cube.svg");
   std::size_t present = 0;
   for (bool p : sys.mesh.present) present += p;
@@ -152,7 +153,7 @@ TEST(Svg, CubeShowsTheRouterMesh) {
 
 TEST(Svg, SipAndSystem) {
   const fs::path dir = test::temp_dir();
-  core::ahbm::write_svgs(default_system(), dir);
+  ahbm_topology::write_svgs(default_system(), dir);
   const std::string sip = test::read_file(dir / "sip.svg"), system = test::read_file(dir / "system.svg");
   EXPECT_EQ(count(sip, "class=\"cube\""), 16u);
   for (const char* label :
@@ -168,9 +169,9 @@ TEST(Svg, SipAndSystem) {
 TEST(Svg, SameInputSameBytes) {
   auto sys = default_system();
   const fs::path a = test::temp_dir() / "a", b = test::temp_dir() / "b";
-  core::ahbm::write_svgs(sys, a);
-  core::ahbm::write_svgs(default_system(), b);
-  core::ahbm::write_svgs(sys, a);  // overwrites in place
+  ahbm_topology::write_svgs(sys, a);
+  ahbm_topology::write_svgs(default_system(), b);
+  ahbm_topology::write_svgs(sys, a);  // overwrites in place
   for (const char* name : {"system.svg", "sip.svg", "cube.svg"})
     EXPECT_EQ(test::read_file(a / name), test::read_file(b / name)) << name;
 }
@@ -179,7 +180,7 @@ TEST(Svg, SixSipTorus) {
   auto sys =
       default_system({"system.sips.count=6", "system.sips.topology=torus_2d", "system.sips.w=3", "system.sips.h=2"});
   const fs::path dir = test::temp_dir();
-  core::ahbm::write_svgs(sys, dir);
+  ahbm_topology::write_svgs(sys, dir);
   const std::string system = test::read_file(dir / "system.svg");
   EXPECT_EQ(xml_problem(system), "");
   EXPECT_EQ(count(system, "class=\"sip\""), 6u);
@@ -192,7 +193,7 @@ TEST(Svg, SixSipTorus) {
 TEST(Svg, LabelsAreEscaped) {
   auto sys = default_system({"system.switch.impl=a<b&c\"d"});
   const fs::path dir = test::temp_dir();
-  core::ahbm::write_svgs(sys, dir);
+  ahbm_topology::write_svgs(sys, dir);
   const std::string system = test::read_file(dir / "system.svg");
   EXPECT_EQ(xml_problem(system), "");
   EXPECT_NE(system.find("a&lt;b&amp;c&quot;d"), std::string::npos);
@@ -202,14 +203,14 @@ TEST(Svg, UnwritableDirectoryIsAConfigError) {
   const fs::path file = test::temp_dir() / "plain-file";
   test::write_file(file, "not a directory\n");
   auto sys = default_system();
-  EXPECT_THROW(core::ahbm::write_svgs(sys, file / "sub"), ConfigError);
-  EXPECT_THROW(core::ahbm::write_svgs(sys, file), ConfigError);
+  EXPECT_THROW(ahbm_topology::write_svgs(sys, file / "sub"), ConfigError);
+  EXPECT_THROW(ahbm_topology::write_svgs(sys, file), ConfigError);
   const fs::path taken = test::temp_dir() / "taken";  // a directory where sip.svg should go
   fs::create_directories(taken / "sip.svg" / "x");
-  EXPECT_THROW(core::ahbm::write_svgs(sys, taken), ConfigError);
+  EXPECT_THROW(ahbm_topology::write_svgs(sys, taken), ConfigError);
   EXPECT_FALSE(fs::exists(taken / "sip.svg.tmp"));
   try {
-    core::ahbm::write_svgs(sys, file / "sub");
+    ahbm_topology::write_svgs(sys, file / "sub");
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("--svg"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("cannot write"), std::string::npos) << e.what();

@@ -20,7 +20,7 @@ class BuildConfig : public ::testing::Test {
   /// Parse and elaborate, expecting a ConfigError from either step.
   static std::string build_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
     return config_error([&] {
-      Graph g = core::parse_topology(yaml, "t.yaml", overrides);
+      Graph g = kbsim::test::parse_topology(yaml, "t.yaml", overrides);
       core::Simulation sim(g, test::shared_registry());
     });
   }
@@ -52,7 +52,7 @@ std::string with_edge(const std::string& edge) {
 }
 
 TEST(TopologyConfig, TheBaseTopologyIsValid) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {});
   ASSERT_EQ(g.nodes.size(), 3u);
   ASSERT_EQ(g.edges.size(), 2u);
   EXPECT_EQ(g.nodes[1].id, "sw0");
@@ -148,9 +148,9 @@ TEST(TopologyConfig, DistanceWithoutNsPerMm) {
 
 TEST(TopologyConfig, DistanceWithNsPerMmOnTheEdgeOrInDefaults) {
   Graph g =
-      core::parse_topology(with_edge("  - { src: host, dst: sw0, distance_mm: 10, ns_per_mm: 0.25 }"), "t.yaml", {});
+      kbsim::test::parse_topology(with_edge("  - { src: host, dst: sw0, distance_mm: 10, ns_per_mm: 0.25 }"), "t.yaml", {});
   EXPECT_DOUBLE_EQ(g.edges[0].latency_ns, 2.5);
-  Graph d = core::parse_topology(
+  Graph d = kbsim::test::parse_topology(
       std::string("defaults: { ns_per_mm: 0.5 }\n") + with_edge("  - { src: host, dst: sw0, distance_mm: 10 }"),
       "t.yaml", {});
   EXPECT_DOUBLE_EQ(d.edges[0].latency_ns, 5.0);
@@ -158,7 +158,7 @@ TEST(TopologyConfig, DistanceWithNsPerMmOnTheEdgeOrInDefaults) {
 }
 
 TEST(TopologyConfig, DefaultsApplyToEveryEdgeUnlessOverridden) {
-  Graph g = core::parse_topology(
+  Graph g = kbsim::test::parse_topology(
       "defaults: { bandwidth_gbs: 32, latency_ns: 3, flit_bytes: 128, kind: noc }\n"
       "nodes:\n  - { id: a, impl: x }\n  - { id: b, impl: x }\n"
       "edges:\n  - { src: a, dst: b }\n  - { src: b, dst: a, bandwidth_gbs: 8, kind: ucie, bidir: true }\n",
@@ -205,14 +205,14 @@ TEST(TopologyConfig, YamlSyntaxErrorHasAPosition) {
 }
 
 TEST(TopologyConfig, LoadingAMissingFileIsAConfigError) {
-  EXPECT_EQ(config_error([] { core::load_topology("/nonexistent/kbsim/t.yaml", {}); }),
+  EXPECT_EQ(config_error([] { kbsim::test::load_topology("/nonexistent/kbsim/t.yaml", {}); }),
             "/nonexistent/kbsim/t.yaml: cannot open file");
 }
 
 // --- elaboration: implementations, parameters, ports ---------------------------------------
 
 TEST_F(BuildConfig, TheBaseTopologyBuilds) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {});
   EXPECT_NO_THROW({ core::Simulation sim(g, test::shared_registry()); });
 }
 
@@ -255,7 +255,7 @@ TEST_F(BuildConfig, PortKindTheComponentDoesNotAccept) {
       "  - { src: a, dst: b, latency_ns: 1, kind: mesh }\n"
       "  - { src: b, dst: a, latency_ns: 1, kind: noc }\n";
   EXPECT_EQ(build_error(yaml), "t.yaml:6:5: b (builtin.mesh_node) has no 'noc' port (known: mesh)");
-  Graph fixed = core::parse_topology(yaml, "t.yaml", {"edges.1.kind=mesh"});
+  Graph fixed = kbsim::test::parse_topology(yaml, "t.yaml", {"edges.1.kind=mesh"});
   EXPECT_NO_THROW({ core::Simulation sim(fixed, test::shared_registry()); }) << "fixed by an override";
 }
 
@@ -275,7 +275,7 @@ TEST_F(BuildConfig, DuplicateIdInAGraphBuiltByABenchIsCaughtAtElaboration) {
 // --- --set overrides ---------------------------------------------------------------------
 
 TEST(Overrides, ChangeAnEdgeValueByIndex) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {"edges.0.bandwidth_gbs=32"});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {"edges.0.bandwidth_gbs=32"});
   EXPECT_EQ(g.edges[0].bandwidth_gbs, 32.0);
   EXPECT_EQ(g.edges[1].bandwidth_gbs, 64.0);
 }
@@ -295,13 +295,13 @@ TEST_F(BuildConfig, OverriddenBandwidthChangesTiming) {
 }
 
 TEST(Overrides, AddressANodeById) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {"nodes.sw0.impl=custom.store_forward"});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {"nodes.sw0.impl=custom.store_forward"});
   EXPECT_EQ(g.nodes[1].impl, "custom.store_forward");
   EXPECT_EQ(g.nodes[1].origin, "--set nodes.sw0.impl=custom.store_forward");
 }
 
 TEST(Overrides, SetAParameter) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {"nodes.sw0.params.overhead_ns=7.5"});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {"nodes.sw0.params.overhead_ns=7.5"});
   ASSERT_EQ(g.nodes[1].params.size(), 1u);
   EXPECT_EQ(g.nodes[1].params[0].name, "overhead_ns");
   EXPECT_EQ(std::get<double>(g.nodes[1].params[0].value), 7.5);
@@ -309,13 +309,13 @@ TEST(Overrides, SetAParameter) {
 }
 
 TEST(Overrides, AddAKeyThatWasNotInTheFile) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {"edges.1.flit_bytes=64", "nodes.host.params.count=3"});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {"edges.1.flit_bytes=64", "nodes.host.params.count=3"});
   EXPECT_EQ(g.edges[1].flit_bytes, 64u);
   EXPECT_EQ(g.nodes[0].params.size(), 3u);
 }
 
 TEST(Overrides, LaterOverridesWin) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {"edges.0.latency_ns=5", "edges.0.latency_ns=6"});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {"edges.0.latency_ns=5", "edges.0.latency_ns=6"});
   EXPECT_EQ(g.edges[0].latency_ns, 6.0);
 }
 
@@ -378,7 +378,7 @@ TEST(Overrides, ErrorsElsewhereStillPointIntoTheFile) {
 }
 
 TEST(Overrides, WholeItemReplacedByAnOverride) {
-  Graph g = core::parse_topology(kBase, "t.yaml", {"edges.0={src: host, dst: sw0, latency_ns: 9}"});
+  Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {"edges.0={src: host, dst: sw0, latency_ns: 9}"});
   EXPECT_EQ(g.edges[0].latency_ns, 9.0);
   EXPECT_EQ(g.edges[0].bandwidth_gbs, 0.0);
   EXPECT_EQ(
@@ -415,18 +415,18 @@ TEST_F(BuildConfig, SwappedImplementationKeepsTheParameters) {
 // --- parse_scalar and resolve_params ----------------------------------------------------
 
 TEST(ParseScalar, TypedValuesFromText) {
-  EXPECT_EQ(core::parse_scalar("true"), ParamValue(true));
-  EXPECT_EQ(core::parse_scalar("false"), ParamValue(false));
-  EXPECT_EQ(core::parse_scalar("42"), ParamValue(std::int64_t{42}));
-  EXPECT_EQ(core::parse_scalar("-7"), ParamValue(std::int64_t{-7}));
-  EXPECT_EQ(core::parse_scalar("0x10"), ParamValue(std::int64_t{16}));
-  EXPECT_EQ(core::parse_scalar("1.5"), ParamValue(1.5));
-  EXPECT_EQ(core::parse_scalar("1e3"), ParamValue(1000.0));
-  EXPECT_EQ(core::parse_scalar("4096.0"), ParamValue(4096.0)) << "a decimal point makes a real number";
-  EXPECT_EQ(core::parse_scalar("abc"), ParamValue(std::string("abc")));
-  EXPECT_EQ(core::parse_scalar("12abc"), ParamValue(std::string("12abc")));
-  EXPECT_EQ(core::parse_scalar("True"), ParamValue(std::string("True")));
-  EXPECT_EQ(core::parse_scalar(""), ParamValue(std::string("")));
+  EXPECT_EQ(kbsim::parse_scalar("true"), ParamValue(true));
+  EXPECT_EQ(kbsim::parse_scalar("false"), ParamValue(false));
+  EXPECT_EQ(kbsim::parse_scalar("42"), ParamValue(std::int64_t{42}));
+  EXPECT_EQ(kbsim::parse_scalar("-7"), ParamValue(std::int64_t{-7}));
+  EXPECT_EQ(kbsim::parse_scalar("0x10"), ParamValue(std::int64_t{16}));
+  EXPECT_EQ(kbsim::parse_scalar("1.5"), ParamValue(1.5));
+  EXPECT_EQ(kbsim::parse_scalar("1e3"), ParamValue(1000.0));
+  EXPECT_EQ(kbsim::parse_scalar("4096.0"), ParamValue(4096.0)) << "a decimal point makes a real number";
+  EXPECT_EQ(kbsim::parse_scalar("abc"), ParamValue(std::string("abc")));
+  EXPECT_EQ(kbsim::parse_scalar("12abc"), ParamValue(std::string("12abc")));
+  EXPECT_EQ(kbsim::parse_scalar("True"), ParamValue(std::string("True")));
+  EXPECT_EQ(kbsim::parse_scalar(""), ParamValue(std::string("")));
 }
 
 std::vector<ParamSpec> specs() {

@@ -1,13 +1,13 @@
 // The DPPolicy resolver (ADR-0026), shard copies and a tensor's virtual layout
 // and MMU mappings: pure functions, no simulation.
-#include "runtime/placement.hpp"
+#include "placement.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-#include "runtime/tensor_layout.hpp"
+#include "tensor_layout.hpp"
 
 using ::testing::HasSubstr;
 
@@ -27,7 +27,7 @@ ahbm::MemoryMap device() {
 }
 
 std::vector<ShardSpec> resolve(const DPPolicy& dp, const Shape& shape, DType dtype, unsigned sip = 0) {
-  return core::resolve_placement(dp, shape, dtype, sip, device());
+  return host_runtime::resolve_placement(dp, shape, dtype, sip, device());
 }
 
 struct Expect {
@@ -124,7 +124,7 @@ TEST(PlacementResolve, ZeroMeansEveryCubeAndEveryPe) {
   EXPECT_EQ(last.offset_bytes, 7u * 16 * 2);
   EXPECT_EQ(last.nbytes, 32u);
   EXPECT_EQ(last.shape, (Shape{1, 16}));
-  core::PlacementExtent e = core::placement_extent(dp, device());
+  host_runtime::PlacementExtent e = host_runtime::placement_extent(dp, device());
   EXPECT_EQ(e.cubes, 16u);
   EXPECT_EQ(e.pes, 8u);
 }
@@ -172,8 +172,8 @@ TEST(PlacementShards, GatherAndScatterRoundTripEveryPiece) {
   std::vector<std::uint16_t> back(20, 0xffff);
   for (const ShardSpec& s : shards) {
     std::vector<std::uint16_t> piece(s.nbytes / 2);
-    core::gather_shard(tensor, shape, DType::kI16, s, std::as_writable_bytes(std::span(piece)));
-    core::scatter_shard(std::as_bytes(std::span(piece)), shape, DType::kI16, s,
+    host_runtime::gather_shard(tensor, shape, DType::kI16, s, std::as_writable_bytes(std::span(piece)));
+    host_runtime::scatter_shard(std::as_bytes(std::span(piece)), shape, DType::kI16, s,
                         std::as_writable_bytes(std::span(back)));
     if (s.cube == 1 && s.pe == 1) {
       EXPECT_EQ(piece, (std::vector<std::uint16_t>{14, 15, 18, 19}));
@@ -185,8 +185,8 @@ TEST(PlacementShards, GatherAndScatterRoundTripEveryPiece) {
 TEST(PlacementLayout, DistinctPiecesGetAlignedOffsetsAndReplicasShareOne) {
   // Both cubes hold the same two column pieces of (3, 5) f32: 3 and 2 columns.
   auto shards = resolve({Split::kReplicate, Split::kColumnWise, 2, 2}, {3, 5}, DType::kF32);
-  ASSERT_EQ(core::distinct_pieces(shards).size(), 2u);
-  EXPECT_EQ(core::lay_out_va(shards), 64u + 24);  // piece 0: 36 bytes at 0, piece 1: 24 bytes at 64
+  ASSERT_EQ(host_runtime::distinct_pieces(shards).size(), 2u);
+  EXPECT_EQ(host_runtime::lay_out_va(shards), 64u + 24);  // piece 0: 36 bytes at 0, piece 1: 24 bytes at 64
   std::vector<std::uint64_t> va;
   for (const ShardSpec& s : shards) va.push_back(s.va);
   EXPECT_EQ(va, (std::vector<std::uint64_t>{0, 64, 0, 64}));
@@ -194,9 +194,9 @@ TEST(PlacementLayout, DistinctPiecesGetAlignedOffsetsAndReplicasShareOne) {
 
 TEST(PlacementLayout, EveryHolderMapsEveryPiecePreferringItsOwnReplica) {
   auto shards = resolve({Split::kReplicate, Split::kColumnWise, 2, 2}, {3, 5}, DType::kF32);
-  core::lay_out_va(shards);
+  host_runtime::lay_out_va(shards);
   for (std::size_t i = 0; i < shards.size(); ++i) shards[i].pa = 0x1000 * (i + 1);
-  auto entries = core::mmu_entries(shards);
+  auto entries = host_runtime::mmu_entries(shards);
   ASSERT_EQ(entries.size(), 4u * 2);  // 4 holders x 2 pieces
   auto expect = [&](std::size_t i, unsigned cube, unsigned pe, std::uint64_t va, std::uint64_t pa, std::uint64_t n) {
     SCOPED_TRACE("entry " + std::to_string(i));
@@ -214,9 +214,9 @@ TEST(PlacementLayout, EveryHolderMapsEveryPiecePreferringItsOwnReplica) {
 
 TEST(PlacementLayout, ReplicatedTensorMapsOneVaToEachPesOwnCopy) {
   auto shards = resolve({Split::kReplicate, Split::kReplicate, 2, 2}, {2, 2}, DType::kF16);
-  EXPECT_EQ(core::lay_out_va(shards), 8u);
+  EXPECT_EQ(host_runtime::lay_out_va(shards), 8u);
   for (std::size_t i = 0; i < shards.size(); ++i) shards[i].pa = 0x100 * (i + 1);
-  auto entries = core::mmu_entries(shards);
+  auto entries = host_runtime::mmu_entries(shards);
   ASSERT_EQ(entries.size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(entries[i].pe, (ahbm::PeRef{0, shards[i].cube, shards[i].pe}));

@@ -10,6 +10,8 @@
 
 #include "component/simulation.hpp"
 #include "plugin/registry.hpp"
+#include "kbsim/pe/kernels.hpp"
+#include "kbsim/pe/memory_store.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::test {
@@ -34,6 +36,13 @@ struct CliResult {
 /// Run `kbsim <args>` through the shell; stdout and stderr are captured.
 CliResult run_kbsim(const std::string& args);
 
+/// core::load_topology / parse_topology with the shared builtin registry (its topology front-ends).
+Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides);
+
+/// Register a tl kernel in-process (what kbsim::add_kernel does in a plugin).
+void add_kernel(core::Registry& reg, const std::string& name, tl::KernelFn fn, const std::string& summary = "test");
+
 /// Elaborate a topology given as YAML text with the builtin registry.
 std::unique_ptr<core::Simulation> build_system(const core::Registry& reg, const std::string& yaml,
                                                const std::vector<std::string>& overrides = {});
@@ -55,7 +64,7 @@ std::string config_error(F&& f) {
 
 /// The ConfigError of parsing a topology given as YAML text (named "t.yaml").
 inline std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  return config_error([&] { core::parse_topology(yaml, "t.yaml", overrides); });
+  return config_error([&] { parse_topology(yaml, "t.yaml", overrides); });
 }
 
 }  // namespace kbsim::test

@@ -22,7 +22,7 @@ class PeMmu : public ::testing::Test {
  protected:
   void SetUp() override { build({}); }
   void build(const std::vector<std::string>& overrides) {
-    graph_ = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
+    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
     sim_ = std::make_unique<core::Simulation>(graph_, test::shared_registry());
   }
   /// Submit a map or unmap of `entries` to IO_CPU, targeting the PEs they name.
@@ -145,7 +145,7 @@ TEST_F(PeMmu, OverheadIsTheTlbParameterAndBadCommandsAreRefused) {
   EXPECT_EQ(bad->completion.error_code, "NO_TARGET");
   EXPECT_THAT(bad->completion.error_message, ::testing::HasSubstr("sip0.cube16"));
   EXPECT_THAT(test::config_error([] {
-                auto g = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml",
+                auto g = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml",
                                              {"cube.pe_template.components.pe_mmu.attrs.page_size=1000"});
                 core::Simulation s(g, test::shared_registry());
               }),

@@ -8,8 +8,8 @@
 
 #include "harness.hpp"
 #include "kbsim/ahbm/names.hpp"
+#include "host_runtime.hpp"
 #include "run/bench_runner.hpp"
-#include "runtime/host_runtime.hpp"
 
 using ::testing::HasSubstr;
 
@@ -58,12 +58,12 @@ void noop_kernel(tl::Program&, const tl::Args&) {}
 
 class NoWorkBench final : public Bench {
  public:
-  void run(BenchContext& ctx) override { ctx.runtime(); }
+  void run(BenchContext& ctx) override { ctx.configured().service<rt::Runtime>(); }
 };
 
 class OneTensorBench final : public Bench {
  public:
-  void run(BenchContext& ctx) override { ctx.runtime().empty({4, 4}, DType::kF16); }
+  void run(BenchContext& ctx) override { ctx.configured().service<rt::Runtime>().empty({4, 4}, DType::kF16); }
 };
 
 const core::Registry& registry() {
@@ -71,7 +71,7 @@ const core::Registry& registry() {
     auto r = test::builtin_registry();
     r->add_component_type({CommandSink::info(), &CommandSink::create});
     r->map_impl("test.command_sink", "(in-process)", "test_command_sink", "test");
-    r->add_kernel({"test-noop", "does nothing", &noop_kernel});
+    kbsim::test::add_kernel(*r, "test-noop", &noop_kernel, "does nothing");
     r->add_bench_type(
         {{"test-no-work", "uses the runtime, submits nothing", {}}, []() -> Bench* { return new NoWorkBench(); }});
     r->add_bench_type({{"test-one-tensor", "creates one tensor", {}}, []() -> Bench* { return new OneTensorBench(); }});
@@ -96,9 +96,9 @@ std::vector<std::string> overrides(const std::string& io_cpu, bool real_mmu) {
 class RuntimeTest : public ::testing::Test {
  protected:
   RuntimeTest()
-      : graph_(core::load_topology(kTopology, overrides("test.command_sink", false))),
+      : graph_(kbsim::test::load_topology(kTopology, overrides("test.command_sink", false))),
         sim_(graph_, registry()),
-        rt_(sim_, registry(), graph_) {}
+        rt_(sim_) {}
 
   CommandSink& sink() { return dynamic_cast<CommandSink&>(sim_.component(ahbm::names::io(0, 0, "io_cpu"))); }
   static std::uint64_t slice_pa(unsigned cube, unsigned pe, std::uint64_t offset) {
@@ -107,7 +107,7 @@ class RuntimeTest : public ::testing::Test {
 
   Graph graph_;
   core::Simulation sim_;
-  core::HostRuntime rt_;
+  host_runtime::HostRuntime rt_;
 };
 
 /// The message of the exception of type E `f` throws ("" and a failure otherwise).
@@ -129,7 +129,7 @@ std::vector<double> sample(std::size_t n) {
 }
 
 TEST(RuntimeAllocator, FirstFitRoundsToTheGranuleAndFreeingCoalesces) {
-  core::FreeList f(0x1000, 1024, 64);
+  host_runtime::FreeList f(0x1000, 1024, 64);
   EXPECT_EQ(f.allocate(100), 0x1000u);  // 128 bytes
   EXPECT_EQ(f.allocate(64), 0x1080u);
   EXPECT_EQ(f.allocate(1), 0x10c0u);
@@ -358,7 +358,7 @@ TEST(RuntimeBench, UsingTheRuntimeWithoutSubmittingIsNoRequests) {
     ADD_FAILURE() << "expected NO_REQUESTS";
   } catch (const BenchError& e) {
     EXPECT_EQ(e.reason(), "NO_REQUESTS");
-    EXPECT_STREQ(e.what(), "NO_REQUESTS: bench 'test-no-work' submitted no work");
+    EXPECT_STREQ(e.what(), "NO_REQUESTS: bench 'test-no-work' used the host runtime but submitted no work");
   }
   core::BenchRunner busy(registry(), run_options("test-one-tensor"));
   busy.run();
@@ -368,9 +368,9 @@ TEST(RuntimeBench, UsingTheRuntimeWithoutSubmittingIsNoRequests) {
 TEST(RuntimeFabric, MmuMapInstallationTakesFabricTime) {
   // The real io_cpu, M_CPU and pe_mmu: the map command crosses io_noc, UCIe
   // and the cube mesh to each cube's M_CPU and on to each PE's MMU.
-  Graph graph = core::load_topology(kTopology, overrides("", true));
+  Graph graph = kbsim::test::load_topology(kTopology, overrides("", true));
   core::Simulation sim(graph, registry());
-  core::HostRuntime rt(sim, registry(), graph);
+  host_runtime::HostRuntime rt(sim);
   EXPECT_EQ(rt.page_size(), 4096u);
   rt::Tensor t = rt.empty({8, 8}, DType::kF16, {Split::kReplicate, Split::kColumnWise, 2, 2});
   EXPECT_GT(rt.now(), 0u);

@@ -1,6 +1,6 @@
 // The Chrome trace of the op log: valid JSON, exact times, lanes for overlapping
 // records, tile flows, escaped args, all-or-nothing files, determinism.
-#include "trace/chrome_trace.hpp"
+#include "chrome_trace.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -32,14 +32,14 @@ OpRecord rec(std::uint64_t seq, std::string_view component, Tick t0, Tick t1, st
   r.component_id = component;
   r.t_start = t0;
   r.t_end = t1;
-  r.kind = OpKind::kMemory;
+  r.kind = "memory";
   r.name = std::move(name);
   return r;
 }
 
 // Writes `records` to a fresh file; returns its text.
 std::string write(const fs::path& file, const std::vector<OpRecord>& records) {
-  core::ChromeTrace t(file.string());
+  chrome_trace::ChromeTrace t(file.string());
   for (const OpRecord& r : records) t.add(r);
   t.close();
   return slurp(file);
@@ -211,13 +211,13 @@ TEST_F(ChromeTrace, FileAppearsOnlyAtClose) {
   const fs::path& dir = dir_;
   const fs::path file = dir / "t.json";
   {
-    core::ChromeTrace t(file.string());
+    chrome_trace::ChromeTrace t(file.string());
     t.add(rec(0, "pe0.pe_dma", 0, 1));
     EXPECT_FALSE(fs::exists(file));
   }
   EXPECT_TRUE(fs::is_empty(dir));  // no file, no temporary
   {
-    core::ChromeTrace t(file.string());
+    chrome_trace::ChromeTrace t(file.string());
     t.add(rec(0, "pe0.pe_dma", 0, 1));
     t.close();
     t.close();
@@ -238,7 +238,7 @@ TEST_F(ChromeTrace, ErrorsNameThePath) {
   const fs::path& dir = dir_;
   const std::string missing = (dir / "no" / "t.json").string();
   try {
-    core::ChromeTrace t(missing);
+    chrome_trace::ChromeTrace t(missing);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "trace: cannot write " + missing + ": No such file or directory");
@@ -246,7 +246,7 @@ TEST_F(ChromeTrace, ErrorsNameThePath) {
   // The rename at close fails: the path is a non-empty directory. The temporary is removed.
   const fs::path busy = dir / "busy";
   fs::create_directories(busy / "x");
-  core::ChromeTrace t(busy.string());
+  chrome_trace::ChromeTrace t(busy.string());
   t.add(rec(0, "pe0.pe_dma", 0, 1));
   try {
     t.close();

@@ -88,6 +88,7 @@ class Mmu final : public Component, public ahbm::Translator {
     return {true, pa_ + (va - va_), va_ + size_ - va};
   }
   Tick overhead() const override { return overhead_; }
+  std::uint64_t page_size() const override { return 4096; }
 
  private:
   std::uint64_t va_, pa_, size_;
@@ -143,7 +144,7 @@ class PeEngine : public ::testing::Test {
     sim_.reset();
     overrides.insert(overrides.begin(), {"cube.pe_template.components.pe_cpu={impl: test.pe_driver}",
                                          "cube.pe_template.components.pe_mmu={impl: test.mmu}"});
-    graph_ = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
+    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
     sim_ = std::make_unique<core::Simulation>(graph_, registry());
     map_ = ahbm::MemoryMap::from(sim_->attrs());
     driver_ = Driver::all.at(std::string(kPe) + ".pe_cpu");

@@ -15,7 +15,8 @@
 #include <set>
 #include <sstream>
 
-#include "ahbm/build.hpp"
+#include "build.hpp"
+#include "test_load.hpp"
 #include "harness.hpp"
 
 using ::testing::HasSubstr;
@@ -31,7 +32,7 @@ const std::string kDefault = KBSIM_SOURCE_DIR "/topology.yaml";
 const std::string kMin = "system: { sips: { count: 1 } }\n";  // everything else has defaults
 
 std::string default_error(const std::vector<std::string>& overrides) {
-  return config_error([&] { core::load_topology(kDefault, overrides); });
+  return config_error([&] { kbsim::test::load_topology(kDefault, overrides); });
 }
 
 /// Nodes and edges by id / "src->dst".
@@ -83,7 +84,7 @@ const RawParam* param(const NodeSpec& n, const std::string& name) {
 //   IO: pcie 2 + ep/cpu<->noc 4 + 2 PHYs x (4 conns x 4 + 2 to the cube) = 42.
 //   Per SIP 6330; x2 = 12660 edges (both agree with `kbsim topology`).
 TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
-  Graph g = core::load_topology(kDefault, {});
+  Graph g = kbsim::test::load_topology(kDefault, {});
   EXPECT_EQ(g.nodes.size(), 3919u);
   EXPECT_EQ(g.edges.size(), 12660u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\..*)"), 3918u);
@@ -119,7 +120,7 @@ TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
 }
 
 TEST(AhbmTopology, NodeIdsFollowTheReference) {
-  const Graph g = core::load_topology(kDefault, {});
+  const Graph g = kbsim::test::load_topology(kDefault, {});
   Index ix(g);
   for (const char* id : {"sip0.cube0.r0c0", "sip0.cube0.r5c5", "sip0.cube0.hbm_ctrl.pe3", "sip0.cube5.pe2.pe_dma",
                          "sip1.cube15.pe7.pe_tcm", "sip1.io0.pcie_ep", "sip0.cube0.ucie-E.conn2", "sip0.cube0.m_cpu",
@@ -133,7 +134,7 @@ TEST(AhbmTopology, NodeIdsFollowTheReference) {
 }
 
 TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
-  Graph g = core::load_topology(kDefault, {});
+  Graph g = kbsim::test::load_topology(kDefault, {});
   Index ix(g);
   // PE3 sits at r1c5; 8 channels x 32 GB/s x efficiency 0.8.
   const EdgeSpec& hbm = ix.edge("sip0.cube0.r1c5", "sip0.cube0.hbm_ctrl.pe3");
@@ -171,7 +172,7 @@ TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
 }
 
 TEST(AhbmTopology, ViewsAndAttributes) {
-  Graph g = core::load_topology(kDefault, {});
+  Graph g = kbsim::test::load_topology(kDefault, {});
   ASSERT_EQ(g.views.size(), 3u);
   EXPECT_EQ(g.views[0].name, "data");
   EXPECT_EQ(g.views[0].exclude_kinds, (std::vector<std::string>{"command", "pe_internal"}));
@@ -194,7 +195,7 @@ TEST(AhbmTopology, ViewsAndAttributes) {
 // --- --set overrides -------------------------------------------------------------------
 
 TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
-  Graph g = core::load_topology(
+  Graph g = kbsim::test::load_topology(
       kDefault, {"system.sips.count=6", "system.sips.topology=torus_2d", "system.sips.w=3", "system.sips.h=2"});
   EXPECT_EQ(g.nodes.size(), 6u * 1959 + 1);
   EXPECT_EQ(int_attr(g, "ahbm.sips"), 6);
@@ -209,7 +210,7 @@ TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
 }
 
 TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
-  Graph g = core::load_topology(kDefault, {"cube.components.router.attrs.overhead_ns=3",
+  Graph g = kbsim::test::load_topology(kDefault, {"cube.components.router.attrs.overhead_ns=3",
                                            "cube.pe_template.components.pe_dma.impl=custom.my_dma"});
   const std::regex router(kRouter), dma(R"(sip\d+\.cube\d+\.pe\d+\.pe_dma)");
   std::size_t routers = 0, dmas = 0;
@@ -233,7 +234,7 @@ TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
 }
 
 TEST(AhbmTopology, FewerHbmChannelsHalveTheHbmLink) {
-  const Graph g = core::load_topology(
+  const Graph g = kbsim::test::load_topology(
       kDefault, {"cube.memory_map.hbm_channels_per_pe=4", "cube.memory_map.hbm_pseudo_channels=32"});
   Index ix(g);
   EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.r0c0", "sip1.cube9.hbm_ctrl.pe0").bandwidth_gbs, 102.4);
@@ -241,7 +242,7 @@ TEST(AhbmTopology, FewerHbmChannelsHalveTheHbmLink) {
 }
 
 TEST(AhbmTopology, UcieConnectionsPerSide) {
-  Graph g = core::load_topology(kDefault, {"cube.ucie.n_connections=2"});
+  Graph g = kbsim::test::load_topology(kDefault, {"cube.ucie.n_connections=2"});
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW]\.conn[01])"), 200u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW]\.conn\d+)"), 200u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.io0\.io_ucie-P\d\.conn\d)"), 16u);  // the IO chiplet keeps its own 4
@@ -262,15 +263,15 @@ TEST(AhbmTopology, CompilingTwiceGivesTheSameGraph) {
           << e.kind << ' ' << e.origin << '\n';
     return out.str();
   };
-  std::string a = dump(core::load_topology(kDefault, {"system.sips.count=3"}));
-  EXPECT_EQ(a, dump(core::load_topology(kDefault, {"system.sips.count=3"})));
-  EXPECT_NE(a, dump(core::load_topology(kDefault, {})));
+  std::string a = dump(kbsim::test::load_topology(kDefault, {"system.sips.count=3"}));
+  EXPECT_EQ(a, dump(kbsim::test::load_topology(kDefault, {"system.sips.count=3"})));
+  EXPECT_NE(a, dump(kbsim::test::load_topology(kDefault, {})));
 }
 
 // --- the cube mesh ------------------------------------------------------------------------
 
 TEST(AhbmMesh, DefaultSixBySixWithTheHbmZone) {
-  core::ahbm::MeshLayout m = core::load_ahbm(kDefault, {}).mesh;
+  ahbm_topology::MeshLayout m = ahbm_topology::load_ahbm(kDefault, {}).mesh;
   ASSERT_EQ(m.rows(), 6u);
   ASSERT_EQ(m.cols(), 6u);
   EXPECT_EQ(std::count(m.present.begin(), m.present.end(), true), 32);
@@ -278,7 +279,7 @@ TEST(AhbmMesh, DefaultSixBySixWithTheHbmZone) {
   EXPECT_EQ(m.hbm_col0, 2u);
   for (unsigned r : {2u, 3u})
     for (unsigned c : {2u, 3u}) EXPECT_FALSE(m.has(r, c));
-  using core::ahbm::Cell;
+  using ahbm_topology::Cell;
   EXPECT_EQ(m.pe, (std::vector<Cell>{{0, 0}, {0, 1}, {1, 4}, {1, 5}, {4, 0}, {4, 1}, {5, 4}, {5, 5}}));
   EXPECT_EQ(m.m_cpu, (Cell{2, 0}));
   EXPECT_EQ(m.sram, (Cell{3, 0}));
@@ -291,16 +292,16 @@ TEST(AhbmMesh, DefaultSixBySixWithTheHbmZone) {
 }
 
 TEST(AhbmMesh, ThreePesPerCornerOnAWiderCube) {
-  core::ahbm::Compiled c =
-      core::load_ahbm(kDefault, {"cube.pe_layout.pe_per_corner=3", "cube.geometry.cube_mm.w=20",
+  ahbm_topology::Compiled c =
+      ahbm_topology::load_ahbm(kDefault, {"cube.pe_layout.pe_per_corner=3", "cube.geometry.cube_mm.w=20",
                                  "cube.memory_map.hbm_slices_per_cube=12", "cube.memory_map.hbm_pseudo_channels=96"});
-  const core::ahbm::MeshLayout& m = c.mesh;
+  const ahbm_topology::MeshLayout& m = c.mesh;
   // Columns: PEs at 1.5 3 4.5 | 15.5 17 18.5, the 11 mm gap split in 4 by relays (<= 3 mm): 9 columns.
   ASSERT_EQ(m.rows(), 6u);
   ASSERT_EQ(m.cols(), 9u);
   EXPECT_EQ(std::count(m.present.begin(), m.present.end(), true), 6 * 9 - 4);
   EXPECT_EQ(m.hbm_col0, 3u);
-  using core::ahbm::Cell;
+  using ahbm_topology::Cell;
   EXPECT_EQ(m.pe, (std::vector<Cell>{
                       {0, 0}, {0, 1}, {0, 2}, {1, 6}, {1, 7}, {1, 8}, {4, 0}, {4, 1}, {4, 2}, {5, 6}, {5, 7}, {5, 8}}));
   EXPECT_EQ(m.ucie[0], (std::vector<Cell>{{0, 0}, {0, 2}, {0, 6}, {0, 8}}));  // 4 of the 6 PE columns, spread
@@ -399,7 +400,7 @@ namespace kbsim {
 namespace {
 
 TEST(AhbmTopology, AMinimalDocumentGetsTheReferencePeTemplate) {
-  Graph g = core::parse_topology(kMin, "t.yaml", {});
+  Graph g = kbsim::test::parse_topology(kMin, "t.yaml", {});
   std::size_t dma = 0, tcm = 0, internal = 0;
   for (const auto& n : g.nodes) {
     dma += n.impl == "builtin.pe_dma";

@@ -63,9 +63,21 @@ CliResult run_kbsim(const std::string& args) {
   return r;
 }
 
+Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+  return core::load_topology(file, overrides, shared_registry());
+}
+
+Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  return core::parse_topology(text, name, overrides, shared_registry());
+}
+
+void add_kernel(core::Registry& reg, const std::string& name, tl::KernelFn fn, const std::string& summary) {
+  reg.add_extension({std::string(kKernelExtension), name, summary, std::make_shared<const tl::KernelFn>(fn)});
+}
+
 std::unique_ptr<core::Simulation> build_system(const core::Registry& reg, const std::string& yaml,
                                                const std::vector<std::string>& overrides) {
-  Graph g = core::parse_topology(yaml, "test.yaml", overrides);
+  Graph g = core::parse_topology(yaml, "test.yaml", overrides, reg);
   return std::make_unique<core::Simulation>(g, reg);
 }
 

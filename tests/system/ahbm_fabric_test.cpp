@@ -22,7 +22,7 @@ struct Collector final : ahbm::MemClient {
 class Fabric : public ::testing::Test {
  protected:
   void SetUp() override {
-    graph_ = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", {});
+    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", {});
     sim_ = std::make_unique<core::Simulation>(graph_, test::shared_registry());
     map_ = ahbm::MemoryMap::from(sim_->attrs());
   }

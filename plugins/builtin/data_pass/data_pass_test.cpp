@@ -6,11 +6,11 @@
 
 #include <cmath>
 
-#include "data/executor.hpp"
+#include "executor.hpp"
 #include "harness.hpp"
 #include "kbsim/tl/verify.hpp"
 #include "report/json.hpp"
-#include "runtime/host_runtime.hpp"
+#include "kbsim/rt/runtime.hpp"
 
 using ::testing::HasSubstr;
 
@@ -98,14 +98,14 @@ void dot_local_kernel(tl::Program& tl, const tl::Args& args) {
 const core::Registry& registry() {
   static const std::unique_ptr<core::Registry> reg = [] {
     auto r = test::builtin_registry();
-    r->add_kernel({"t-dot", "C = A x B", &dot_kernel});
-    r->add_kernel({"t-dot-exp", "C = exp(A x B)", &dot_exp_kernel});
-    r->add_kernel({"t-composite-bias-relu", "C = relu(A x B + bias)", &composite_bias_relu_kernel});
-    r->add_kernel({"t-composite-ktile-relu", "C = sum of relu(K-tile products)", &composite_ktile_relu_kernel});
-    r->add_kernel({"t-async-chain", "X = A x B; Y = exp(X), no wait between", &async_chain_kernel});
-    r->add_kernel({"t-softmax-sum", "C = softmax(A), S = sum(A, 0)", &softmax_sum_kernel});
-    r->add_kernel({"t-composite-exp", "C = exp(A), tiled", &composite_exp_kernel});
-    r->add_kernel({"t-dot-local", "C = A x B on every PE", &dot_local_kernel});
+    kbsim::test::add_kernel(*r, "t-dot", &dot_kernel, "C = A x B");
+    kbsim::test::add_kernel(*r, "t-dot-exp", &dot_exp_kernel, "C = exp(A x B)");
+    kbsim::test::add_kernel(*r, "t-composite-bias-relu", &composite_bias_relu_kernel, "C = relu(A x B + bias)");
+    kbsim::test::add_kernel(*r, "t-composite-ktile-relu", &composite_ktile_relu_kernel, "C = sum of relu(K-tile products)");
+    kbsim::test::add_kernel(*r, "t-async-chain", &async_chain_kernel, "X = A x B; Y = exp(X), no wait between");
+    kbsim::test::add_kernel(*r, "t-softmax-sum", &softmax_sum_kernel, "C = softmax(A), S = sum(A, 0)");
+    kbsim::test::add_kernel(*r, "t-composite-exp", &composite_exp_kernel, "C = exp(A), tiled");
+    kbsim::test::add_kernel(*r, "t-dot-local", &dot_local_kernel, "C = A x B on every PE");
     return r;
   }();
   return *reg;
@@ -114,21 +114,18 @@ const core::Registry& registry() {
 /// The default system with the op log and the data pass on.
 struct DataSystem {
   DataSystem()
-      : graph(core::load_topology(std::filesystem::path(KBSIM_SOURCE_DIR) / "topology.yaml", {})),
+      : graph(kbsim::test::load_topology(std::filesystem::path(KBSIM_SOURCE_DIR) / "topology.yaml", {})),
         sim(graph, registry()),
         data(log, sim),
-        rt(sim, registry(), graph) {
-    sim.set_op_log(&log);
-    rt.set_data_pass(&data);
-  }
+        rt((sim.set_op_log(&log), sim.provide(DataPass::kServiceName, data), sim.service<rt::Runtime>())) {}
   rt::Tensor put(const Shape& shape, DType dtype, const std::vector<double>& v, const char* name) {
     return rt.from_host(shape, dtype, v, {}, name);
   }
   Graph graph;
   core::Simulation sim;
   core::OpLog log{true};
-  core::DataExecutor data;
-  core::HostRuntime rt;
+  data_pass::DataExecutor data;
+  rt::Runtime& rt;  ///< the host_runtime plugin's, found through the system's services
 };
 
 /// Values in [-1, 1) on a 1/64 grid (exact in f16).
@@ -173,7 +170,7 @@ std::vector<int> ints(const BytesPtr& b) {
 }
 
 TEST(DataStore, ReadersSeeTheNewestVersionWrittenBeforeThem) {
-  core::data::DataStore st;
+  data_pass::DataStore st;
   st.write(tl::Space::kHbm, 100, 10, bytes({1, 2, 3, 4}));
   st.write(tl::Space::kHbm, 102, 20, bytes({9, 9}));
   st.write(tl::Space::kHbm, 100, 20, bytes({5}));  // same time, written later: wins over the older ones
@@ -185,7 +182,7 @@ TEST(DataStore, ReadersSeeTheNewestVersionWrittenBeforeThem) {
 }
 
 TEST(DataStore, ASnapshotIsNotChangedByLaterWrites) {
-  core::data::DataStore st;
+  data_pass::DataStore st;
   BytesPtr v1 = bytes({1, 2});
   st.write(tl::Space::kTcm, 64, 10, v1);
   BytesPtr snap = st.read(tl::Space::kTcm, 64, 2, 15);
@@ -197,10 +194,10 @@ TEST(DataStore, ASnapshotIsNotChangedByLaterWrites) {
 }
 
 TEST(DataStore, TcmReadsReinterpretByDtypeAndCheckBytes) {
-  core::data::DataStore st;
+  data_pass::DataStore st;
   st.write(tl::Space::kTcm, 0, 1, bytes({0, 60, 0, 64}));  // f16 1.0, 2.0
-  core::data::Value v = st.read(tl::Space::kTcm, 0, Shape{2}, DType::kF16, 1);
-  EXPECT_EQ(core::data::elements(v), (std::vector<double>{1.0, 2.0}));
+  data_pass::Value v = st.read(tl::Space::kTcm, 0, Shape{2}, DType::kF16, 1);
+  EXPECT_EQ(data_pass::elements(v), (std::vector<double>{1.0, 2.0}));
   EXPECT_EQ(st.read(tl::Space::kTcm, 0, Shape{1}, DType::kI32, 1).bytes->size(), 4u);  // reinterpreted
   try {
     st.read(tl::Space::kTcm, 0, Shape{4}, DType::kF16, 1);
@@ -375,7 +372,7 @@ TEST(DataPass, OpLogRecordsCommandsAndTilesInStartOrder) {
   auto b = s.put({64, 32}, DType::kF16, values(64 * 32, 2), "B");
   auto c = s.rt.zeros({32, 32}, DType::kF16, {}, "C");
   s.rt.wait(s.rt.launch("t-dot", {a, b, c}));
-  s.data.flush(true);
+  s.data.flush_all();
   auto recs = s.log.by_start();
   ASSERT_FALSE(recs.empty());
   for (std::size_t i = 1; i < recs.size(); ++i) EXPECT_LE(recs[i - 1]->t_start, recs[i]->t_start);
@@ -391,7 +388,7 @@ TEST(DataPass, OpLogRecordsCommandsAndTilesInStartOrder) {
   EXPECT_EQ((*gemm)->t_end - (*gemm)->t_start, 16 * kPsPerNs);  // 32x64x32 at 4096 MACs/ns
 }
 
-std::string op_log_json(const core::OpLog& log) {
+std::string op_log_json(const OpLogView& log) {
   auto file = test::temp_dir() / "oplog.json";
   core::write_json_file(file, [&](core::JsonWriter& w) { core::write_op_log(w, log); });
   return test::read_file(file);
@@ -406,7 +403,7 @@ TEST(DataPass, OpLogIsIdenticalAcrossRuns) {
     auto bias = s.put({64}, DType::kF16, values(64, 3), "bias");
     auto c = s.rt.zeros({64, 64}, DType::kF16, {}, "C");
     s.rt.wait(s.rt.launch("t-composite-bias-relu", {a, b, bias, c}));
-    s.data.flush(true);
+    s.data.flush_all();
     std::string json = op_log_json(s.log);
     EXPECT_THAT(json, HasSubstr("\"composite_gemm\""));
     if (run == 0)
