@@ -206,11 +206,11 @@ int run_command_line(int argc, char** argv) {
   run->add_option("--op-log", run_opts.op_log, "write the op log (JSON, records in start order) to FILE")
       ->type_name("FILE");
 
-  CLI::App* list = app.add_subcommand("list", "list component types, benches, CCL algorithms and kernels");
+  CLI::App* list = app.add_subcommand("list", "list what the loaded plugins provide");
   add_common(list, common);
   list->add_option("what", list_what,
-                   "components, benches, ccl, commands, services, observers, frontends, kernels (and other model "
-                   "extensions), libraries or all");
+                   "components, benches, ccl, commands, services, observers, frontends, libraries, the plural of a "
+                   "model extension kind (e.g. kernels), or all");
 
   CLI::App* info = app.add_subcommand("info", "describe a component (implementation or type name) or a bench");
   add_common(info, common);
@@ -219,7 +219,7 @@ int run_command_line(int argc, char** argv) {
   CLI::App* topo = app.add_subcommand("topology", "check the topology and summarize it, or dump it as JSON");
   add_common(topo, common);
   topo->add_flag("--dump", dump, "print the resolved graph as JSON");
-  topo->add_option("--svg", svg_dir, "write system, SIP and cube pictures (SVG) into DIR")->type_name("DIR");
+  topo->add_option("--svg", svg_dir, "write the topology front-end's pictures (SVG) into DIR")->type_name("DIR");
 
   CLI::App* version = app.add_subcommand("version", "print the version and ABI");
 

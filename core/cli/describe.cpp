@@ -38,8 +38,8 @@ std::set<std::string> extension_kinds(const core::Registry& reg) {
 }
 
 void print_list(const core::Registry& reg, const std::string& what) {
-  std::vector<std::string> known = {"all",      "components", "benches",   "ccl",     "commands",
-                                    "services", "observers",  "frontends", "kernels", "libraries"};
+  std::vector<std::string> known = {"all",      "components", "benches",   "ccl",      "commands",
+                                    "services", "observers",  "frontends", "libraries"};
   for (const std::string& kind : extension_kinds(reg))
     if (std::find(known.begin(), known.end(), kind + "s") == known.end()) known.push_back(kind + "s");
   if (std::find(known.begin(), known.end(), what) == known.end())
@@ -95,8 +95,7 @@ void print_list(const core::Registry& reg, const std::string& what) {
       if (key.first == kind)
         std::printf("  %-22s %-26s %s\n", key.second.c_str(), entry.from.library.c_str(), entry.ext->summary.c_str());
   }
-  if (!all && what == "kernels" && extension_kinds(reg).count("kernel") == 0)
-    std::printf("kernels (name, library: summary):\n  (none registered)\n");
+
   if (all || what == "libraries") {
     std::printf("plugin libraries:\n");
     for (const auto& l : reg.libraries())

@@ -7,7 +7,7 @@ namespace kbsim::core {
 void OpLog::start(NodeIndex node, std::string_view id, const Message& msg, Tick now) {
   if (pending_.count({&msg, node})) return;  // delivered again before it left: the first delivery counts
   OpRecord r;
-  if (!msg.describe_op(r)) return;  // captured now: a tile token moves on before its record ends
+  if (!msg.describe_op(r)) return;  // captured now: the message may change before its record ends
   r.t_start = now;
   r.component = node;
   r.component_id = id;
