@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "cli/describe.hpp"
-#include "component/params_resolve.hpp"
+#include "plugin/params_resolve.hpp"
 #include "kbsim/text.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"

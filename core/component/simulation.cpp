@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <queue>
 
-#include "component/params_resolve.hpp"
+#include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "kbsim/text.hpp"
 

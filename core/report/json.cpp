@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "component/params_resolve.hpp"
+#include "plugin/params_resolve.hpp"
 #include "kbsim/op_record.hpp"
 #include "kbsim/errors.hpp"
 #include "plugin/registry.hpp"

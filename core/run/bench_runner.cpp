@@ -7,7 +7,7 @@
 #include <map>
 
 #include "component/op_log.hpp"
-#include "component/params_resolve.hpp"
+#include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
 #include "topology/topology.hpp"

@@ -7,6 +7,7 @@
 #include "kbsim/config/frontend.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/text.hpp"
+#include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 
 namespace kbsim::core {
@@ -234,6 +235,19 @@ Graph build_graph(YamlSource& src, Origins& origins) {
   return g;
 }
 
+/// Component parameters as the registry's declarations resolve them.
+class RegistryComponents final : public config::Components {
+ public:
+  explicit RegistryComponents(const Registry& registry) : registry_(registry) {}
+  Params resolve(const std::string& impl, const std::vector<RawParam>& attrs,
+                 const std::string& origin) const override {
+    return resolve_params(registry_.component_for_impl(impl, origin).info.params, attrs, impl, origin);
+  }
+
+ private:
+  const Registry& registry_;
+};
+
 /// The document after overrides, and the front-end that claims it (none: the explicit form).
 struct Document {
   explicit Document(YamlSource source) : src(std::move(source)), origins(src) {}
@@ -255,12 +269,16 @@ std::unique_ptr<Document> open(YamlSource src, const std::vector<std::string>& o
   return doc;
 }
 
-Graph compile(Document& doc) {
-  if (doc.frontend) return doc.frontend->compile(doc.origins);
+Graph compile(Document& doc, const Registry& registry) {
+  if (doc.frontend) return doc.frontend->compile(doc.origins, RegistryComponents(registry));
   return build_graph(doc.src, doc.origins);
 }
 
 }  // namespace
+
+std::unique_ptr<config::Components> components_of(const Registry& registry) {
+  return std::make_unique<RegistryComponents>(registry);
+}
 
 void apply_overrides(YamlSource& src, Origins& origins, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) apply_override(src, origins, o);
@@ -268,7 +286,7 @@ void apply_overrides(YamlSource& src, Origins& origins, const std::vector<std::s
 
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                     const Registry& registry) {
-  return compile(*open(YamlSource::load(file), overrides, registry));
+  return compile(*open(YamlSource::load(file), overrides, registry), registry);
 }
 
 Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
@@ -279,7 +297,7 @@ Graph parse_topology(const std::string& text, const std::string& name, const std
   } catch (const YAML::Exception& e) {
     throw config::syntax_error(name, e);
   }
-  return compile(*open(YamlSource(name, root), overrides, registry));
+  return compile(*open(YamlSource(name, root), overrides, registry), registry);
 }
 
 std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& file,
@@ -289,8 +307,9 @@ std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& fi
   if (!doc->frontend)
     throw ConfigError(file.string() +
                       ": no topology front-end claims this document, and the explicit nodes+edges form has no pictures");
-  doc->frontend->compile(doc->origins);  // a document that does not compile is not drawn
-  std::vector<std::filesystem::path> files = doc->frontend->draw(doc->origins, dir);
+  const RegistryComponents components(registry);
+  doc->frontend->compile(doc->origins, components);  // a document that does not compile is not drawn
+  std::vector<std::filesystem::path> files = doc->frontend->draw(doc->origins, components, dir);
   if (files.empty()) throw ConfigError(file.string() + ": its topology front-end draws no pictures");
   return files;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 namespace kbsim::config {
 class YamlSource;
 class Origins;
+class Components;
 }  // namespace kbsim::config
 
 namespace kbsim::core {
@@ -23,6 +25,10 @@ class Registry;
 
 /// Apply "dotted.path=value" overrides to a YAML tree, recording their origins.
 void apply_overrides(config::YamlSource& src, config::Origins& origins, const std::vector<std::string>& overrides);
+
+/// What topology front-ends ask of the registry: component parameters resolved
+/// against their declarations.
+std::unique_ptr<config::Components> components_of(const Registry& registry);
 
 /// Load and check a topology file, applying `overrides` ("dotted.path=value").
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,

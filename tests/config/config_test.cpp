@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "component/params_resolve.hpp"
+#include "plugin/params_resolve.hpp"
 #include "harness.hpp"
 
 using ::testing::HasSubstr;

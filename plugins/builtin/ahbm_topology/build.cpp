@@ -29,8 +29,23 @@ class Builder {
   Graph& g_;
 };
 
+/// The sustained fraction of peak the HBM controller declares (its
+/// `efficiency` parameter, default included): the compiler applies it to the
+/// router -> hbm_ctrl link. A controller without one, or with a value its own
+/// check will reject when the system is built, leaves the link at peak.
+double hbm_efficiency(const AhbmSpec& s, const config::Components& components) {
+  const std::string where = s.hbm_ctrl.origin.empty() ? s.source + ": cube.components.hbm_ctrl" : s.hbm_ctrl.origin;
+  const Params p = components.resolve(s.hbm_ctrl.impl, s.hbm_ctrl.attrs, where);
+  for (const ParamEntry& e : p.entries())
+    if (e.name == "efficiency") {
+      const double v = p.get_float("efficiency");
+      return v > 0.0 && v <= 1.0 ? v : 1.0;
+    }
+  return 1.0;
+}
+
 void build_cube(const AhbmSpec& s, const MeshLayout& m, Builder& b, unsigned sip, unsigned cube,
-                const std::array<bool, 4>& side_used) {
+                const std::array<bool, 4>& side_used, double hbm_efficiency) {
   auto router = [&](Cell c) { return names::router(sip, cube, c.row, c.col); };
   for (unsigned r = 0; r < m.rows(); ++r)
     for (unsigned c = 0; c < m.cols(); ++c)
@@ -60,7 +75,7 @@ void build_cube(const AhbmSpec& s, const MeshLayout& m, Builder& b, unsigned sip
       b.pair(conn, port, s.ucie_conn_bw_gbs, 0, "ucie_internal", "ucie_internal");
     }
   }
-  const double hbm_bw = s.hbm_to_router_bw_gbs() * s.hbm_efficiency;
+  const double hbm_bw = s.hbm_to_router_bw_gbs() * hbm_efficiency;
   for (unsigned pe = 0; pe < s.pes_per_cube(); ++pe) {
     b.node(names::hbm_ctrl(sip, cube, pe), s.hbm_ctrl);
     b.pair(router(m.pe[pe]), names::hbm_ctrl(sip, cube, pe), hbm_bw, 0, "router_to_hbm", "hbm_to_router");
@@ -109,10 +124,11 @@ void publish(const AhbmSpec& s, Graph& g) {
 
 bool is_ahbm(const YAML::Node& root) { return root.IsMap() && (root["system"] || root["sip"] || root["cube"]); }
 
-Compiled compile(const YamlSource& src, const Origins& origins) {
+Compiled compile(const YamlSource& src, const Origins& origins, const config::Components& components) {
   Compiled out;
   out.spec = parse_spec(src, origins);
   const AhbmSpec& s = out.spec;
+  const double efficiency = hbm_efficiency(s, components);
   out.mesh = generate_mesh(s);
   Graph& g = out.graph;
   g.source = s.source;
@@ -133,7 +149,7 @@ Compiled compile(const YamlSource& src, const Origins& origins) {
     for (const auto& io : s.io_chiplets)
       for (const auto& p : io.cube_ports) used[p.y * s.cube_w + p.x][static_cast<int>(p.side)] = true;
 
-    for (unsigned c = 0; c < s.cubes_per_sip(); ++c) build_cube(s, out.mesh, b, sip, c, used[c]);
+    for (unsigned c = 0; c < s.cubes_per_sip(); ++c) build_cube(s, out.mesh, b, sip, c, used[c], efficiency);
     auto port = [&](unsigned x, unsigned y, Side side) {
       return names::cube(sip, y * s.cube_w + x) + ".ucie-" + side_name(side);
     };

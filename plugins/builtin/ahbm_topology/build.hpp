@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kbsim/config/frontend.hpp"
 #include "mesh.hpp"
 #include "spec.hpp"
 
@@ -25,7 +26,9 @@ struct Compiled {
   Graph graph;
 };
 
-Compiled compile(const YamlSource& src, const Origins& origins);
+/// `components` resolves block attributes against their components'
+/// declarations (hbm_ctrl's efficiency scales its router link).
+Compiled compile(const YamlSource& src, const Origins& origins, const config::Components& components);
 
 /// True if the YAML document is in the AHBM form (has `system`, `sip` or `cube`).
 bool is_ahbm(const YAML::Node& root);

@@ -15,9 +15,12 @@ class AhbmFrontEnd final : public config::FrontEnd {
                     "memory map, SVG pictures"};
   }
   bool claims(const YAML::Node& root) const override { return is_ahbm(root); }
-  Graph compile(const config::Origins& doc) const override { return ahbm_topology::compile(doc.source(), doc).graph; }
-  std::vector<std::filesystem::path> draw(const config::Origins& doc, const std::filesystem::path& dir) const override {
-    return write_svgs(ahbm_topology::compile(doc.source(), doc), dir);
+  Graph compile(const config::Origins& doc, const config::Components& components) const override {
+    return ahbm_topology::compile(doc.source(), doc, components).graph;
+  }
+  std::vector<std::filesystem::path> draw(const config::Origins& doc, const config::Components& components,
+                                          const std::filesystem::path& dir) const override {
+    return write_svgs(ahbm_topology::compile(doc.source(), doc, components), dir);
   }
 };
 

@@ -407,16 +407,6 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
         throw ConfigError(l.origin + ": cube.pe_template.links: '" + *end + "' is not a PE template component" +
                           suggest(*end, names));
     }
-  // hbm_ctrl's efficiency is applied to its router link here (ADR-0004 D2).
-  for (const RawParam& a : s.hbm_ctrl.attrs)
-    if (a.name == "efficiency") {
-      double e = std::holds_alternative<double>(a.value)         ? std::get<double>(a.value)
-                 : std::holds_alternative<std::int64_t>(a.value) ? static_cast<double>(std::get<std::int64_t>(a.value))
-                                                                 : -1.0;
-      if (!(e > 0.0 && e <= 1.0))
-        throw ConfigError(a.origin + ": cube.components.hbm_ctrl.attrs.efficiency must be in (0, 1]");
-      s.hbm_efficiency = e;
-    }
   return s;
 }
 

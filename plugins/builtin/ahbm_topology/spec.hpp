@@ -103,7 +103,6 @@ struct AhbmSpec {
   BlockSpec m_cpu{"builtin.m_cpu", {}, "", ""};
   BlockSpec sram{"builtin.sram", {}, "", ""};
   BlockSpec hbm_ctrl{"builtin.hbm_ctrl", {}, "", ""};
-  double hbm_efficiency = 0.8;  ///< read from hbm_ctrl attrs; scales the router -> hbm_ctrl link
 
   // cube links
   double router_link_bw_gbs = 256.0;

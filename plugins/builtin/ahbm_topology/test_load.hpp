@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "build.hpp"
+#include "harness.hpp"
 #include "kbsim/config/yaml.hpp"
 #include "topology/topology.hpp"
 
@@ -17,7 +18,7 @@ inline Compiled load_ahbm(const std::filesystem::path& file, const std::vector<s
   config::Origins origins(src);
   core::apply_overrides(src, origins, overrides);
   if (!is_ahbm(src.root())) throw ConfigError(file.string() + ": not an AHBM system description");
-  return compile(src, origins);
+  return compile(src, origins, *core::components_of(test::shared_registry()));
 }
 
 }  // namespace kbsim::ahbm_topology

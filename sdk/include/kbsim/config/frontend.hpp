@@ -9,7 +9,7 @@
 //    public:
 //     static kbsim::config::FrontEndInfo info() { return {"my_dialect", "..."}; }
 //     bool claims(const YAML::Node& root) const override { return root["my_system"].IsDefined(); }
-//     kbsim::Graph compile(const kbsim::config::Origins& doc) const override;
+//     kbsim::Graph compile(const kbsim::config::Origins& doc, const kbsim::config::Components& c) const override;
 //   };
 //   KBSIM_PLUGIN("my_frontend") { kbsim::config::add_frontend<MyFrontEnd>(plugin); }
 #pragma once
@@ -24,6 +24,19 @@
 
 namespace kbsim::config {
 
+/// What a front-end may ask of the loaded component plugins while compiling,
+/// so that a parameter's default lives only in its component's declaration.
+class Components {
+ public:
+  virtual ~Components() = default;
+  /// The parameters implementation `impl` would get from `attrs`: every
+  /// declared parameter, defaults filled in, types checked (ConfigError naming
+  /// `origin` or the attribute's own origin). Checks beyond types are the
+  /// component's own, when the system is built.
+  virtual Params resolve(const std::string& impl, const std::vector<RawParam>& attrs,
+                         const std::string& origin) const = 0;
+};
+
 struct FrontEndInfo {
   std::string name;  ///< e.g. "ahbm"
   std::string summary;
@@ -35,11 +48,13 @@ class FrontEnd {
   /// Whether this document is written in this front-end's dialect.
   virtual bool claims(const YAML::Node& root) const = 0;
   /// Compile it; errors are ConfigError naming `doc.where(node)` of the offending node.
-  virtual Graph compile(const Origins& doc) const = 0;
+  virtual Graph compile(const Origins& doc, const Components& components) const = 0;
   /// Draw pictures of the configured system into `dir` (`kbsim topology --svg`);
   /// returns the files written. The default draws none.
-  virtual std::vector<std::filesystem::path> draw(const Origins& doc, const std::filesystem::path& dir) const {
+  virtual std::vector<std::filesystem::path> draw(const Origins& doc, const Components& components,
+                                                  const std::filesystem::path& dir) const {
     (void)doc;
+    (void)components;
     (void)dir;
     return {};
   }

@@ -1,4 +1,4 @@
-#include "component/params_resolve.hpp"
+#include "plugin/params_resolve.hpp"
 
 #include <charconv>
 #include <cmath>
