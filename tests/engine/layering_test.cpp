@@ -30,6 +30,7 @@ const std::map<std::string, std::set<std::string>> kCoreModules = {
     {"report", {"component", "plugin"}},
     {"run", {"component", "topology", "report", "plugin"}},
     {"cli", {"run", "report", "component", "topology", "plugin", "fabric", "sim"}},
+    {"testing", {"component", "plugin", "fabric", "sim"}},
 };
 
 /// Each SDK kit (a folder of sdk/include/kbsim; "" = the base) and the kits it may include.

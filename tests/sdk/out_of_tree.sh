@@ -4,7 +4,9 @@
 #   2. configure and build examples/vendor_switch against that prefix only;
 #   3. the INSTALLED kbsim lists the vendor component and describes it;
 #   4. a traffic run with sw0 = vendor.switch records the implementation and gives
-#      a different latency from the default topology (sw0 = builtin.switch).
+#      a different latency from the default topology (sw0 = builtin.switch);
+#   5. the vendor's component test (the SDK's harness, GoogleMock neighbours)
+#      passes, and fails when built with a wrong expectation.
 # Usage: out_of_tree.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 
@@ -49,6 +51,19 @@ step install "$cmake" --install "$build" --prefix "$prefix"
 step configure "$cmake" -S "$example" -B "$vendor" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
 step build "$cmake" --build "$vendor"
 [[ -f "$vendor/libvendor_switch.so" ]] || fail "build: $vendor/libvendor_switch.so was not produced"
+ctest="$(dirname "$(command -v "$cmake")")/ctest"
+step vendor_test "$ctest" --test-dir "$vendor" --output-on-failure
+grep -q "100% tests passed" "$tmp/vendor_test.log" || fail "the vendor's component test did not pass"
+
+# The same test with a wrong expectation must fail: its mock neighbour is not blind.
+step configure_wrong "$cmake" -S "$example" -B "$tmp/vendor_wrong" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_FLAGS=-DVENDOR_SWITCH_WRONG_EXPECTATION
+step build_wrong "$cmake" --build "$tmp/vendor_wrong"
+if "$ctest" --test-dir "$tmp/vendor_wrong" >"$tmp/vendor_wrong.log" 2>&1; then
+  fail "the vendor's component test passed with a wrong expected time"
+fi
+grep -q "ThePipelineDelaysEveryFlitButNotTheStream" "$tmp/vendor_wrong.log" ||
+  fail "the wrong expectation did not fail the expected test: $(cat "$tmp/vendor_wrong.log")"
 
 step list "$kbsim" list components --plugins "$vendor"
 grep -q '^ *vendor_switch ' "$tmp/list.log" ||

@@ -1,0 +1,181 @@
+// The component-under-test harness (kbsim/testing.hpp) on the real engine:
+// a graph of the component under test and one in-process neighbour per
+// declared link, elaborated by core::Simulation with the loaded plugins.
+#include "kbsim/testing.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+
+#include "component/simulation.hpp"
+#include "plugin/registry.hpp"
+
+namespace kbsim::testkit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kNeighbourType = "kbsim_testkit_neighbour";
+constexpr const char* kNeighbourImpl = "testkit.neighbour";
+constexpr const char* kComponentImpl = "testkit.component_under_test";
+constexpr std::uint64_t kInject = 1;
+
+/// Where this library lives: the installed or built kbsim's plugins and components.yaml are near it.
+fs::path own_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&own_dir), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  return fs::weakly_canonical(fs::path(info.dli_fname), ec).parent_path();
+}
+
+fs::path first_existing(const std::vector<fs::path>& candidates) {
+  std::error_code ec;
+  for (const auto& c : candidates)
+    if (!c.empty() && fs::exists(c, ec)) return c;
+  return {};
+}
+
+/// The neighbour component: hands what arrives to the test's Neighbour and sends what is injected.
+class NeighbourNode final : public Component {
+ public:
+  explicit NeighbourNode(const ComponentContext& ctx, Neighbour* n) : Component(ctx), n_(n) {}
+  static ComponentInfo info() {
+    ComponentInfo i;
+    i.type = kNeighbourType;
+    i.summary = "a neighbour of the component under test, driven by a test (kbsim/testing.hpp)";
+    i.ports = {{"*", "the link to and from the component under test"}};
+    return i;
+  }
+  void on_message(PortIndex, Ref<Message> msg) override { n_->received(now(), *msg); }
+  void on_timer(std::uint64_t, Ref<Message> msg) override { send(0, std::move(msg)); }
+
+ private:
+  Neighbour* n_;
+};
+
+/// The Neighbour of the node being constructed (set by Harness::build around elaboration).
+thread_local std::vector<std::pair<std::string, Neighbour*>>* g_building = nullptr;
+
+Component* make_neighbour(const ComponentContext& ctx) {
+  for (const auto& [id, n] : *g_building)
+    if (id == ctx.id) return new NeighbourNode(ctx, n);
+  throw Error("testkit: no neighbour object for node '" + std::string(ctx.id) + "'");
+}
+
+std::vector<RawParam> raw(const std::vector<std::pair<std::string, ParamValue>>& params) {
+  std::vector<RawParam> out;
+  for (const auto& [k, v] : params) out.push_back({k, v, "testkit parameter '" + k + "'"});
+  return out;
+}
+
+}  // namespace
+
+struct Harness::Impl {
+  Options options;
+  core::Registry registry;
+  Graph graph;
+  bool has_component = false;
+  std::vector<std::pair<std::string, Neighbour*>> neighbours;
+  std::unique_ptr<core::Simulation> sim;
+
+  core::Simulation& built() const {
+    if (!sim) throw Error("testkit: call build() first");
+    return *sim;
+  }
+  void check_not_built() const {
+    if (sim) throw Error("testkit: the system is already built");
+  }
+};
+
+Harness::Harness(Options options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  core::Registry& reg = impl_->registry;
+  for (const auto& d : impl_->options.plugin_dirs) reg.add_search_dir(d, true);
+  fs::path components;
+  if (impl_->options.kbsim_plugins) {
+    // Installed: <prefix>/lib[/<multiarch>]/libkbsim_testing.so; built: <build>/lib/.
+    const fs::path here = own_dir();
+    if (fs::path p = first_existing({here / "kbsim" / "plugins", here / ".." / "kbsim" / "plugins",
+                                     here / ".." / "lib" / "kbsim" / "plugins", here / ".." / "plugins"});
+        !p.empty())
+      reg.add_search_dir(p, false);
+    components = first_existing({here / ".." / "share" / "kbsim" / "components.yaml",
+                                 here / ".." / ".." / "share" / "kbsim" / "components.yaml",
+                                 fs::path(KBSIM_SOURCE_DIR) / "components.yaml"});
+  }
+  reg.discover();
+  if (!components.empty()) reg.load_components_file(components);
+  for (const auto& f : impl_->options.components_files) reg.load_components_file(f);
+  reg.add_component_type({NeighbourNode::info(), &make_neighbour}, "(testkit)");
+  reg.map_impl(kNeighbourImpl, "(testkit)", kNeighbourType, "testkit");
+  impl_->graph.source = "testkit";
+}
+
+Harness::~Harness() = default;
+
+void Harness::component(const std::string& impl, const std::vector<std::pair<std::string, ParamValue>>& params) {
+  impl_->check_not_built();
+  if (impl_->has_component) throw Error("testkit: the component under test is already chosen");
+  impl_->graph.nodes.push_back({impl_->options.id, impl, raw(params), "testkit component '" + impl + "'"});
+  impl_->has_component = true;
+}
+
+void Harness::component_type(const std::string& library, const std::string& type,
+                             const std::vector<std::pair<std::string, ParamValue>>& params) {
+  impl_->check_not_built();
+  impl_->registry.map_impl(kComponentImpl, library, type, "testkit component_type(" + library + ", " + type + ")");
+  component(kComponentImpl, params);
+}
+
+void Harness::neighbour(const std::string& id, const std::string& kind, Neighbour& n, Link to_component,
+                        Link from_component) {
+  impl_->check_not_built();
+  impl_->neighbours.emplace_back(id, &n);
+  impl_->graph.nodes.push_back({id, kNeighbourImpl, {}, "testkit neighbour '" + id + "'"});
+  const std::string& dut = impl_->options.id;
+  impl_->graph.edges.push_back({id, dut, to_component.bandwidth_gbs, to_component.latency_ns, to_component.flit_bytes,
+                                kind, "testkit link " + id + " -> " + dut});
+  impl_->graph.edges.push_back({dut, id, from_component.bandwidth_gbs, from_component.latency_ns,
+                                from_component.flit_bytes, kind, "testkit link " + dut + " -> " + id});
+}
+
+void Harness::build() {
+  impl_->check_not_built();
+  if (!impl_->has_component) throw Error("testkit: choose the component under test first");
+  // The component under test comes first: node 0, ports in the order its neighbours were declared.
+  std::stable_partition(impl_->graph.nodes.begin(), impl_->graph.nodes.end(),
+                        [&](const NodeSpec& n) { return n.id == impl_->options.id; });
+  g_building = &impl_->neighbours;
+  try {
+    impl_->sim = std::make_unique<core::Simulation>(impl_->graph, impl_->registry);
+  } catch (...) {
+    g_building = nullptr;
+    throw;
+  }
+  g_building = nullptr;
+}
+
+void Harness::inject(Tick at, std::string_view from, Ref<Message> msg, std::string_view to) {
+  core::Simulation& sim = impl_->built();
+  if (at < sim.now()) throw Error("testkit: inject at a time in the past");
+  const NodeIndex src = sim.find_node(from);
+  if (sim.nodes()[src].impl != kNeighbourImpl)
+    throw Error("testkit: '" + std::string(from) + "' is not a neighbour");
+  if (!to.empty()) msg->route = &sim.route(src, sim.find_node(to), 0);
+  sim.schedule(src, at, kInject, std::move(msg), 128);
+}
+
+void Harness::run(Tick until) { impl_->built().run_until(until); }
+
+Tick Harness::now() const noexcept { return impl_->sim ? impl_->sim->now() : 0; }
+
+Component& Harness::component_under_test() { return impl_->built().component(NodeIndex{0}); }
+
+const Stat& Harness::stat(std::string_view name) const {
+  return static_cast<const System&>(impl_->built()).stat(impl_->options.id, name);
+}
+
+System& Harness::system() { return impl_->built(); }
+
+}  // namespace kbsim::testkit
