@@ -1,5 +1,5 @@
-// The PE engines on the default system (ADR-0014): pe_scheduler, pe_dma's
-// tile stages, pe_fetch_store + pe_tcm, pe_gemm, pe_math and
+// The PE engines on the default system (docs/model.md, "The PE"): pe_scheduler,
+// pe_dma's tile stages, pe_fetch_store + pe_tcm, pe_gemm, pe_math and
 // custom.systolic_gemm. An in-process driver stands in for pe_cpu (it sends
 // pe::Commands to the scheduler and collects the answers) and an in-process
 // translator for pe_mmu, so these tests depend on neither plugin.

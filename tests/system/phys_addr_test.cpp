@@ -1,6 +1,6 @@
-// AHBM physical addresses (ADR-0001 rev 2), the configured memory map's access
-// checks, and node naming: bit-exact encodings, every decode error, and the
-// node that serves each kind of address.
+// AHBM physical addresses (docs/model.md, "Physical addresses"), the configured
+// memory map's access checks, and node naming: bit-exact encodings, every
+// decode error, and the node that serves each kind of address.
 #include "kbsim/ahbm/phys_addr.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The tile plan generators (ADR-0042) on their own: tile counts, stage
-// sequences, pinning, epilogues, addresses and byte counts.
+// The tile plan generators (docs/model.md, "Commands and tiles") on their own:
+// tile counts, stage sequences, pinning, epilogues, addresses and byte counts.
 #include <gtest/gtest.h>
 
 #include <vector>

@@ -13,7 +13,7 @@
 
 namespace kbsim::ahbm_topology {
 
-/// Edge kinds whose links a routing view leaves out (ADR-0051).
+/// Edge kinds whose links a routing view leaves out (docs/model.md, "Routing views").
 struct ViewNames {
   static constexpr const char* kData = "data";      ///< PE DMA / data path: no command edges
   static constexpr const char* kMemory = "memory";  ///< host memory path and M_CPU DMA: no PE-internal edges

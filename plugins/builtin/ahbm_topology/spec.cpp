@@ -179,7 +179,7 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
   AhbmSpec s;
   s.source = src.name();
   // The reference PE template: its DMA on the PE's router, its TCM behind it.
-  // The reference PE (ADR-0014): PE_CPU and PE_MMU on the command network,
+  // The reference PE (docs/model.md, "The PE"): PE_CPU and PE_MMU on the command network,
   // PE_DMA on the data network, the engines linked as tiles flow between them.
   auto part = [](const char* impl, const char* attach) { return BlockSpec{impl, {}, "", attach}; };
   s.pe_components = {{"pe_cpu", part("builtin.pe_cpu", "cpu")},
@@ -208,7 +208,7 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
       c.text("topology", s.sip_topology, {"ring_1d", "torus_2d", "mesh_2d_no_wrap"});
       c.whole("w", s.sip_w, 1, 16);
       c.whole("h", s.sip_h, 1, 16);
-      // SIP grid (ADR-0024 D5): explicit w/h, else a square, else an error.
+      // SIP grid (docs/model.md, "The SIP grid"): explicit w/h, else a square, else an error.
       if (s.sip_w && s.sip_h && s.sip_w * s.sip_h != s.sips)
         c.fail("w", "w x h = " + std::to_string(s.sip_w * s.sip_h) + " but count = " + std::to_string(s.sips));
       if ((s.sip_w == 0) != (s.sip_h == 0)) c.fail(s.sip_w ? "w" : "h", "give both w and h, or neither");

@@ -1,4 +1,5 @@
-// GEMM benches on one PE of an AHBM system (ADR-0044/0045):
+// GEMM benches on one PE of an AHBM system (docs/model.md,
+// "Calibration: GEMM"):
 //
 //   gemm-single-pe    load A and B into TCM, one GEMM command, store C
 //   matmul-composite  a composite (tiled) GEMM; `variant` stages the operands:

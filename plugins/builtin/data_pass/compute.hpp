@@ -1,5 +1,5 @@
-// The data pass's arithmetic (ADR-0020 D6): GEMM and every tl math op on
-// tensor values, with Eigen. Pure functions; no simulation state.
+// The data pass's arithmetic (docs/model.md, "Execution"): GEMM and every tl
+// math op on tensor values, with Eigen. Pure functions; no simulation state.
 #pragma once
 
 #include <span>
@@ -31,8 +31,10 @@ std::vector<double> elements(const Value& v);
 Value gemm(const Value& a, const Value& b, DType out_dtype, std::span<const DataOp::Epilogue> epilogue,
            std::span<const Value> operands, std::uint32_t tile_k, const DataCompute* custom);
 
-/// The same GEMM for several A operands that share one B, as one product of
-/// the A operands stacked by rows (the batch of ADR-0020 D6). Results in order.
+/// The same GEMM for several A operands that share one B (a batch,
+/// docs/model.md "Execution"): B and the epilogue operands are decoded once,
+/// each A still gets its own product, so results equal gemm's bit for bit.
+/// Results in order.
 std::vector<Value> gemm_stacked(std::span<const Value> as, const Value& b, DType out_dtype,
                                 std::span<const DataOp::Epilogue> epilogue, std::span<const Value> operands,
                                 std::uint32_t tile_k, const DataCompute* custom);

@@ -304,7 +304,7 @@ TEST(DataPass, AQueuedCompositeSeesTheResultOfTheOneBeforeIt) {
   std::vector<double> want = matmul(va, vb, 64, 64, 64, DType::kF16);
   expect_close(s.rt, x, want);
   for (double& v : want) v = round_to(std::exp(v), DType::kF16);
-  expect_close(s.rt, y, want);  // inputs are read as of the reading op's end (ADR-0052 D4)
+  expect_close(s.rt, y, want);  // inputs read as of the reading op's end (docs/model.md, "Memory of the data pass")
 }
 
 TEST(DataPass, SoftmaxAndReductions) {

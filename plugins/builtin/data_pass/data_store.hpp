@@ -1,8 +1,8 @@
-// The data pass's memory (ADR-0052 D6, ADR-0020 D7): (space, address) ->
-// immutable versions, each valid from the time it was written. A read names
-// a time and sees, byte by byte, the newest version written at or before it,
-// so a later write is never seen by an earlier reader, and a value once read
-// (a snapshot) is never changed by later writes.
+// The data pass's memory (docs/model.md, "Memory of the data pass"): (space,
+// address) -> immutable versions, each valid from the time it was written. A
+// read names a time and sees, byte by byte, the newest version written at or
+// before it, so a later write is never seen by an earlier reader, and a value
+// once read (a snapshot) is never changed by later writes.
 //
 // HBM is byte-addressable: a read may cover part of a tensor or several.
 // TCM holds compute results: a read must match one written value's size

@@ -1,6 +1,7 @@
-// builtin.hbm_ctrl: one PE's HBM controller (ADR-0034). N pseudo-channels
-// (PCs), each with its own availability ledger; a burst goes to
-// PC = (address >> log2(burst)) & (N - 1) and occupies it burst / pc_bw ns.
+// builtin.hbm_ctrl: one PE's HBM controller (docs/model.md,
+// "Memory transactions"). N pseudo-channels (PCs), each with its own
+// availability ledger; a burst goes to PC = (address >> log2(burst)) & (N - 1)
+// and occupies it burst / pc_bw ns.
 //
 // Writes commit flit by flit as they arrive (each flit is one burst); the
 // acknowledgement leaves when the last burst has committed, without holding

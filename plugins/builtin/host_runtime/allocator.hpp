@@ -1,6 +1,7 @@
-// The host's device-memory allocators (ADR-0048): a first-fit free list per
-// PE HBM slice (64-byte granules) and one device-wide virtual address range
-// (page granules). Sizes round up to the granule, so every block starts on one.
+// The host's device-memory allocators (docs/model.md, "The host runtime"): a
+// first-fit free list per PE HBM slice (64-byte granules) and one device-wide
+// virtual address range (page granules). Sizes round up to the granule, so
+// every block starts on one.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ class FreeList {
   std::uint64_t round_up(std::uint64_t nbytes) const noexcept { return (nbytes + granule_ - 1) / granule_ * granule_; }
   /// The start of the first free block that holds round_up(nbytes), or nothing.
   std::optional<std::uint64_t> allocate(std::uint64_t nbytes);
-  /// Return a block given by allocate (same nbytes). Not checked (ADR-0048 D2).
+  /// Return a block given by allocate (same nbytes). Not checked: the caller is trusted.
   void release(std::uint64_t start, std::uint64_t nbytes);
   std::uint64_t largest_free() const noexcept;
 

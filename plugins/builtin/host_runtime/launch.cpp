@@ -1,4 +1,5 @@
-// HostRuntime: kernel launches (ADR-0009): one kLaunch host command to the
+// HostRuntime: kernel launches (docs/model.md,
+// "Host commands and the launch barrier"): one kLaunch host command to the
 // SIP's io_cpu per launch; wait() runs the system until its completion.
 #include <algorithm>
 #include <tuple>

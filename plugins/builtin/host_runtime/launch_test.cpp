@@ -1,5 +1,6 @@
-// Kernel launches (ADR-0009) on the default system: IO_CPU's start barrier,
-// the M_CPU fan-out, PE_CPU running kernels on fibers, and kernel errors.
+// Kernel launches (docs/model.md, "Host commands and the launch barrier") on
+// the default system: IO_CPU's start barrier, the M_CPU fan-out, PE_CPU running
+// kernels on fibers, and kernel errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

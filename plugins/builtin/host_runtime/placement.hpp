@@ -1,5 +1,6 @@
-// Where a tensor's pieces go (ADR-0026): a DPPolicy resolved into ShardSpecs
-// on one SIP, and copying one shard out of / into the row-major tensor.
+// Where a tensor's pieces go (docs/model.md, "The host runtime"): a DPPolicy
+// resolved into ShardSpecs on one SIP, and copying one shard out of / into the
+// row-major tensor.
 //
 // A rank-1 tensor of n elements is placed as the matrix (1, n). Level 1 splits
 // the tensor over cubes 0..num_cubes-1, level 2 splits each cube's part over

@@ -1,5 +1,5 @@
-// The DPPolicy resolver (ADR-0026), shard copies and a tensor's virtual layout
-// and MMU mappings: pure functions, no simulation.
+// The DPPolicy resolver (docs/model.md, "The host runtime"), shard copies and a
+// tensor's virtual layout and MMU mappings: pure functions, no simulation.
 #include "placement.hpp"
 
 #include <gmock/gmock.h>

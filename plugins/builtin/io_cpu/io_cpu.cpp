@@ -1,9 +1,10 @@
-// builtin.io_cpu: the IO chiplet's command processor (ADR-0036). It pays its
-// overhead once per message, fans a request out to the M_CPU of every cube it
-// concerns and aggregates their responses into one completion for the host.
-// The host's via-M_CPU memory requests use it (one cube per request), and so
-// do host commands (ADR-0009, ADR-0039): kernel launches, which it stamps with
-// the start-time barrier, and MMU mapping updates.
+// builtin.io_cpu: the IO chiplet's command processor (docs/model.md,
+// "IO chiplet and cube blocks"). It pays its overhead once per message, fans a
+// request out to the M_CPU of every cube it concerns and aggregates their
+// responses into one completion for the host. The host's via-M_CPU memory
+// requests use it (one cube per request), and so do host commands
+// (docs/model.md, "Host commands and the launch barrier"): kernel launches,
+// which it stamps with the start-time barrier, and MMU mapping updates.
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -85,8 +86,9 @@ class IoCpu final : public kbsim::ahbm::CommandNode {
     for (auto& [cube, pes] : cubes) send_leg(cmd->leg(std::move(pes)), m_cpus[k++]);
   }
 
-  /// ADR-0009 D5: a 0-byte message's time from here through the M_CPU (paying
-  /// its overhead, its transit cost, once) to the PE.
+  /// The launch barrier's leg time (docs/model.md,
+  /// "Host commands and the launch barrier"): a 0-byte message's time from here
+  /// through the M_CPU (paying its overhead, its transit cost, once) to the PE.
   Tick two_leg_latency(const kbsim::Route& leg1, const kbsim::Route& leg2) const {
     kbsim::Route r = leg1;
     r.nodes.insert(r.nodes.end(), leg2.nodes.begin() + 1, leg2.nodes.end());

@@ -1,14 +1,16 @@
-// builtin.m_cpu: the cube's management CPU (ADR-0035). It pays its overhead
-// once per message. Memory requests relayed by io_cpu go out through its DMA
-// (M_CPU.DMA) to the serving node, and the response goes back to io_cpu when
-// the transfer completes. The reference's DMA read and write resources of
-// capacity 1 serialize only the zero-time dispatch step, not the transfer; here
-// the outgoing link's FIFO does that, so the DMA keeps no state of its own.
+// builtin.m_cpu: the cube's management CPU (docs/model.md,
+// "IO chiplet and cube blocks"). It pays its overhead once per message. Memory
+// requests relayed by io_cpu go out through its DMA (M_CPU.DMA) to the serving
+// node, and the response goes back to io_cpu when the transfer completes. The
+// reference's DMA read and write resources of capacity 1 serialize only the
+// zero-time dispatch step, not the transfer; here the outgoing link's FIFO does
+// that, so the DMA keeps no state of its own.
 //
-// Host commands (ADR-0009 D3/D5, ADR-0039) fan out to the PEs of the cube: a
-// 0-byte leg per PE to its PE_CPU (launch) or PE_MMU (mapping update); the
-// answers are merged into one for IO_CPU. A launch keeps the start time IO_CPU
-// stamped; one submitted here directly gets a barrier over this cube's PEs.
+// Host commands (docs/model.md, "Host commands and the launch barrier") fan out
+// to the PEs of the cube: a 0-byte leg per PE to its PE_CPU (launch) or PE_MMU
+// (mapping update); the answers are merged into one for IO_CPU. A launch keeps
+// the start time IO_CPU stamped; one submitted here directly gets a barrier
+// over this cube's PEs.
 #include "kbsim/ahbm/command_node.hpp"
 #include "kbsim/plugin.hpp"
 

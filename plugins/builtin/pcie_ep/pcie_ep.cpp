@@ -1,10 +1,11 @@
-// builtin.pcie_ep: the host <-> device boundary of an IO chiplet (ADR-0038).
-// Host memory requests enter here: they are checked against the memory map
-// (a bad one completes with ok=false), then go straight to the serving node
-// over the memory path (io_noc, UCIe, mesh), bypassing io_cpu and M_CPU; with
-// `via_mcpu` they go through io_cpu and the cube's M_CPU DMA instead.
-// Everything else passing through (e.g. cross-SIP traffic) is stored and
-// forwarded: a message is received whole, then sent on after the overhead.
+// builtin.pcie_ep: the host <-> device boundary of an IO chiplet
+// (docs/model.md, "IO chiplet and cube blocks"). Host memory requests enter
+// here: they are checked against the memory map (a bad one completes with
+// ok=false), then go straight to the serving node over the memory path (io_noc,
+// UCIe, mesh), bypassing io_cpu and M_CPU; with `via_mcpu` they go through
+// io_cpu and the cube's M_CPU DMA instead. Everything else passing through
+// (e.g. cross-SIP traffic) is stored and forwarded: a message is received
+// whole, then sent on after the overhead.
 #include "kbsim/ahbm/memory_node.hpp"
 #include "kbsim/plugin.hpp"
 

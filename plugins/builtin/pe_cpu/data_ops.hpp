@@ -1,6 +1,6 @@
-// What PE_CPU tells the data pass about a command (ADR-0020): where each
-// operand is found and where the result goes, as a kbsim::DataOp that the
-// command carries and the op log records.
+// What PE_CPU tells the data pass about a command (docs/model.md,
+// "The two-pass data model"): where each operand is found and where the result
+// goes, as a kbsim::DataOp that the command carries and the op log records.
 #pragma once
 
 #include <memory>

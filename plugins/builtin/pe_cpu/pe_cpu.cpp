@@ -1,16 +1,17 @@
-// builtin.pe_cpu: the PE's control CPU (ADR-0009, ADR-0020, ADR-0046). It runs
-// a launched kernel at the launch's start time, on a fiber (Boost.Context), as
-// this PE's tl::Program: every tl call that issues a command sends a
-// pe::Command to the PE_SCHEDULER and suspends the kernel until the command
-// comes back done, so kernel code stays sequential while simulated time runs.
-// Fibers are resumed only from this component's handlers, so the kernels of
-// many PEs interleave deterministically on one thread.
+// builtin.pe_cpu: the PE's control CPU (docs/model.md,
+// "Kernels, launch and results"). It runs a launched kernel at the launch's
+// start time, on a fiber (Boost.Context), as this PE's tl::Program: every tl
+// call that issues a command sends a pe::Command to the PE_SCHEDULER and
+// suspends the kernel until the command comes back done, so kernel code stays
+// sequential while simulated time runs. Fibers are resumed only from this
+// component's handlers, so the kernels of many PEs interleave deterministically
+// on one thread.
 //
-// Timing pass (ADR-0020): tl.load returns the bytes read from the memory
-// store at the DMA's physical address; tl.store writes known bytes at issue,
-// through the PE_MMU; compute results are pending. Each command carries a
-// DataOp (data_ops.hpp) saying what the data pass computes for it. Launches
-// that arrive while a kernel runs wait for it (FIFO).
+// Timing pass (docs/model.md, "The two-pass data model"): tl.load returns the
+// bytes read from the memory store at the DMA's physical address; tl.store
+// writes known bytes at issue, through the PE_MMU; compute results are pending.
+// Each command carries a DataOp (data_ops.hpp) saying what the data pass
+// computes for it. Launches that arrive while a kernel runs wait for it (FIFO).
 #include <boost/context/fiber.hpp>
 #include <boost/context/fixedsize_stack.hpp>
 #include <deque>

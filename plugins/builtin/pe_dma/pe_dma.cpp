@@ -6,12 +6,13 @@
 // order for their channel.
 //
 // It is also the DMA_READ / DMA_WRITE stage engine of its PE's pipeline
-// (ADR-0014): a stage's virtual address goes through the PE's pe_mmu (an
-// unmapped address, or no pe_mmu, is used as physical, ADR-0039 D4; the TLB
-// overhead is paid once per stage while holding the channel), and the transfer
-// queues on the same channel as any other request. A stage that follows this
-// engine's own previous stage of the same tile (e.g. DMA_READ(B) right after
-// DMA_READ(A)) goes to the front of its queue, behind only the transfer in flight.
+// (docs/model.md, "The PE"): a stage's virtual address goes through the PE's
+// pe_mmu (an unmapped address, or no pe_mmu, is used as physical, see
+// "The MMU"; the TLB overhead is paid once per stage while holding the
+// channel), and the transfer queues on the same channel as any other request. A
+// stage that follows this engine's own previous stage of the same tile (e.g.
+// DMA_READ(B) right after DMA_READ(A)) goes to the front of its queue, behind
+// only the transfer in flight.
 #include <deque>
 
 #include "kbsim/ahbm/host_command.hpp"

@@ -1,8 +1,8 @@
 // builtin.pe_fetch_store: moves tiles between the PE's TCM and the register
-// file (ADR-0014). FETCH reads stage.nbytes from PE_TCM, STORE writes them;
-// PE_TCM's read and write channels set the time, so a fetch and a store run
-// together while fetches (or stores) of several tiles queue at their channel.
-// overhead_ns is added after the TCM has answered.
+// file (docs/model.md, "The PE"). FETCH reads stage.nbytes from PE_TCM, STORE
+// writes them; PE_TCM's read and write channels set the time, so a fetch and a
+// store run together while fetches (or stores) of several tiles queue at their
+// channel. overhead_ns is added after the TCM has answered.
 #include "kbsim/pe/command.hpp"
 #include "kbsim/plugin.hpp"
 

@@ -1,5 +1,5 @@
-// builtin.pe_gemm: the PE's MAC array (ADR-0014). A GEMM stage of m x k x n
-// holds the PE's compute slot (shared with PE_MATH) for
+// builtin.pe_gemm: the PE's MAC array (docs/model.md, "The PE"). A GEMM stage
+// of m x k x n holds the PE's compute slot (shared with PE_MATH) for
 //   overhead_ns + ceil(m * k * n / macs_per_cycle) / clock_ghz  ns.
 #include "kbsim/pe/compute_engine.hpp"
 #include "kbsim/plugin.hpp"

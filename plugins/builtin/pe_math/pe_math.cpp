@@ -1,6 +1,6 @@
-// builtin.pe_math: the PE's SIMD unit (ADR-0014): elementwise and reduction
-// ops. A MATH stage of m x n output elements holds the PE's compute slot
-// (shared with PE_GEMM) for
+// builtin.pe_math: the PE's SIMD unit (docs/model.md, "The PE"): elementwise
+// and reduction ops. A MATH stage of m x n output elements holds the PE's
+// compute slot (shared with PE_GEMM) for
 //   max(overhead_ns, ceil(m * n / lanes) / clock_ghz)  ns.
 #include <algorithm>
 

@@ -1,9 +1,10 @@
-// builtin.pe_mmu: the PE's MMU (ADR-0039). A graph node, so mapping updates
-// pay the fabric latency from IO_CPU through the cube's M_CPU; and a sibling
-// utility (ahbm::Translator) the PE's engines and PE_CPU call directly.
+// builtin.pe_mmu: the PE's MMU (docs/model.md, "The MMU"). A graph node, so
+// mapping updates pay the fabric latency from IO_CPU through the cube's M_CPU;
+// and a sibling utility (ahbm::Translator) the PE's engines and PE_CPU call
+// directly.
 //
-// Regions may be smaller than a page (ADR-0039 D3's sub-page stopgap). The
-// installed regions are kept in install order; lookups use a table of the
+// Regions may be smaller than a page (a simulator stopgap for sub-page shards).
+// The installed regions are kept in install order; lookups use a table of the
 // disjoint visible pieces keyed by VA, where a later mapping covers an earlier
 // one. Unmapping removes only regions fully inside the range, so an earlier
 // region a removed one covered becomes visible again.

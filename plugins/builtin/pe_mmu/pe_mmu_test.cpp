@@ -1,5 +1,6 @@
-// PE_MMU (ADR-0039) on the default system: mappings installed by host
-// commands through IO_CPU and the cube's M_CPU, and the translation rules.
+// PE_MMU (docs/model.md, "The MMU") on the default system: mappings installed
+// by host commands through IO_CPU and the cube's M_CPU, and the translation
+// rules.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

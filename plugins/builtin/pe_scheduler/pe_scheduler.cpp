@@ -1,8 +1,9 @@
-// builtin.pe_scheduler: the only dispatcher of a PE (ADR-0014). PE_CPU sends
-// it pe::Command messages; each becomes a pipeline of tiles: a simple command
-// (DMA read/write, GEMM, MATH) is one tile of one stage, a composite one the
-// tile plan of gemm_plan / math_plan (ADR-0042; a tile size of 0 in the spec
-// means this scheduler's tile_* parameter).
+// builtin.pe_scheduler: the only dispatcher of a PE (docs/model.md, "The PE").
+// PE_CPU sends it pe::Command messages; each becomes a pipeline of tiles: a
+// simple command (DMA read/write, GEMM, MATH) is one tile of one stage, a
+// composite one the tile plan of gemm_plan / math_plan (docs/model.md,
+// "Commands and tiles"; a tile size of 0 in the spec means this scheduler's
+// tile_* parameter).
 //
 // One feeder serves the commands in arrival order: all tiles of a command are
 // fed before the next command's feed starts (feeds never interleave), while

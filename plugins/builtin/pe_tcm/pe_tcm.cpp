@@ -1,6 +1,6 @@
-// builtin.pe_tcm: the PE's tightly coupled memory (ADR-0040). Read and write
-// are independent channels of capacity 1: accesses in one direction
-// serialize at that channel's bandwidth, the two directions overlap.
+// builtin.pe_tcm: the PE's tightly coupled memory (docs/model.md, "The PE").
+// Read and write are independent channels of capacity 1: accesses in one
+// direction serialize at that channel's bandwidth, the two directions overlap.
 // Fabric requests to PE-local addresses are served here, and so are
 // PE_FETCH_STORE's TCM requests (answered over the PE-internal link).
 #include <algorithm>

@@ -1,6 +1,6 @@
 // `kbsim probe`: latency and bandwidth of the memory paths of an AHBM system,
 // case by case, with the invariants the reference measured (docs/model.md,
-// "kbsim probe"). A plugin-provided command.
+// "Calibration: kbsim probe"). A plugin-provided command.
 #include <algorithm>
 #include <cstdio>
 #include <memory>

@@ -1,7 +1,8 @@
-// builtin.sram: the cube's shared SRAM, a terminal scratchpad (ADR-0041).
-// A request pays the overhead once (one serial port) and is answered on its
-// way back: a read returns the data, a write a 0-byte acknowledgement. The
-// bandwidth limit is the router link's; the SRAM adds no drain of its own.
+// builtin.sram: the cube's shared SRAM, a terminal scratchpad (docs/model.md,
+// "IO chiplet and cube blocks"). A request pays the overhead once (one serial
+// port) and is answered on its way back: a read returns the data, a write a
+// 0-byte acknowledgement. The bandwidth limit is the router link's; the SRAM
+// adds no drain of its own.
 #include <algorithm>
 
 #include "kbsim/ahbm/memory_node.hpp"

@@ -1,8 +1,9 @@
-// Host commands that fan out through the control plane (ADR-0009, ADR-0039):
-// kernel launches and MMU mapping updates. The host hands one to IO_CPU; IO_CPU
-// sends a 0-byte leg to the M_CPU of every cube concerned, each M_CPU a leg to
-// every PE concerned (PE_CPU for a launch, PE_MMU for a mapping); answers are
-// aggregated on the way back into one completion for the host.
+// Host commands that fan out through the control plane (docs/model.md,
+// "Host commands and the launch barrier"): kernel launches and MMU mapping
+// updates. The host hands one to IO_CPU; IO_CPU sends a 0-byte leg to the M_CPU
+// of every cube concerned, each M_CPU a leg to every PE concerned (PE_CPU for a
+// launch, PE_MMU for a mapping); answers are aggregated on the way back into
+// one completion for the host.
 #pragma once
 
 #include <memory>
@@ -113,11 +114,11 @@ class CommandTarget {
 
 inline CommandTarget* as_command_target(Component& c) { return dynamic_cast<CommandTarget*>(&c); }
 
-/// Implemented by PE_MMU: VA -> PA translation for the PE's engines (ADR-0039).
+/// Implemented by PE_MMU: VA -> PA translation for the PE's engines (docs/model.md, "The MMU").
 class Translator {
  public:
   struct Result {
-    bool mapped = false;  ///< false: a page fault; the address is used as a PA (ADR-0039 D4)
+    bool mapped = false;  ///< false: a page fault, not an error; the address is used as a PA
     std::uint64_t pa = 0;
     std::uint64_t contiguous = 0;  ///< bytes from va that stay inside the same mapping
   };
@@ -134,7 +135,7 @@ class Translator {
 inline Translator* as_translator(Component& c) { return dynamic_cast<Translator*>(&c); }
 
 /// The physical address of [va, va + nbytes) through `mmu`: va itself when
-/// its first byte is unmapped (physical already, ADR-0039 D4); nullopt when a
+/// its first byte is unmapped (taken as physical already); nullopt when a
 /// mapped range does not continue contiguously in physical memory.
 inline std::optional<std::uint64_t> physical_range(const Translator& mmu, std::uint64_t va, std::uint64_t nbytes) {
   const Translator::Result first = mmu.translate(va);

@@ -1,6 +1,6 @@
-// Memory transactions of the AHBM fabric (ADR-0012 MemoryWrite / MemoryRead
-// and PE DMA) and the interface through which a bench or another component
-// asks an initiator (pcie_ep, pe_dma) to issue one.
+// Memory transactions of the AHBM fabric (host memory writes and reads, and PE
+// DMA; docs/model.md, "Memory transactions") and the interface through which a
+// bench or another component asks an initiator (pcie_ep, pe_dma) to issue one.
 //
 // One MemRequest object travels the whole round trip: it crosses the fabric
 // as the request (a write carries its payload, a read is a 0-byte command),
@@ -18,14 +18,14 @@ namespace kbsim::ahbm {
 
 enum class MemOp : std::uint8_t { kRead, kWrite };
 
-/// ADR-0012 fill pattern of a MemoryWrite (no bulk data is carried).
+/// Fill pattern of a host memory write (no bulk data is carried).
 struct Pattern {
   enum class Kind : std::uint8_t { kZero, kFillU8, kFillU16, kFillU32, kFillF16, kFillF32 };
   Kind kind = Kind::kZero;
   double value = 0.0;
 };
 
-/// ADR-0012 completion: ok, or an error code and a sentence.
+/// Completion of a request: ok, or an error code and a sentence.
 struct Completion {
   bool ok = true;
   std::string error_code;
@@ -49,7 +49,8 @@ class MemRequest : public Message {
   std::uint64_t tag = 0;  ///< free for the client
 
   /// Host requests only: go through io_cpu and the cube's M_CPU DMA instead of
-  /// the direct memory path (ADR-0015 D4 "fallback"; see docs/model.md).
+  /// the direct memory path (the reference's fallback; docs/model.md,
+  /// "Memory transactions").
   bool via_mcpu = false;
 
   // --- filled in along the way ---

@@ -1,6 +1,6 @@
-// 51-bit AHBM physical addresses (ADR-0001 revision 2): positional encode and
-// decode, no state and no topology lookup. Capacity checks that need the
-// configured system live in memory_map.hpp.
+// 51-bit AHBM physical addresses (docs/model.md, "Physical addresses"):
+// positional encode and decode, no state and no topology lookup. Capacity
+// checks that need the configured system live in memory_map.hpp.
 //
 //   [50:47] sip_id   [46:42] die_id   [41:0] local_offset
 //   die 0..15  AHBM cube:  [41:38] MBZ  [37] space (1 = HBM, 0 = resource)

@@ -1,6 +1,6 @@
-// Messages inside a PE (ADR-0014): commands from PE_CPU to PE_SCHEDULER and
-// back, tile tokens that route themselves from engine to engine, and TCM
-// access requests.
+// Messages inside a PE (docs/model.md, "The PE"): commands from PE_CPU to
+// PE_SCHEDULER and back, tile tokens that route themselves from engine to
+// engine, and TCM access requests.
 #pragma once
 
 #include <array>
@@ -173,8 +173,8 @@ class TileToken : public Message {
   }
 };
 
-/// A TCM access by PE_FETCH_STORE (ADR-0040): PE_TCM answers with the same
-/// object once its read or write channel has moved the bytes.
+/// A TCM access by PE_FETCH_STORE (docs/model.md, "The PE"): PE_TCM answers
+/// with the same object once its read or write channel has moved the bytes.
 class TcmRequest : public Message {
  public:
   static constexpr TypeId kType = type_id("pe.TcmRequest");
@@ -215,7 +215,8 @@ class StageEngineOf : public Base {
 
  protected:
   /// A tile arrived whose current stage this engine runs. `chained` when the
-  /// previous stage ran on this same engine (the local loop of ADR-0014).
+  /// previous stage ran on this same engine (the local loop, docs/model.md
+  /// "Commands and tiles").
   virtual void accept(Ref<TileToken> token, bool chained) = 0;
   /// Any other message (e.g. a TCM or fabric response).
   virtual void on_other(PortIndex in, Ref<Message> msg) {

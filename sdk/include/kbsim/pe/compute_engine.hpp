@@ -1,7 +1,7 @@
-// Base of the PE compute engines (GEMM, MATH and custom ones, ADR-0014 D4):
-// every stage holds the PE's shared compute slot (a semaphore of capacity 1
-// named "<pe prefix>.<shared_resource>") for latency(stage); waiters are
-// served in FIFO order. A derived engine only gives the latency model.
+// Base of the PE compute engines (GEMM, MATH and custom ones; docs/model.md,
+// "The PE"): every stage holds the PE's shared compute slot (a semaphore of
+// capacity 1 named "<pe prefix>.<shared_resource>") for latency(stage); waiters
+// are served in FIFO order. A derived engine only gives the latency model.
 #pragma once
 
 #include <string>

@@ -42,8 +42,9 @@ struct OpTensor {
   Shape shape;
   DType dtype = DType::kF16;
   /// Read the value as it was at this time; kNever = at the reading op's end
-  /// (ADR-0052 D4: inputs are captured at record end). A loaded operand is
-  /// read as of the moment its load returned.
+  /// (inputs are captured at record end; docs/model.md,
+  /// "Memory of the data pass"). A loaded operand is read as of the moment its
+  /// load returned.
   Tick as_of = kNever;
   /// The value when the timing pass already knows it (a constant, stored known
   /// bytes): an immutable snapshot, used instead of reading memory.

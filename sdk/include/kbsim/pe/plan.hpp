@@ -1,5 +1,6 @@
-// Tile plans (ADR-0042): the pure functions that turn a composite command
-// into per-tile stage sequences. No simulation state; tested on their own.
+// Tile plans (docs/model.md, "Commands and tiles"): the pure functions that
+// turn a composite command into per-tile stage sequences. No simulation state;
+// tested on their own.
 //
 // GEMM: loop M -> N -> K over tiles (default 32/64/32); per (m, n, k) tile
 //   [DMA_READ(A)] [DMA_READ(B)] FETCH GEMM [MATH(k_tile epilogue)]*

@@ -1,7 +1,7 @@
-// The host runtime API (ADR-0007/0008/0026/0045): what a bench uses to place
-// tensors on a device, move their data, launch kernels and collect results.
-// It talks to the simulated system only through its entry components: PCIE_EP
-// for memory traffic and IO_CPU for launches and MMU mappings.
+// The host runtime API (docs/model.md, "The host runtime"): what a bench uses
+// to place tensors on a device, move their data, launch kernels and collect
+// results. It talks to the simulated system only through its entry components:
+// PCIE_EP for memory traffic and IO_CPU for launches and MMU mappings.
 //
 //   auto& rt = ctx.configured().service<kbsim::rt::Runtime>();
 //   auto a = rt.from_host({M, K}, DType::kF16, a_values, {.pe = Split::kReplicate, .num_pes = 1});
@@ -23,7 +23,7 @@
 
 namespace kbsim::rt {
 
-/// How a 2-D tensor is split over cubes, then over the PEs of each cube (ADR-0026).
+/// How a 2-D tensor is split over cubes, then over the PEs of each cube (docs/model.md, "The host runtime").
 enum class Split : std::uint8_t { kReplicate, kColumnWise, kRowWise };
 
 struct DPPolicy {
@@ -33,7 +33,7 @@ struct DPPolicy {
   unsigned num_cubes = 1;  ///< cubes of the SIP used (0 = all)
 };
 
-/// One placed piece of a tensor (ADR-0026 D2).
+/// One placed piece of a tensor.
 struct ShardSpec {
   unsigned sip = 0, cube = 0, pe = 0;
   std::uint64_t offset_bytes = 0;  ///< byte offset of the shard's first element in the row-major tensor

@@ -1,4 +1,5 @@
-// The kernel API (`tl`, ADR-0046). A kernel is a plain C++ function
+// The kernel API (`tl`; docs/model.md, "The kernel API"). A kernel is a plain
+// C++ function
 //
 //   void my_kernel(kbsim::tl::Program& tl, const kbsim::tl::Args& args);
 //
@@ -7,10 +8,10 @@
 // on a fiber: every call that issues a command suspends the kernel until the
 // PE's engines finish it, so kernel code is ordinary sequential code.
 //
-// Timing pass semantics (ADR-0020): `load` returns the real bytes from the
-// memory store, so a kernel may branch on loaded values; results of compute
-// (dot, math, composite) are pending: their values arrive with the data pass,
-// and reading them here throws tl::Error.
+// Timing pass semantics (docs/model.md, "The two-pass data model"): `load`
+// returns the real bytes from the memory store, so a kernel may branch on
+// loaded values; results of compute (dot, math, composite) are pending: their
+// values arrive with the data pass, and reading them here throws tl::Error.
 #pragma once
 
 #include <cstdint>
@@ -92,7 +93,7 @@ class Tensor {
   /// Element (r, c) of a 2-D tensor.
   double at(std::int64_t r, std::int64_t c) const { return item(r * d_.shape.cols() + c); }
 
-  // Arithmetic issues math commands on the tensor's PE (ADR-0046 D4).
+  // Arithmetic issues math commands (add, sub, mul, div) on the tensor's PE.
   friend Tensor operator+(const Tensor& a, const Tensor& b);
   friend Tensor operator-(const Tensor& a, const Tensor& b);
   friend Tensor operator*(const Tensor& a, const Tensor& b);
@@ -179,7 +180,7 @@ class Args {
 /// The per-PE kernel context. Implemented by the PE_CPU plugin.
 class Program {
  public:
-  // --- identity (ADR-0022): axis 0 = PE within the cube, axis 1 = cube ---
+  // --- identity: axis 0 = PE within the cube, axis 1 = cube (docs/model.md, "The kernel API") ---
   virtual int program_id(int axis) const = 0;
   virtual int num_programs(int axis) const = 0;
 
