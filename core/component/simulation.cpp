@@ -68,7 +68,8 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
     Node& d = nodes_[dst->second];
     for (const Node* end : {&s, &d})
       if (!accepts(end->type->info, e.kind))
-        throw ConfigError(e.origin + ": " + end->id + " (" + end->impl + ") has no '" + e.kind + "' port" +
+        throw ConfigError(e.origin + ": edge " + s.id + " (" + s.impl + ") -> " + d.id + " (" + d.impl + ") of kind '" +
+                          e.kind + "': " + end->id + " has no '" + e.kind + "' port" +
                           suggest(e.kind, port_labels(end->type->info)));
     Link l;
     l.src = src->second;
@@ -99,6 +100,26 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
   for (Node& n : nodes_) {
     for (Port& p : n.out) p.peer = nodes_[p.peer_index].id;
     for (Port& p : n.in) p.peer = nodes_[p.peer_index].id;
+  }
+
+  // Node references (kNode parameters) resolve now, so a component never looks a collaborator up by name.
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    for (ParamEntry& e : n.params.entries()) {
+      if (!e.node_ref) continue;
+      const std::string& target = std::get<std::string>(e.value);
+      if (target.empty()) continue;
+      auto it = index_.find(target);
+      if (it == index_.end()) {
+        if (ids.empty())
+          for (const Node& m : nodes_) ids.push_back(m.id);
+        const std::string& where = e.origin == "default" ? graph.nodes[i].origin : e.origin;
+        throw ConfigError(where + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl +
+                          ") names unknown node '" + target + "'" + suggest(target, ids));
+      }
+      e.node = it->second;
+    }
   }
 
   for (std::size_t i = 0; i < nodes_.size(); ++i) {

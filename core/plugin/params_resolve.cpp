@@ -36,6 +36,7 @@ bool convert(const ParamValue& in, ParamType want, ParamValue& out) {
       }
       return false;
     case ParamType::kString:
+    case ParamType::kNode:
       if (!std::holds_alternative<std::string>(in)) return false;
       out = in;
       return true;
@@ -69,14 +70,14 @@ Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<Raw
     if (!raw) {
       if (spec.required)
         throw ConfigError(owner_origin + ": " + owner + " needs parameter '" + spec.name + "' (" + spec.doc + ")");
-      entries.push_back({spec.name, spec.default_value, "default"});
+      entries.push_back({spec.name, spec.default_value, "default", spec.type == ParamType::kNode});
       continue;
     }
     ParamValue value;
     if (!convert(raw->value, spec.type, value))
       throw ConfigError(raw->origin + ": parameter '" + spec.name + "' of " + owner + " must be " +
                         to_string(spec.type) + ", got '" + format_value(raw->value) + "'");
-    entries.push_back({spec.name, std::move(value), raw->origin});
+    entries.push_back({spec.name, std::move(value), raw->origin, spec.type == ParamType::kNode});
   }
   return Params(std::move(entries));
 }

@@ -254,9 +254,32 @@ TEST_F(BuildConfig, PortKindTheComponentDoesNotAccept) {
       "edges:\n"
       "  - { src: a, dst: b, latency_ns: 1, kind: mesh }\n"
       "  - { src: b, dst: a, latency_ns: 1, kind: noc }\n";
-  EXPECT_EQ(build_error(yaml), "t.yaml:6:5: b (builtin.mesh_node) has no 'noc' port (known: mesh)");
+  EXPECT_EQ(build_error(yaml),
+            "t.yaml:6:5: edge b (builtin.mesh_node) -> a (builtin.mesh_node) of kind 'noc': b has no 'noc' port "
+            "(known: mesh)");
   Graph fixed = kbsim::test::parse_topology(yaml, "t.yaml", {"edges.1.kind=mesh"});
   EXPECT_NO_THROW({ core::Simulation sim(fixed, test::shared_registry()); }) << "fixed by an override";
+}
+
+TEST_F(BuildConfig, AnAhbmBlockWiredWithTheWrongEdgeKindNamesBothEnds) {
+  // hbm_ctrl declares router_to_hbm and hbm_to_router only; a pe_data edge to it is refused.
+  const char* yaml =
+      "nodes:\n"
+      "  - { id: r, impl: builtin.forwarding }\n"
+      "  - { id: h, impl: builtin.hbm_ctrl }\n"
+      "edges:\n"
+      "  - { src: r, dst: h, latency_ns: 1, kind: pe_data }\n";
+  EXPECT_EQ(build_error(yaml),
+            "t.yaml:5:5: edge r (builtin.forwarding) -> h (builtin.hbm_ctrl) of kind 'pe_data': h has no 'pe_data' "
+            "port (known: router_to_hbm, hbm_to_router)");
+}
+
+TEST_F(BuildConfig, ANodeReferenceToAMissingNodeNamesTheParameter) {
+  const char* yaml =
+      "nodes:\n"
+      "  - { id: d, impl: builtin.pe_dma, params: { mmu: nowhere } }\n";
+  EXPECT_EQ(build_error(yaml),
+            "t.yaml:2:51: parameter 'mmu' of d (builtin.pe_dma) names unknown node 'nowhere' (known: d)");
 }
 
 TEST_F(BuildConfig, DuplicateIdInAGraphBuiltByABenchIsCaughtAtElaboration) {

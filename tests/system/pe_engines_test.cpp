@@ -144,7 +144,7 @@ class PeEngine : public ::testing::Test {
     sim_.reset();
     overrides.insert(overrides.begin(), {"cube.pe_template.components.pe_cpu={impl: test.pe_driver}",
                                          "cube.pe_template.components.pe_mmu={impl: test.mmu}"});
-    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
+    graph_ = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides, registry());  // knows test.pe_driver
     sim_ = std::make_unique<core::Simulation>(graph_, registry());
     map_ = ahbm::MemoryMap::from(sim_->attrs());
     driver_ = Driver::all.at(std::string(kPe) + ".pe_cpu");

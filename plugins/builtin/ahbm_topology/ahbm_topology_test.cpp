@@ -211,7 +211,7 @@ TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
 
 TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
   Graph g = kbsim::test::load_topology(kDefault, {"cube.components.router.attrs.overhead_ns=3",
-                                           "cube.pe_template.components.pe_dma.impl=custom.my_dma"});
+                                           "cube.pe_template.components.pe_dma.impl=custom.store_forward"});
   const std::regex router(kRouter), dma(R"(sip\d+\.cube\d+\.pe\d+\.pe_dma)");
   std::size_t routers = 0, dmas = 0;
   for (const auto& n : g.nodes) {
@@ -223,8 +223,8 @@ TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
       EXPECT_EQ(p->origin, "--set cube.components.router.attrs.overhead_ns=3");
     } else if (std::regex_match(n.id, dma)) {
       ++dmas;
-      EXPECT_EQ(n.impl, "custom.my_dma") << n.id;
-      EXPECT_EQ(n.origin, "--set cube.pe_template.components.pe_dma.impl=custom.my_dma");
+      EXPECT_EQ(n.impl, "custom.store_forward") << n.id;
+      EXPECT_EQ(n.origin, "--set cube.pe_template.components.pe_dma.impl=custom.store_forward");
     } else if (n.impl == "builtin.forwarding") {
       EXPECT_EQ(param(n, "overhead_ns")->value, ParamValue{0.0}) << n.id << " is not a router";
     }

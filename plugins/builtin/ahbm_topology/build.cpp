@@ -1,5 +1,7 @@
 #include "build.hpp"
 
+#include <map>
+
 #include "kbsim/ahbm/names.hpp"
 
 namespace kbsim::ahbm_topology {
@@ -44,8 +46,46 @@ double hbm_efficiency(const AhbmSpec& s, const config::Components& components) {
   return 1.0;
 }
 
+/// The node references (kNode parameters) of each PE template component, as
+/// its declaration resolves them: a reference given as the name of another
+/// template component ("pe_mmu") means that sibling in the same PE; one to a
+/// component the template lacks means none ("").
+using SiblingRefs = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
+
+SiblingRefs sibling_refs(const AhbmSpec& s, const config::Components& components) {
+  SiblingRefs out;
+  auto in_template = [&](const std::string& name) {
+    for (const auto& [part, block] : s.pe_components)
+      if (part == name) return true;
+    return false;
+  };
+  for (const auto& [part, block] : s.pe_components) {
+    const std::string where = block.origin.empty() ? s.source + ": cube.pe_template.components." + part : block.origin;
+    const Params params = components.resolve(block.impl, block.attrs, where);
+    for (const ParamEntry& e : params.entries()) {
+      if (!e.node_ref) continue;
+      const std::string& v = std::get<std::string>(e.value);
+      if (v.find('.') != std::string::npos) continue;  // an absolute node id: left as given
+      out[part].emplace_back(e.name, in_template(v) ? v : std::string());
+    }
+  }
+  return out;
+}
+
+/// `block` for the PE at (sip, cube, pe), its sibling references made node ids.
+BlockSpec in_pe(const BlockSpec& block, const std::vector<std::pair<std::string, std::string>>& refs, unsigned sip,
+                unsigned cube, unsigned pe) {
+  BlockSpec out = block;
+  for (const auto& [name, sibling] : refs) {
+    std::erase_if(out.attrs, [&](const RawParam& a) { return a.name == name; });
+    out.attrs.push_back({name, sibling.empty() ? std::string() : names::pe_part(sip, cube, pe, sibling),
+                         block.origin.empty() ? "the PE template" : block.origin});
+  }
+  return out;
+}
+
 void build_cube(const AhbmSpec& s, const MeshLayout& m, Builder& b, unsigned sip, unsigned cube,
-                const std::array<bool, 4>& side_used, double hbm_efficiency) {
+                const std::array<bool, 4>& side_used, double hbm_efficiency, const SiblingRefs& refs) {
   auto router = [&](Cell c) { return names::router(sip, cube, c.row, c.col); };
   for (unsigned r = 0; r < m.rows(); ++r)
     for (unsigned c = 0; c < m.cols(); ++c)
@@ -81,7 +121,10 @@ void build_cube(const AhbmSpec& s, const MeshLayout& m, Builder& b, unsigned sip
     b.pair(router(m.pe[pe]), names::hbm_ctrl(sip, cube, pe), hbm_bw, 0, "router_to_hbm", "hbm_to_router");
     for (const auto& [part, block] : s.pe_components) {
       std::string id = names::pe_part(sip, cube, pe, part);
-      b.node(id, block);
+      if (auto r = refs.find(part); r != refs.end())
+        b.node(id, in_pe(block, r->second, sip, cube, pe));
+      else
+        b.node(id, block);
       if (block.attach == "dma")
         b.pair(id, router(m.pe[pe]), s.pe_to_router_bw_gbs, 0, "pe_to_router", "router_to_pe");
       else if (block.attach == "cpu")
@@ -129,6 +172,7 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
   out.spec = parse_spec(src, origins);
   const AhbmSpec& s = out.spec;
   const double efficiency = hbm_efficiency(s, components);
+  const SiblingRefs refs = sibling_refs(s, components);
   out.mesh = generate_mesh(s);
   Graph& g = out.graph;
   g.source = s.source;
@@ -149,7 +193,7 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
     for (const auto& io : s.io_chiplets)
       for (const auto& p : io.cube_ports) used[p.y * s.cube_w + p.x][static_cast<int>(p.side)] = true;
 
-    for (unsigned c = 0; c < s.cubes_per_sip(); ++c) build_cube(s, out.mesh, b, sip, c, used[c], efficiency);
+    for (unsigned c = 0; c < s.cubes_per_sip(); ++c) build_cube(s, out.mesh, b, sip, c, used[c], efficiency, refs);
     auto port = [&](unsigned x, unsigned y, Side side) {
       return names::cube(sip, y * s.cube_w + x) + ".ucie-" + side_name(side);
     };

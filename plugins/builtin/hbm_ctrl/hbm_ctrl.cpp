@@ -66,7 +66,7 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
                 kbsim::param_int("num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"),
                 kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
                 kbsim::param_int("burst_bytes", 0, "burst size and PC striping unit (0: cube.memory_map.burst_bytes)")};
-    i.ports = {{"*", "the link to and from the PE's router (router_to_hbm / hbm_to_router)"}};
+    i.ports = {{"router_to_hbm", "from its PE's router: requests"}, {"hbm_to_router", "to its PE's router: responses"}};
     i.stats = {{"reads", kbsim::StatKind::kCounter, "requests", "read requests served"},
                {"writes", kbsim::StatKind::kCounter, "requests", "write requests served"},
                {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"},

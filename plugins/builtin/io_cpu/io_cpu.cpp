@@ -33,7 +33,7 @@ class IoCpu final : public kbsim::ahbm::CommandNode {
         "IO chiplet command processor: fans memory requests, kernel launches (stamped with the start barrier) and MMU "
         "updates out to cube M_CPUs and aggregates their answers";
     i.params = {kbsim::param_float("overhead_ns", 10.0, "command processing overhead per message")};
-    i.ports = {{"*", "the IO chiplet's io_noc (io_internal)"}};
+    i.ports = {{"io_internal", "to and from the IO chiplet's io_noc"}};
     i.stats = {{"commands", kbsim::StatKind::kCounter, "requests", "requests and host commands fanned out"},
                {"responses", kbsim::StatKind::kCounter, "responses", "cube responses aggregated"}};
     return i;

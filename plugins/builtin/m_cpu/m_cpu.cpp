@@ -38,7 +38,7 @@ class MCpu final : public kbsim::ahbm::CommandNode {
     i.type = "m_cpu";
     i.summary = "cube management CPU: relays commands to its PEs and memory requests through its DMA";
     i.params = {kbsim::param_float("overhead_ns", 5.0, "processing overhead per message")};
-    i.ports = {{"*", "its router (router_to_mcpu / mcpu_to_router)"}};
+    i.ports = {{"router_to_mcpu", "from its router"}, {"mcpu_to_router", "to its router"}};
     i.stats = {{"dma_reads", kbsim::StatKind::kCounter, "transfers", "DMA reads dispatched"},
                {"dma_writes", kbsim::StatKind::kCounter, "transfers", "DMA writes dispatched"},
                {"responses", kbsim::StatKind::kCounter, "responses", "DMA completions relayed back"},

@@ -28,7 +28,7 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
     i.type = "pcie_ep";
     i.summary = "PCIe endpoint: host memory requests enter here; store-and-forward for traffic passing through";
     i.params = {kbsim::param_float("overhead_ns", 5.0, "protocol overhead per message, each direction")};
-    i.ports = {{"*", "the tray switch (pcie) and the IO chiplet's io_noc (io_internal)"}};
+    i.ports = {{"pcie", "to and from the tray switch"}, {"io_internal", "to and from the IO chiplet's io_noc"}};
     i.stats = {{"host_requests", kbsim::StatKind::kCounter, "requests", "host memory requests accepted"},
                {"host_errors", kbsim::StatKind::kCounter, "requests", "host requests refused (bad address or length)"},
                {"forwarded", kbsim::StatKind::kCounter, "messages", "messages passed through"}};

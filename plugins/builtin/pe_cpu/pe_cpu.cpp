@@ -83,7 +83,11 @@ class PeCpu final : public kbsim::Component, private tl::Program {
     i.params = {kbsim::param_float("dispatch_ns", 0.0, "dispatch cost of each command a kernel issues, paid before it"),
                 kbsim::param_float("clock_ghz", 1.0, "clock of tl.cycles(n): n / clock_ghz ns"),
                 kbsim::param_int("stack_kib", 256, "stack of each kernel's fiber"),
-                kbsim::param_int("scratch_kib", 1024, "TCM scratch per kernel run for compute results and constants")};
+                kbsim::param_int("scratch_kib", 1024, "TCM scratch per kernel run for compute results and constants"),
+                kbsim::param_node("scheduler", "pe_scheduler",
+                                  "its PE's scheduler (in the PE template, a component name means that sibling)"),
+                kbsim::param_node("mmu", "pe_mmu", "its PE's MMU; empty: virtual addresses are physical"),
+                kbsim::param_node("gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself")};
     i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers"},
                {"pe_internal", "to and from the PE scheduler: PE commands and their results"}};
     i.stats = {{"launches", kbsim::StatKind::kCounter, "kernels", "kernel runs started"},
@@ -96,18 +100,17 @@ class PeCpu final : public kbsim::Component, private tl::Program {
     auto loc = kbsim::ahbm::names::locate(id());
     if (loc.pe < 0) fail("a pe_cpu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_cpu)");
     self_ = {static_cast<unsigned>(loc.sip), static_cast<unsigned>(loc.cube), static_cast<unsigned>(loc.pe)};
-    scheduler_ = out_port_to(find_node(pe::sibling(id(), "pe_scheduler")));
-    if (scheduler_ == kbsim::kNoPort) fail("has no pe_internal link to " + pe::sibling(id(), "pe_scheduler"));
-    try {
-      mmu_ = kbsim::ahbm::as_translator(peer(find_node(pe::sibling(id(), "pe_mmu"))));
-    } catch (const kbsim::ConfigError&) {
-      mmu_ = nullptr;  // no MMU: virtual addresses are physical
-    }
+    const kbsim::NodeIndex scheduler = params().get_node("scheduler");
+    if (scheduler == kbsim::kNoNode) fail("needs a PE scheduler (parameter 'scheduler')");
+    scheduler_ = out_port_to(scheduler);
+    if (scheduler_ == kbsim::kNoPort) fail("has no pe_internal link to " + std::string(node_id(scheduler)));
+    const kbsim::NodeIndex mmu = params().get_node("mmu");
+    mmu_ = mmu == kbsim::kNoNode ? nullptr : kbsim::ahbm::as_translator(peer(mmu));  // none: VAs are physical
     ops_ = DataOps(mmu_);
     memory_view_ = find_view("memory");
     memory_ = &service<kbsim::MemoryStore>();
     kernels_ = &service<kbsim::KernelCatalogue>();
-    gemm_engine_ = find_node(pe::sibling(id(), "pe_gemm"));
+    gemm_engine_ = params().get_node("gemm");
     scratch_base_ = kbsim::ahbm::pe_tcm_addr(self_.sip, self_.cube, self_.pe, 0);
   }
 

@@ -49,8 +49,14 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     i.summary =
         "PE DMA engine: reads and writes any physical address, and runs the PE's DMA_READ / DMA_WRITE tile stages; "
         "read and write channels of capacity 1";
-    i.params = {kbsim::param_float("overhead_ns", 0.0, "setup time per transfer, once it holds its channel")};
-    i.ports = {{"*", "the PE's router (pe_to_router / router_to_pe) and PE-internal links"}};
+    i.params = {kbsim::param_float("overhead_ns", 0.0, "setup time per transfer, once it holds its channel"),
+                kbsim::param_node("mmu", "pe_mmu",
+                                  "its PE's MMU (in the PE template, a component name means that sibling); "
+                                  "empty: addresses are physical")};
+    i.ports = {{"pe_to_router", "to its PE's router: requests out, answers back"},
+               {"router_to_pe", "from its PE's router"},
+               {"pe_internal", "PE-internal control links: tile tokens from and to the other engines"},
+               {"pe_data", "PE-internal data links: to and from the TCM"}};
     i.stats = {{"reads", kbsim::StatKind::kCounter, "transfers", "reads completed"},
                {"writes", kbsim::StatKind::kCounter, "transfers", "writes completed"},
                {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes moved"},
@@ -63,12 +69,9 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   }
 
   void setup() override {
-    // No pe_mmu next to this engine (or no translator there): stage addresses are physical.
-    try {
-      mmu_ = kbsim::ahbm::as_translator(peer(find_node(kbsim::pe::sibling(id(), "pe_mmu"))));
-    } catch (const kbsim::ConfigError&) {
-      mmu_ = nullptr;
-    }
+    // No MMU (or no translator there): stage addresses are physical.
+    const kbsim::NodeIndex mmu = params().get_node("mmu");
+    mmu_ = mmu == kbsim::kNoNode ? nullptr : kbsim::ahbm::as_translator(peer(mmu));
   }
 
   void submit(Ref<MemRequest> r, kbsim::ahbm::MemClient* client) override {

@@ -30,8 +30,10 @@ class PeFetchStore final : public kbsim::pe::StageEngine {
     kbsim::ComponentInfo i;
     i.type = "pe_fetch_store";
     i.summary = "PE TCM <-> register file transfers: FETCH reads and STORE writes PE_TCM";
-    i.params = {kbsim::param_float("overhead_ns", 0.0, "time added to every stage after the TCM access")};
-    i.ports = {{"*", "PE-internal links (tile tokens; TCM requests to and answers from pe_tcm)"}};
+    i.params = {kbsim::param_float("overhead_ns", 0.0, "time added to every stage after the TCM access"),
+                kbsim::param_node("tcm", "pe_tcm", "its PE's TCM (in the PE template, a component name means that sibling)")};
+    i.ports = {{"pe_internal", "PE-internal links: tile tokens from and to the other engines"},
+               {"pe_data", "PE-internal data links: TCM requests to and answers from pe_tcm"}};
     i.stats = {{"fetches", kbsim::StatKind::kCounter, "stages", "FETCH stages run"},
                {"stores", kbsim::StatKind::kCounter, "stages", "STORE stages run"},
                {"fetch_bytes", kbsim::StatKind::kCounter, "bytes", "bytes fetched from the TCM"},
@@ -41,7 +43,8 @@ class PeFetchStore final : public kbsim::pe::StageEngine {
   }
 
   void setup() override {
-    kbsim::NodeIndex tcm = find_node(kbsim::pe::sibling(id(), "pe_tcm"));
+    const kbsim::NodeIndex tcm = params().get_node("tcm");
+    if (tcm == kbsim::kNoNode) fail("needs a TCM (parameter 'tcm')");
     tcm_port_ = out_port_to(tcm);
     if (tcm_port_ == kbsim::kNoPort)
       fail("no PE-internal link to " + std::string(node_id(tcm)) + "; add it to cube.pe_template.links");

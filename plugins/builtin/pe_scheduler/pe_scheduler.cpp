@@ -52,8 +52,12 @@ class PeScheduler final : public kbsim::Component {
                 kbsim::param_int("tile_n", 32, "GEMM / MATH tile columns when the command leaves them 0"),
                 kbsim::param_int("max_inflight_tiles", 4,
                                  "tiles of the command being fed that may be in flight (TCM tile buffers)"),
-                kbsim::param_float("overhead_ns", 0.0, "dispatch time per command, before its first tile is fed")};
-    i.ports = {{"*", "PE-internal links: commands from and back to pe_cpu, tile tokens to and from the engines"}};
+                kbsim::param_float("overhead_ns", 0.0, "dispatch time per command, before its first tile is fed"),
+                kbsim::param_node("dma", "pe_dma", "the DMA engine of its PE (a PE template name means that sibling)"),
+                kbsim::param_node("fetch_store", "pe_fetch_store", "the fetch/store engine of its PE"),
+                kbsim::param_node("gemm", "pe_gemm", "the GEMM engine of its PE"),
+                kbsim::param_node("math", "pe_math", "the MATH engine of its PE")};
+    i.ports = {{"pe_internal", "PE-internal links: commands from and back to pe_cpu, tile tokens to and from the engines"}};
     i.stats = {{"commands", kbsim::StatKind::kCounter, "commands", "commands accepted"},
                {"tiles", kbsim::StatKind::kCounter, "tiles", "tiles fed"},
                {"composite_commands", kbsim::StatKind::kCounter, "commands", "composite commands accepted"}};
@@ -61,8 +65,11 @@ class PeScheduler final : public kbsim::Component {
   }
 
   void setup() override {
-    for (std::size_t r = 0; r < kbsim::pe::kRoles; ++r)
-      engines_[r] = find_node(kbsim::pe::sibling(id(), kbsim::pe::role_component(static_cast<kbsim::pe::Role>(r))));
+    for (std::size_t r = 0; r < kbsim::pe::kRoles; ++r) {
+      const std::string_view role = kbsim::pe::role_component(static_cast<kbsim::pe::Role>(r));
+      engines_[r] = params().get_node(role.substr(3));  // "pe_gemm" -> parameter "gemm"
+      if (engines_[r] == kbsim::kNoNode) fail("needs an engine for role " + std::string(role));
+    }
   }
 
   void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {

@@ -35,7 +35,8 @@ class PeTcm final : public kbsim::ahbm::MemoryNode {
     i.summary = "PE tightly coupled memory: independent read and write channels of capacity 1";
     i.params = {kbsim::param_float("read_bw_gbs", 512.0, "read channel bandwidth (0 = unlimited)"),
                 kbsim::param_float("write_bw_gbs", 512.0, "write channel bandwidth (0 = unlimited)")};
-    i.ports = {{"*", "PE-internal links (pe_internal): fabric requests via pe_dma, TCM requests from pe_fetch_store"}};
+    i.ports = {{"pe_data", "PE-internal data links: fabric requests via pe_dma"},
+               {"pe_internal", "PE-internal control links: TCM requests from pe_fetch_store"}};
     i.stats = {{"reads", kbsim::StatKind::kCounter, "requests", "read requests served (fabric and fetch)"},
                {"writes", kbsim::StatKind::kCounter, "requests", "write requests served (fabric and store)"},
                {"read_busy_ns", kbsim::StatKind::kValue, "ns", "read channel busy time"},

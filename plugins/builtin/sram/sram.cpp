@@ -25,7 +25,7 @@ class Sram final : public kbsim::ahbm::MemoryNode {
     i.summary = "cube shared SRAM: terminal scratchpad answering reads and writes";
     i.params = {kbsim::param_float("overhead_ns", 2.0, "access overhead per request (serial)"),
                 kbsim::param_int("size_mb", 32, "capacity (informational; addresses are checked against 32 MiB)")};
-    i.ports = {{"*", "the link to and from its router (router_to_sram / sram_to_router)"}};
+    i.ports = {{"router_to_sram", "from its router: requests"}, {"sram_to_router", "to its router: responses"}};
     i.stats = {{"requests", kbsim::StatKind::kCounter, "requests", "requests served"},
                {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"}};
     return i;

@@ -12,7 +12,14 @@
 
 namespace kbsim {
 
-enum class ParamType { kBool, kInt, kFloat, kString };
+using NodeIndex = std::uint32_t;
+/// "No node": an empty node reference.
+inline constexpr NodeIndex kNoNode = ~NodeIndex{0};
+
+/// kNode: a reference to another node of the graph, given by its id and
+/// resolved when the system is built (an unknown id is a configuration error
+/// naming the parameter); an empty id means none.
+enum class ParamType { kBool, kInt, kFloat, kString, kNode };
 
 inline const char* to_string(ParamType t) {
   switch (t) {
@@ -20,6 +27,7 @@ inline const char* to_string(ParamType t) {
     case ParamType::kInt: return "int";
     case ParamType::kFloat: return "float";
     case ParamType::kString: return "string";
+    case ParamType::kNode: return "node";
   }
   return "?";
 }
@@ -47,6 +55,11 @@ inline ParamSpec param_bool(std::string name, bool def, std::string doc) {
 }
 inline ParamSpec param_string(std::string name, std::string def, std::string doc) {
   return {std::move(name), ParamType::kString, std::move(def), std::move(doc), false};
+}
+/// A reference to a collaborator node (its PE's MMU, its TCM...). A topology
+/// front-end may fill it in; read it with Params::get_node.
+inline ParamSpec param_node(std::string name, std::string def, std::string doc) {
+  return {std::move(name), ParamType::kNode, std::move(def), std::move(doc), false};
 }
 inline ParamSpec required(ParamSpec p) {
   p.required = true;
@@ -93,6 +106,8 @@ struct ParamEntry {
   std::string name;
   ParamValue value;
   std::string origin;
+  bool node_ref = false;         ///< a kNode parameter: `value` is the node id
+  NodeIndex node = kNoNode;      ///< its node, once the system is built
 };
 
 /// The resolved parameters of one component or bench: every declared parameter,
@@ -109,6 +124,12 @@ class Params {
     return std::get<double>(v);
   }
   bool get_bool(std::string_view name) const { return std::get<bool>(find(name, ParamType::kBool)); }
+  /// The node a kNode parameter names, or kNoNode when it is empty.
+  NodeIndex get_node(std::string_view name) const {
+    const ParamEntry& e = entry(name);
+    if (!e.node_ref) throw Error("parameter '" + std::string(name) + "' read as node but declared otherwise");
+    return e.node;
+  }
   const std::string& get_string(std::string_view name) const {
     return std::get<std::string>(find(name, ParamType::kString));
   }
@@ -121,6 +142,7 @@ class Params {
   }
 
   const std::vector<ParamEntry>& entries() const noexcept { return entries_; }
+  std::vector<ParamEntry>& entries() noexcept { return entries_; }
 
  private:
   const ParamEntry& entry(std::string_view name) const {
@@ -132,7 +154,7 @@ class Params {
     const ParamEntry& e = entry(name);
     bool ok = want == ParamType::kFloat
                   ? (std::holds_alternative<double>(e.value) || std::holds_alternative<std::int64_t>(e.value))
-                  : e.value.index() == static_cast<std::size_t>(want);
+                  : e.value.index() == static_cast<std::size_t>(want) && !e.node_ref;
     if (!ok)
       throw Error("parameter '" + std::string(name) + "' read as " + to_string(want) + " but declared otherwise");
     return e.value;

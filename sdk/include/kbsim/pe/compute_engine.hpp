@@ -29,7 +29,7 @@ class ComputeEngine : public StageEngine {
     i.summary = std::move(summary);
     i.params = {param_string("shared_resource", "accel_slot",
                              "compute slot shared with the PE's other compute engines (semaphore <pe>.<name>)")};
-    i.ports = {{"*", "PE-internal links (tile tokens in and out)"}};
+    i.ports = {{"pe_internal", "PE-internal links (tile tokens in and out)"}};
     i.stats = {{"ops", StatKind::kCounter, "stages", "stages run"},
                serves == StageType::kGemm
                    ? StatSpec{"macs", StatKind::kCounter, "MACs", "multiply-accumulates (m x k x n per stage)"}
