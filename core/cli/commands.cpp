@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "cli/describe.hpp"
-#include "plugin/params_resolve.hpp"
 #include "kbsim/text.hpp"
+#include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
 #include "run/bench_runner.hpp"
@@ -229,7 +229,8 @@ int run_command_line(int argc, char** argv) {
   std::string first;
   for (int i = 1; i < argc && first.empty(); ++i)
     if (argv[i][0] != '-') first = argv[i];
-  const bool builtin = first == "run" || first == "list" || first == "info" || first == "topology" || first == "version";
+  const bool builtin =
+      first == "run" || first == "list" || first == "info" || first == "topology" || first == "version";
   std::unique_ptr<core::Registry> early;
   if (!builtin) {
     try {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <set>
 
-#include "plugin/registry.hpp"
 #include "kbsim/text.hpp"
+#include "plugin/registry.hpp"
 
 namespace kbsim::cli {
 

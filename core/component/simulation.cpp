@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <queue>
 
+#include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
-#include "kbsim/text.hpp"
 
 namespace kbsim::core {
 
@@ -115,8 +115,8 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
         if (ids.empty())
           for (const Node& m : nodes_) ids.push_back(m.id);
         const std::string& where = e.origin == "default" ? graph.nodes[i].origin : e.origin;
-        throw ConfigError(where + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl +
-                          ") names unknown node '" + target + "'" + suggest(target, ids));
+        throw ConfigError(where + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl + ") names unknown node '" +
+                          target + "'" + suggest(target, ids));
       }
       e.node = it->second;
     }

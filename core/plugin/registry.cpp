@@ -119,13 +119,13 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
     if (auto it = observers_.find(o.info.name); it != observers_.end())
       dup("run observer", o.info.name, it->second.from.path);
   for (const auto& v : d.services)
-    if (auto it = services_.find(v.info.name); it != services_.end())
-      dup("service", v.info.name, it->second.from.path);
+    if (auto it = services_.find(v.info.name); it != services_.end()) dup("service", v.info.name, it->second.from.path);
   for (const auto& f : d.frontends)
     if (auto it = frontends_.find(f.name); it != frontends_.end())
       dup("topology front-end", f.name, it->second.from.path);
   for (const auto& e : d.extensions)
-    if (auto it = extensions_.find({e.kind, e.name}); it != extensions_.end()) dup(e.kind, e.name, it->second.from.path);
+    if (auto it = extensions_.find({e.kind, e.name}); it != extensions_.end())
+      dup(e.kind, e.name, it->second.from.path);
   for (const auto& c : d.components) components_.emplace(c.info.type, ComponentEntry{&c, from});
   for (const auto& b : d.benches) benches_.emplace(b.info.name, BenchEntry{&b, from});
   for (const auto& a : d.ccl) ccl_.emplace(a.info.name, CclEntry{&a, from});
@@ -138,8 +138,7 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
 
 void Registry::add_extension(Extension ext, const std::string& library) {
   if (auto it = extensions_.find({ext.kind, ext.name}); it != extensions_.end())
-    throw PluginError(library + ": " + ext.kind + " '" + ext.name + "' is already provided by " +
-                      it->second.from.path);
+    throw PluginError(library + ": " + ext.kind + " '" + ext.name + "' is already provided by " + it->second.from.path);
   own_extensions_.push_back(std::move(ext));
   const Extension& e = own_extensions_.back();
   extensions_.emplace(std::make_pair(e.kind, e.name), ExtensionEntry{&e, {library, library}});

@@ -2,9 +2,9 @@
 
 #include <cstdio>
 
-#include "plugin/params_resolve.hpp"
-#include "kbsim/op_record.hpp"
 #include "kbsim/errors.hpp"
+#include "kbsim/op_record.hpp"
+#include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 
 namespace kbsim::core {

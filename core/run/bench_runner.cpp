@@ -84,7 +84,7 @@ void BenchRunner::run() {
   bench->run(*this);
   try {
     for (auto& s : systems_) s->finish_services();  // e.g. launches left outstanding still run to completion
-  } catch (const BenchError& e) {  // a service's complaint about the bench's use of it: name the bench
+  } catch (const BenchError& e) {                   // a service's complaint about the bench's use of it: name the bench
     std::string what = e.what();
     throw BenchError(e.reason(), "bench '" + options_.bench + "' " + what.substr(what.find(": ") + 2));
   }

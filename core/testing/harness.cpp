@@ -1,13 +1,12 @@
 // The component-under-test harness (kbsim/testing.hpp) on the real engine:
 // a graph of the component under test and one in-process neighbour per
 // declared link, elaborated by core::Simulation with the loaded plugins.
-#include "kbsim/testing.hpp"
-
 #include <dlfcn.h>
 
 #include <algorithm>
 
 #include "component/simulation.hpp"
+#include "kbsim/testing.hpp"
 #include "plugin/registry.hpp"
 
 namespace kbsim::testkit {
@@ -160,8 +159,7 @@ void Harness::inject(Tick at, std::string_view from, Ref<Message> msg, std::stri
   core::Simulation& sim = impl_->built();
   if (at < sim.now()) throw Error("testkit: inject at a time in the past");
   const NodeIndex src = sim.find_node(from);
-  if (sim.nodes()[src].impl != kNeighbourImpl)
-    throw Error("testkit: '" + std::string(from) + "' is not a neighbour");
+  if (sim.nodes()[src].impl != kNeighbourImpl) throw Error("testkit: '" + std::string(from) + "' is not a neighbour");
   if (!to.empty()) msg->route = &sim.route(src, sim.find_node(to), 0);
   sim.schedule(src, at, kInject, std::move(msg), 128);
 }

@@ -305,8 +305,9 @@ std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& fi
                                                  const std::filesystem::path& dir) {
   auto doc = open(YamlSource::load(file), overrides, registry);
   if (!doc->frontend)
-    throw ConfigError(file.string() +
-                      ": no topology front-end claims this document, and the explicit nodes+edges form has no pictures");
+    throw ConfigError(
+        file.string() +
+        ": no topology front-end claims this document, and the explicit nodes+edges form has no pictures");
   const RegistryComponents components(registry);
   doc->frontend->compile(doc->origins, components);  // a document that does not compile is not drawn
   std::vector<std::filesystem::path> files = doc->frontend->draw(doc->origins, components, dir);

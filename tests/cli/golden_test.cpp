@@ -93,8 +93,10 @@ TEST(Golden, VerifiedCompositeResultsTraceAndOpLogAreUnchanged) {
   auto dir = test::temp_dir();
   const std::string mm = (dir / "mm").string();
   std::filesystem::create_directories(mm);
-  auto r = test::run_kbsim("run --bench matmul-composite --param M=512 --param K=512 --param N=512 --verify-data "
-                           "--trace " + mm + "/trace.json --op-log " + mm + "/oplog.json --out " + mm);
+  auto r = test::run_kbsim(
+      "run --bench matmul-composite --param M=512 --param K=512 --param N=512 --verify-data "
+      "--trace " +
+      mm + "/trace.json --op-log " + mm + "/oplog.json --out " + mm);
   ASSERT_EQ(r.code, 0) << r.err;
   expect_golden(dir, "mm/results.json");
   expect_golden(dir, "mm/trace.json");

@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "plugin/params_resolve.hpp"
 #include "harness.hpp"
+#include "plugin/params_resolve.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -147,8 +147,8 @@ TEST(TopologyConfig, DistanceWithoutNsPerMm) {
 }
 
 TEST(TopologyConfig, DistanceWithNsPerMmOnTheEdgeOrInDefaults) {
-  Graph g =
-      kbsim::test::parse_topology(with_edge("  - { src: host, dst: sw0, distance_mm: 10, ns_per_mm: 0.25 }"), "t.yaml", {});
+  Graph g = kbsim::test::parse_topology(with_edge("  - { src: host, dst: sw0, distance_mm: 10, ns_per_mm: 0.25 }"),
+                                        "t.yaml", {});
   EXPECT_DOUBLE_EQ(g.edges[0].latency_ns, 2.5);
   Graph d = kbsim::test::parse_topology(
       std::string("defaults: { ns_per_mm: 0.5 }\n") + with_edge("  - { src: host, dst: sw0, distance_mm: 10 }"),

@@ -130,14 +130,14 @@ TEST(Layering, EveryIncludeFollowsTheLayers) {
 
 TEST(Layering, UpwardIncludesAndCyclesAreCaught) {
   const std::vector<Include> planted = {
-      {"core/sim/engine.cpp", 3, "component/simulation.hpp"},  // runs back up
-      {"core/plugin/registry.cpp", 4, "topology/topology.hpp"},  // would close topology <-> plugin
-      {"core/component/simulation.cpp", 5, "kbsim/pe/memory_store.hpp"},  // model vocabulary in the core
-      {"sdk/include/kbsim/component.hpp", 6, "kbsim/tl/tl.hpp"},  // the base SDK pulling in a kit
-      {"sdk/include/kbsim/tl/tl.hpp", 7, "kbsim/pe/command.hpp"},  // a kit including one above it
+      {"core/sim/engine.cpp", 3, "component/simulation.hpp"},                // runs back up
+      {"core/plugin/registry.cpp", 4, "topology/topology.hpp"},              // would close topology <-> plugin
+      {"core/component/simulation.cpp", 5, "kbsim/pe/memory_store.hpp"},     // model vocabulary in the core
+      {"sdk/include/kbsim/component.hpp", 6, "kbsim/tl/tl.hpp"},             // the base SDK pulling in a kit
+      {"sdk/include/kbsim/tl/tl.hpp", 7, "kbsim/pe/command.hpp"},            // a kit including one above it
       {"plugins/builtin/pe_dma/pe_dma.cpp", 8, "component/simulation.hpp"},  // a plugin reaching into the core
-      {"core/run/bench_runner.cpp", 9, "component/simulation.hpp"},  // allowed
-      {"plugins/builtin/pe_dma/pe_dma.cpp", 10, "kbsim/pe/command.hpp"},  // allowed
+      {"core/run/bench_runner.cpp", 9, "component/simulation.hpp"},          // allowed
+      {"plugins/builtin/pe_dma/pe_dma.cpp", 10, "kbsim/pe/command.hpp"},     // allowed
   };
   EXPECT_EQ(violations(planted).size(), 6u);
 }

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "component/simulation.hpp"
-#include "plugin/registry.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
+#include "plugin/registry.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::test {

@@ -16,8 +16,8 @@
 #include <sstream>
 
 #include "build.hpp"
-#include "test_load.hpp"
 #include "harness.hpp"
+#include "test_load.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -211,7 +211,7 @@ TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
 
 TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
   Graph g = kbsim::test::load_topology(kDefault, {"cube.components.router.attrs.overhead_ns=3",
-                                           "cube.pe_template.components.pe_dma.impl=custom.store_forward"});
+                                                  "cube.pe_template.components.pe_dma.impl=custom.store_forward"});
   const std::regex router(kRouter), dma(R"(sip\d+\.cube\d+\.pe\d+\.pe_dma)");
   std::size_t routers = 0, dmas = 0;
   for (const auto& n : g.nodes) {
@@ -292,9 +292,9 @@ TEST(AhbmMesh, DefaultSixBySixWithTheHbmZone) {
 }
 
 TEST(AhbmMesh, ThreePesPerCornerOnAWiderCube) {
-  ahbm_topology::Compiled c =
-      ahbm_topology::load_ahbm(kDefault, {"cube.pe_layout.pe_per_corner=3", "cube.geometry.cube_mm.w=20",
-                                 "cube.memory_map.hbm_slices_per_cube=12", "cube.memory_map.hbm_pseudo_channels=96"});
+  ahbm_topology::Compiled c = ahbm_topology::load_ahbm(
+      kDefault, {"cube.pe_layout.pe_per_corner=3", "cube.geometry.cube_mm.w=20",
+                 "cube.memory_map.hbm_slices_per_cube=12", "cube.memory_map.hbm_pseudo_channels=96"});
   const ahbm_topology::MeshLayout& m = c.mesh;
   // Columns: PEs at 1.5 3 4.5 | 15.5 17 18.5, the 11 mm gap split in 4 by relays (<= 3 mm): 9 columns.
   ASSERT_EQ(m.rows(), 6u);

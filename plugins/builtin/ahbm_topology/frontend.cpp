@@ -1,8 +1,9 @@
 // The AHBM topology front-end: compiles the system / sip / cube form of
 // topology.yaml (the reference's vocabulary) into the plain graph, and draws
 // the system, SIP and cube pictures for `kbsim topology --svg`.
-#include "build.hpp"
 #include "kbsim/config/frontend.hpp"
+
+#include "build.hpp"
 #include "kbsim/plugin.hpp"
 #include "svg.hpp"
 
@@ -11,8 +12,9 @@ namespace kbsim::ahbm_topology {
 class AhbmFrontEnd final : public config::FrontEnd {
  public:
   static config::FrontEndInfo info() {
-    return {"ahbm", "the AHBM system form of topology.yaml (system / sip / cube): mesh generator, routing views, "
-                    "memory map, SVG pictures"};
+    return {"ahbm",
+            "the AHBM system form of topology.yaml (system / sip / cube): mesh generator, routing views, "
+            "memory map, SVG pictures"};
   }
   bool claims(const YAML::Node& root) const override { return is_ahbm(root); }
   Graph compile(const config::Origins& doc, const config::Components& components) const override {

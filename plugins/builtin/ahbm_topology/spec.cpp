@@ -1,9 +1,8 @@
 #include "spec.hpp"
 
-#include <tuple>
-
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "kbsim/text.hpp"
 
@@ -182,20 +181,22 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
   // The reference PE (docs/model.md, "The PE"): PE_CPU and PE_MMU on the command network,
   // PE_DMA on the data network, the engines linked as tiles flow between them.
   auto part = [](const char* impl, const char* attach) { return BlockSpec{impl, {}, "", attach}; };
-  s.pe_components = {{"pe_cpu", part("builtin.pe_cpu", "cpu")},
-                     {"pe_scheduler", part("builtin.pe_scheduler", "")},
-                     {"pe_dma", part("builtin.pe_dma", "dma")},
-                     {"pe_fetch_store", part("builtin.pe_fetch_store", "")},
-                     {"pe_gemm", part("builtin.pe_gemm", "")},
-                     {"pe_math", part("builtin.pe_math", "")},
-                     {"pe_tcm", part("builtin.pe_tcm", "")},
-                     {"pe_mmu", part("builtin.pe_mmu", "cpu")}};
+  s.pe_components = {{"pe_cpu", part("builtin.pe_cpu", "cpu")}, {"pe_scheduler", part("builtin.pe_scheduler", "")},
+                     {"pe_dma", part("builtin.pe_dma", "dma")}, {"pe_fetch_store", part("builtin.pe_fetch_store", "")},
+                     {"pe_gemm", part("builtin.pe_gemm", "")},  {"pe_math", part("builtin.pe_math", "")},
+                     {"pe_tcm", part("builtin.pe_tcm", "")},    {"pe_mmu", part("builtin.pe_mmu", "cpu")}};
   s.pe_links.clear();
-  for (auto [a, b, bw] : {std::tuple{"pe_cpu", "pe_scheduler", 0.0}, {"pe_scheduler", "pe_dma", 0.0},
-                          {"pe_scheduler", "pe_fetch_store", 0.0}, {"pe_scheduler", "pe_gemm", 0.0},
-                          {"pe_scheduler", "pe_math", 0.0}, {"pe_dma", "pe_fetch_store", 0.0},
-                          {"pe_fetch_store", "pe_gemm", 0.0}, {"pe_fetch_store", "pe_math", 0.0},
-                          {"pe_gemm", "pe_math", 0.0}, {"pe_dma", "pe_tcm", 512.0}, {"pe_fetch_store", "pe_tcm", 0.0}})
+  for (auto [a, b, bw] : {std::tuple{"pe_cpu", "pe_scheduler", 0.0},
+                          {"pe_scheduler", "pe_dma", 0.0},
+                          {"pe_scheduler", "pe_fetch_store", 0.0},
+                          {"pe_scheduler", "pe_gemm", 0.0},
+                          {"pe_scheduler", "pe_math", 0.0},
+                          {"pe_dma", "pe_fetch_store", 0.0},
+                          {"pe_fetch_store", "pe_gemm", 0.0},
+                          {"pe_fetch_store", "pe_math", 0.0},
+                          {"pe_gemm", "pe_math", 0.0},
+                          {"pe_dma", "pe_tcm", 512.0},
+                          {"pe_fetch_store", "pe_tcm", 0.0}})
     s.pe_links.push_back({a, b, bw, true, s.source});
   Cursor root(origins, src.root(), "", "");
   root.expect({"ns_per_mm", "flit_bytes", "system", "sip", "cube"});

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kbsim/graph.hpp"
 #include "kbsim/config/yaml.hpp"
+#include "kbsim/graph.hpp"
 
 namespace kbsim::ahbm_topology {
 

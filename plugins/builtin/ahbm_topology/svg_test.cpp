@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "build.hpp"
-#include "test_load.hpp"
 #include "harness.hpp"
+#include "test_load.hpp"
 
 namespace kbsim {
 namespace {

@@ -2,11 +2,12 @@
 // data-operation record of the configured system becomes a slice on its
 // component's track as soon as it completes; the file is put in place once
 // the results are written.
+#include "kbsim/plugin.hpp"
+
 #include <memory>
 
 #include "chrome_trace.hpp"
 #include "kbsim/observer.hpp"
-#include "kbsim/plugin.hpp"
 
 namespace kbsim::chrome_trace {
 

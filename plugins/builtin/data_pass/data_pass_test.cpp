@@ -8,9 +8,9 @@
 
 #include "executor.hpp"
 #include "harness.hpp"
+#include "kbsim/rt/runtime.hpp"
 #include "kbsim/tl/verify.hpp"
 #include "report/json.hpp"
-#include "kbsim/rt/runtime.hpp"
 
 using ::testing::HasSubstr;
 
@@ -101,7 +101,8 @@ const core::Registry& registry() {
     kbsim::test::add_kernel(*r, "t-dot", &dot_kernel, "C = A x B");
     kbsim::test::add_kernel(*r, "t-dot-exp", &dot_exp_kernel, "C = exp(A x B)");
     kbsim::test::add_kernel(*r, "t-composite-bias-relu", &composite_bias_relu_kernel, "C = relu(A x B + bias)");
-    kbsim::test::add_kernel(*r, "t-composite-ktile-relu", &composite_ktile_relu_kernel, "C = sum of relu(K-tile products)");
+    kbsim::test::add_kernel(*r, "t-composite-ktile-relu", &composite_ktile_relu_kernel,
+                            "C = sum of relu(K-tile products)");
     kbsim::test::add_kernel(*r, "t-async-chain", &async_chain_kernel, "X = A x B; Y = exp(X), no wait between");
     kbsim::test::add_kernel(*r, "t-softmax-sum", &softmax_sum_kernel, "C = softmax(A), S = sum(A, 0)");
     kbsim::test::add_kernel(*r, "t-composite-exp", &composite_exp_kernel, "C = exp(A), tiled");

@@ -154,7 +154,8 @@ void DataExecutor::run_group(std::vector<const OpRecord*>& group) {
     bool joins = !batch.empty() && same_signature(*op_of(*batch.front()), *op_of(*r));
     for (std::size_t k = 0; joins && k < batch.size(); ++k) {
       const auto& deps = r->dependency_ids;
-      joins = !conflict(*op_of(*batch[k]), *op_of(*r)) && std::find(deps.begin(), deps.end(), batch[k]->seq) == deps.end();
+      joins =
+          !conflict(*op_of(*batch[k]), *op_of(*r)) && std::find(deps.begin(), deps.end(), batch[k]->seq) == deps.end();
     }
     if (!joins) run_batch(batch);
     batch.push_back(r);
@@ -205,7 +206,7 @@ Value DataExecutor::resolve(const OpTensor& t, Tick reader) const {
   Shape stored = t.shape;
   if (t.transposed) std::swap(stored[stored.rank() - 1], stored[stored.rank() - 2]);
   Value v = t.value ? Value{t.value, stored, t.dtype}
-                          : store_.read(t.space, t.addr, stored, t.dtype, t.as_of == kNever ? reader : t.as_of);
+                    : store_.read(t.space, t.addr, stored, t.dtype, t.as_of == kNever ? reader : t.as_of);
   return t.transposed ? transposed(v) : v;
 }
 

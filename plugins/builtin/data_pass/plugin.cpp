@@ -3,12 +3,13 @@
 // runtime logs host writes through it and reads computed values back), runs
 // what is left at the end of the run, and adds its "data_pass" section to
 // results.json.
+#include "kbsim/plugin.hpp"
+
 #include <cstdio>
 #include <memory>
 
 #include "executor.hpp"
 #include "kbsim/observer.hpp"
-#include "kbsim/plugin.hpp"
 
 namespace kbsim::data_pass {
 

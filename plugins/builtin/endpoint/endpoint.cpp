@@ -18,19 +18,33 @@ class Endpoint final : public kbsim::Component {
  public:
   explicit Endpoint(const kbsim::ComponentContext& ctx)
       : Component(ctx),
-        sent_(stat("sent")),
-        received_(stat("received")),
-        bytes_(stat("bytes_received")),
-        lat_min_(stat("latency_min_ns")),
-        lat_max_(stat("latency_max_ns")),
-        lat_sum_(stat("latency_sum_ns")),
-        last_(stat("last_arrival_ns")) {
+        sent_(stat(kStatSent)),
+        received_(stat(kStatReceived)),
+        bytes_(stat(kStatBytesReceived)),
+        lat_min_(stat(kStatLatencyMinNs)),
+        lat_max_(stat(kStatLatencyMaxNs)),
+        lat_sum_(stat(kStatLatencySumNs)),
+        last_(stat(kStatLastArrivalNs)) {
     const auto& p = params();
     p.check(p.get_int("send_bytes") >= 0, "send_bytes", "must be >= 0");
     p.check(p.get_int("count") >= 0, "count", "must be >= 0");
     p.check(p.get_float("start_ns") >= 0, "start_ns", "must be >= 0");
     p.check(p.get_float("interval_ns") >= 0, "interval_ns", "must be >= 0");
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatSent{"sent", kbsim::StatKind::kCounter, "packets", "packets sent"};
+  static constexpr kbsim::StatDef kStatReceived{"received", kbsim::StatKind::kCounter, "packets", "packets received"};
+  static constexpr kbsim::StatDef kStatBytesReceived{"bytes_received", kbsim::StatKind::kCounter, "bytes",
+                                                     "payload bytes received"};
+  static constexpr kbsim::StatDef kStatLatencyMinNs{"latency_min_ns", kbsim::StatKind::kValue, "ns",
+                                                    "shortest end-to-end latency"};
+  static constexpr kbsim::StatDef kStatLatencyMaxNs{"latency_max_ns", kbsim::StatKind::kValue, "ns",
+                                                    "longest end-to-end latency"};
+  static constexpr kbsim::StatDef kStatLatencySumNs{"latency_sum_ns", kbsim::StatKind::kValue, "ns",
+                                                    "sum of end-to-end latencies"};
+  static constexpr kbsim::StatDef kStatLastArrivalNs{"last_arrival_ns", kbsim::StatKind::kValue, "ns",
+                                                     "arrival time of the last packet"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -42,13 +56,8 @@ class Endpoint final : public kbsim::Component {
                 kbsim::param_float("start_ns", 0.0, "time of the first packet"),
                 kbsim::param_float("interval_ns", 0.0, "time between packets (0: all at once)")};
     i.ports = {{"*", "any link; packets leave on the first hop of their route"}};
-    i.stats = {{"sent", kbsim::StatKind::kCounter, "packets", "packets sent"},
-               {"received", kbsim::StatKind::kCounter, "packets", "packets received"},
-               {"bytes_received", kbsim::StatKind::kCounter, "bytes", "payload bytes received"},
-               {"latency_min_ns", kbsim::StatKind::kValue, "ns", "shortest end-to-end latency"},
-               {"latency_max_ns", kbsim::StatKind::kValue, "ns", "longest end-to-end latency"},
-               {"latency_sum_ns", kbsim::StatKind::kValue, "ns", "sum of end-to-end latencies"},
-               {"last_arrival_ns", kbsim::StatKind::kValue, "ns", "arrival time of the last packet"}};
+    i.stats = {kStatSent,         kStatReceived,     kStatBytesReceived, kStatLatencyMinNs,
+               kStatLatencyMaxNs, kStatLatencySumNs, kStatLastArrivalNs};
     return i;
   }
 

@@ -33,11 +33,11 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
       : MemoryNode(ctx),
         overhead_(overhead_param(false)),
         switch_penalty_(kbsim::ns_to_ticks(params().get_float("switch_penalty_ns"))),
-        reads_(stat("reads")),
-        writes_(stat("writes")),
-        bytes_(stat("bytes")),
-        bursts_(stat("bursts")),
-        pc_busy_(stat("pc_busy_ns")) {
+        reads_(stat(kStatReads)),
+        writes_(stat(kStatWrites)),
+        bytes_(stat(kStatBytes)),
+        bursts_(stat(kStatBursts)),
+        pc_busy_(stat(kStatPcBusyNs)) {
     const auto& p = params();
     auto attrs = system_attrs();
     num_pcs_ = p.get_int("num_pcs") ? p.get_int("num_pcs")
@@ -55,6 +55,14 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     pc_dir_.assign(static_cast<std::size_t>(num_pcs_), kNone);
   }
 
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatReads{"reads", kbsim::StatKind::kCounter, "requests", "read requests served"};
+  static constexpr kbsim::StatDef kStatWrites{"writes", kbsim::StatKind::kCounter, "requests", "write requests served"};
+  static constexpr kbsim::StatDef kStatBytes{"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"};
+  static constexpr kbsim::StatDef kStatBursts{"bursts", kbsim::StatKind::kCounter, "bursts", "bursts committed to PCs"};
+  static constexpr kbsim::StatDef kStatPcBusyNs{"pc_busy_ns", kbsim::StatKind::kValue, "ns",
+                                                "busy time summed over PCs"};
+
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
     i.type = "hbm_ctrl";
@@ -67,11 +75,7 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
                 kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
                 kbsim::param_int("burst_bytes", 0, "burst size and PC striping unit (0: cube.memory_map.burst_bytes)")};
     i.ports = {{"router_to_hbm", "from its PE's router: requests"}, {"hbm_to_router", "to its PE's router: responses"}};
-    i.stats = {{"reads", kbsim::StatKind::kCounter, "requests", "read requests served"},
-               {"writes", kbsim::StatKind::kCounter, "requests", "write requests served"},
-               {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"},
-               {"bursts", kbsim::StatKind::kCounter, "bursts", "bursts committed to PCs"},
-               {"pc_busy_ns", kbsim::StatKind::kValue, "ns", "busy time summed over PCs"}};
+    i.stats = {kStatReads, kStatWrites, kStatBytes, kStatBursts, kStatPcBusyNs};
     i.flit_aware = true;
     return i;
   }

@@ -5,9 +5,9 @@
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
+#include "kbsim/text.hpp"
 #include "placement.hpp"
 #include "tensor_layout.hpp"
-#include "kbsim/text.hpp"
 
 namespace kbsim::host_runtime {
 

@@ -11,16 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "allocator.hpp"
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/pe/data_op.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
 #include "kbsim/rt/runtime.hpp"
-#include "allocator.hpp"
 
 namespace kbsim::host_runtime {
-
 
 class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::Client, private kbsim::ahbm::MemClient {
  public:

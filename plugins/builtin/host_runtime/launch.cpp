@@ -5,8 +5,8 @@
 #include <tuple>
 
 #include "host_runtime.hpp"
-#include "placement.hpp"
 #include "kbsim/text.hpp"
+#include "placement.hpp"
 
 namespace kbsim::host_runtime {
 

@@ -174,7 +174,7 @@ TEST(PlacementShards, GatherAndScatterRoundTripEveryPiece) {
     std::vector<std::uint16_t> piece(s.nbytes / 2);
     host_runtime::gather_shard(tensor, shape, DType::kI16, s, std::as_writable_bytes(std::span(piece)));
     host_runtime::scatter_shard(std::as_bytes(std::span(piece)), shape, DType::kI16, s,
-                        std::as_writable_bytes(std::span(back)));
+                                std::as_writable_bytes(std::span(back)));
     if (s.cube == 1 && s.pe == 1) {
       EXPECT_EQ(piece, (std::vector<std::uint16_t>{14, 15, 18, 19}));
     }

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
-#include "kbsim/ahbm/names.hpp"
 #include "host_runtime.hpp"
+#include "kbsim/ahbm/names.hpp"
 #include "run/bench_runner.hpp"
 
 using ::testing::HasSubstr;

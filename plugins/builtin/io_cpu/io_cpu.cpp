@@ -24,7 +24,13 @@ namespace names = kbsim::ahbm::names;
 class IoCpu final : public kbsim::ahbm::CommandNode {
  public:
   explicit IoCpu(const kbsim::ComponentContext& ctx)
-      : CommandNode(ctx, "responses"), commands_(stat("commands")), responses_(stat("responses")) {}
+      : CommandNode(ctx, kStatResponses), commands_(stat(kStatCommands)), responses_(stat(kStatResponses)) {}
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatCommands{"commands", kbsim::StatKind::kCounter, "requests",
+                                                "requests and host commands fanned out"};
+  static constexpr kbsim::StatDef kStatResponses{"responses", kbsim::StatKind::kCounter, "responses",
+                                                 "cube responses aggregated"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -34,8 +40,7 @@ class IoCpu final : public kbsim::ahbm::CommandNode {
         "updates out to cube M_CPUs and aggregates their answers";
     i.params = {kbsim::param_float("overhead_ns", 10.0, "command processing overhead per message")};
     i.ports = {{"io_internal", "to and from the IO chiplet's io_noc"}};
-    i.stats = {{"commands", kbsim::StatKind::kCounter, "requests", "requests and host commands fanned out"},
-               {"responses", kbsim::StatKind::kCounter, "responses", "cube responses aggregated"}};
+    i.stats = {kStatCommands, kStatResponses};
     return i;
   }
 

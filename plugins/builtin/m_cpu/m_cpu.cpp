@@ -27,11 +27,23 @@ namespace names = kbsim::ahbm::names;
 class MCpu final : public kbsim::ahbm::CommandNode {
  public:
   explicit MCpu(const kbsim::ComponentContext& ctx)
-      : CommandNode(ctx, "answers"),
-        dma_reads_(stat("dma_reads")),
-        dma_writes_(stat("dma_writes")),
-        responses_(stat("responses")),
-        commands_(stat("commands")) {}
+      : CommandNode(ctx, kStatAnswers),
+        dma_reads_(stat(kStatDmaReads)),
+        dma_writes_(stat(kStatDmaWrites)),
+        responses_(stat(kStatResponses)),
+        commands_(stat(kStatCommands)) {}
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatDmaReads{"dma_reads", kbsim::StatKind::kCounter, "transfers",
+                                                "DMA reads dispatched"};
+  static constexpr kbsim::StatDef kStatDmaWrites{"dma_writes", kbsim::StatKind::kCounter, "transfers",
+                                                 "DMA writes dispatched"};
+  static constexpr kbsim::StatDef kStatResponses{"responses", kbsim::StatKind::kCounter, "responses",
+                                                 "DMA completions relayed back"};
+  static constexpr kbsim::StatDef kStatCommands{"commands", kbsim::StatKind::kCounter, "commands",
+                                                "host commands fanned out to PEs"};
+  static constexpr kbsim::StatDef kStatAnswers{"answers", kbsim::StatKind::kCounter, "answers",
+                                               "PE answers to host commands merged"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -39,11 +51,7 @@ class MCpu final : public kbsim::ahbm::CommandNode {
     i.summary = "cube management CPU: relays commands to its PEs and memory requests through its DMA";
     i.params = {kbsim::param_float("overhead_ns", 5.0, "processing overhead per message")};
     i.ports = {{"router_to_mcpu", "from its router"}, {"mcpu_to_router", "to its router"}};
-    i.stats = {{"dma_reads", kbsim::StatKind::kCounter, "transfers", "DMA reads dispatched"},
-               {"dma_writes", kbsim::StatKind::kCounter, "transfers", "DMA writes dispatched"},
-               {"responses", kbsim::StatKind::kCounter, "responses", "DMA completions relayed back"},
-               {"commands", kbsim::StatKind::kCounter, "commands", "host commands fanned out to PEs"},
-               {"answers", kbsim::StatKind::kCounter, "answers", "PE answers to host commands merged"}};
+    i.stats = {kStatDmaReads, kStatDmaWrites, kStatResponses, kStatCommands, kStatAnswers};
     return i;
   }
 

@@ -17,8 +17,12 @@ class MeshNode final : public kbsim::Component {
   explicit MeshNode(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         rng_(kbsim::Rng::derive(static_cast<std::uint64_t>(params().get_int("seed")), index())),
-        stat_received_(stat("received")),
+        stat_received_(stat(kStatReceived)),
         ports_(static_cast<std::uint32_t>(out_ports().size())) {}
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatReceived{"received", kbsim::StatKind::kCounter, "events",
+                                                "events delivered to this node"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -26,7 +30,7 @@ class MeshNode final : public kbsim::Component {
     i.summary = "message-mesh node: forwards every event it receives to a random neighbour";
     i.params = {kbsim::param_int("seed", 1, "seed of the generator; each node mixes in its own index")};
     i.ports = {{"mesh", "links to neighbours (the bench gives four: +x, -x, +y, -y)"}};
-    i.stats = {{"received", kbsim::StatKind::kCounter, "events", "events delivered to this node"}};
+    i.stats = {kStatReceived};
     return i;
   }
 

@@ -19,9 +19,17 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
   explicit PcieEp(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx),
         overhead_(overhead_param(true)),
-        requests_(stat("host_requests")),
-        errors_(stat("host_errors")),
-        forwarded_(stat("forwarded")) {}
+        requests_(stat(kStatHostRequests)),
+        errors_(stat(kStatHostErrors)),
+        forwarded_(stat(kStatForwarded)) {}
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatHostRequests{"host_requests", kbsim::StatKind::kCounter, "requests",
+                                                    "host memory requests accepted"};
+  static constexpr kbsim::StatDef kStatHostErrors{"host_errors", kbsim::StatKind::kCounter, "requests",
+                                                  "host requests refused (bad address or length)"};
+  static constexpr kbsim::StatDef kStatForwarded{"forwarded", kbsim::StatKind::kCounter, "messages",
+                                                 "messages passed through"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -29,9 +37,7 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
     i.summary = "PCIe endpoint: host memory requests enter here; store-and-forward for traffic passing through";
     i.params = {kbsim::param_float("overhead_ns", 5.0, "protocol overhead per message, each direction")};
     i.ports = {{"pcie", "to and from the tray switch"}, {"io_internal", "to and from the IO chiplet's io_noc"}};
-    i.stats = {{"host_requests", kbsim::StatKind::kCounter, "requests", "host memory requests accepted"},
-               {"host_errors", kbsim::StatKind::kCounter, "requests", "host requests refused (bad address or length)"},
-               {"forwarded", kbsim::StatKind::kCounter, "messages", "messages passed through"}};
+    i.stats = {kStatHostRequests, kStatHostErrors, kStatForwarded};
     return i;
   }
 

@@ -67,14 +67,22 @@ class PeCpu final : public kbsim::Component, private tl::Program {
         clock_ghz_(params().get_float("clock_ghz")),
         stack_bytes_(static_cast<std::size_t>(params().get_int("stack_kib")) * 1024),
         scratch_bytes_(static_cast<std::uint64_t>(params().get_int("scratch_kib")) * 1024),
-        launches_(stat("launches")),
-        commands_(stat("commands")),
-        kernel_ns_(stat("kernel_ns")) {
+        launches_(stat(kStatLaunches)),
+        commands_(stat(kStatCommands)),
+        kernel_ns_(stat(kStatKernelNs)) {
     params().check(params().get_float("dispatch_ns") >= 0, "dispatch_ns", "must be >= 0");
     params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
     params().check(params().get_int("stack_kib") >= 16, "stack_kib", "must be >= 16");
     params().check(params().get_int("scratch_kib") >= 0, "scratch_kib", "must be >= 0");
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatLaunches{"launches", kbsim::StatKind::kCounter, "kernels",
+                                                "kernel runs started"};
+  static constexpr kbsim::StatDef kStatCommands{"commands", kbsim::StatKind::kCounter, "commands",
+                                                "PE commands issued by kernels"};
+  static constexpr kbsim::StatDef kStatKernelNs{"kernel_ns", kbsim::StatKind::kValue, "ns",
+                                                "kernel run time (start barrier to return), summed"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -90,9 +98,7 @@ class PeCpu final : public kbsim::Component, private tl::Program {
                 kbsim::param_node("gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself")};
     i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers"},
                {"pe_internal", "to and from the PE scheduler: PE commands and their results"}};
-    i.stats = {{"launches", kbsim::StatKind::kCounter, "kernels", "kernel runs started"},
-               {"commands", kbsim::StatKind::kCounter, "commands", "PE commands issued by kernels"},
-               {"kernel_ns", kbsim::StatKind::kValue, "ns", "kernel run time (start barrier to return), summed"}};
+    i.stats = {kStatLaunches, kStatCommands, kStatKernelNs};
     return i;
   }
 

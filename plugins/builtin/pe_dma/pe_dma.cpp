@@ -34,14 +34,29 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   explicit PeDma(const kbsim::ComponentContext& ctx)
       : StageEngineOf(ctx),
         overhead_(overhead_param(false)),  // setup per transfer, not paid by traffic passing through
-        reads_(stat("reads")),
-        writes_(stat("writes")),
-        bytes_(stat("bytes")),
-        errors_(stat("errors")),
-        read_busy_(stat("read_busy_ns")),
-        write_busy_(stat("write_busy_ns")),
-        forwarded_(stat("forwarded")),
-        stages_(stat("stages")) {}
+        reads_(stat(kStatReads)),
+        writes_(stat(kStatWrites)),
+        bytes_(stat(kStatBytes)),
+        errors_(stat(kStatErrors)),
+        read_busy_(stat(kStatReadBusyNs)),
+        write_busy_(stat(kStatWriteBusyNs)),
+        forwarded_(stat(kStatForwarded)),
+        stages_(stat(kStatStages)) {}
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatReads{"reads", kbsim::StatKind::kCounter, "transfers", "reads completed"};
+  static constexpr kbsim::StatDef kStatWrites{"writes", kbsim::StatKind::kCounter, "transfers", "writes completed"};
+  static constexpr kbsim::StatDef kStatBytes{"bytes", kbsim::StatKind::kCounter, "bytes", "bytes moved"};
+  static constexpr kbsim::StatDef kStatErrors{"errors", kbsim::StatKind::kCounter, "transfers",
+                                              "requests refused (bad address or length)"};
+  static constexpr kbsim::StatDef kStatReadBusyNs{"read_busy_ns", kbsim::StatKind::kValue, "ns",
+                                                  "time the read channel was held"};
+  static constexpr kbsim::StatDef kStatWriteBusyNs{"write_busy_ns", kbsim::StatKind::kValue, "ns",
+                                                   "time the write channel was held"};
+  static constexpr kbsim::StatDef kStatForwarded{"forwarded", kbsim::StatKind::kCounter, "messages",
+                                                 "messages passed between the fabric and the TCM"};
+  static constexpr kbsim::StatDef kStatStages{"stages", kbsim::StatKind::kCounter, "stages",
+                                              "DMA_READ / DMA_WRITE tile stages completed"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -57,14 +72,8 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
                {"router_to_pe", "from its PE's router"},
                {"pe_internal", "PE-internal control links: tile tokens from and to the other engines"},
                {"pe_data", "PE-internal data links: to and from the TCM"}};
-    i.stats = {{"reads", kbsim::StatKind::kCounter, "transfers", "reads completed"},
-               {"writes", kbsim::StatKind::kCounter, "transfers", "writes completed"},
-               {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes moved"},
-               {"errors", kbsim::StatKind::kCounter, "transfers", "requests refused (bad address or length)"},
-               {"read_busy_ns", kbsim::StatKind::kValue, "ns", "time the read channel was held"},
-               {"write_busy_ns", kbsim::StatKind::kValue, "ns", "time the write channel was held"},
-               {"forwarded", kbsim::StatKind::kCounter, "messages", "messages passed between the fabric and the TCM"},
-               {"stages", kbsim::StatKind::kCounter, "stages", "DMA_READ / DMA_WRITE tile stages completed"}};
+    i.stats = {kStatReads,      kStatWrites,      kStatBytes,     kStatErrors,
+               kStatReadBusyNs, kStatWriteBusyNs, kStatForwarded, kStatStages};
     return i;
   }
 

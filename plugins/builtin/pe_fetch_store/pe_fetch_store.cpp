@@ -18,27 +18,34 @@ class PeFetchStore final : public kbsim::pe::StageEngine {
   explicit PeFetchStore(const kbsim::ComponentContext& ctx)
       : StageEngine(ctx),
         overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
-        fetches_(stat("fetches")),
-        stores_(stat("stores")),
-        fetch_bytes_(stat("fetch_bytes")),
-        store_bytes_(stat("store_bytes")),
-        busy_(stat("busy_ns")) {
+        fetches_(stat(kStatFetches)),
+        stores_(stat(kStatStores)),
+        fetch_bytes_(stat(kStatFetchBytes)),
+        store_bytes_(stat(kStatStoreBytes)),
+        busy_(stat(kStatBusyNs)) {
     params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatFetches{"fetches", kbsim::StatKind::kCounter, "stages", "FETCH stages run"};
+  static constexpr kbsim::StatDef kStatStores{"stores", kbsim::StatKind::kCounter, "stages", "STORE stages run"};
+  static constexpr kbsim::StatDef kStatFetchBytes{"fetch_bytes", kbsim::StatKind::kCounter, "bytes",
+                                                  "bytes fetched from the TCM"};
+  static constexpr kbsim::StatDef kStatStoreBytes{"store_bytes", kbsim::StatKind::kCounter, "bytes",
+                                                  "bytes stored to the TCM"};
+  static constexpr kbsim::StatDef kStatBusyNs{"busy_ns", kbsim::StatKind::kValue, "ns",
+                                              "stage time summed over stages (fetch and store overlap)"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
     i.type = "pe_fetch_store";
     i.summary = "PE TCM <-> register file transfers: FETCH reads and STORE writes PE_TCM";
-    i.params = {kbsim::param_float("overhead_ns", 0.0, "time added to every stage after the TCM access"),
-                kbsim::param_node("tcm", "pe_tcm", "its PE's TCM (in the PE template, a component name means that sibling)")};
+    i.params = {
+        kbsim::param_float("overhead_ns", 0.0, "time added to every stage after the TCM access"),
+        kbsim::param_node("tcm", "pe_tcm", "its PE's TCM (in the PE template, a component name means that sibling)")};
     i.ports = {{"pe_internal", "PE-internal links: tile tokens from and to the other engines"},
                {"pe_data", "PE-internal data links: TCM requests to and answers from pe_tcm"}};
-    i.stats = {{"fetches", kbsim::StatKind::kCounter, "stages", "FETCH stages run"},
-               {"stores", kbsim::StatKind::kCounter, "stages", "STORE stages run"},
-               {"fetch_bytes", kbsim::StatKind::kCounter, "bytes", "bytes fetched from the TCM"},
-               {"store_bytes", kbsim::StatKind::kCounter, "bytes", "bytes stored to the TCM"},
-               {"busy_ns", kbsim::StatKind::kValue, "ns", "stage time summed over stages (fetch and store overlap)"}};
+    i.stats = {kStatFetches, kStatStores, kStatFetchBytes, kStatStoreBytes, kStatBusyNs};
     return i;
   }
 

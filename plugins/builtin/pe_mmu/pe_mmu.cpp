@@ -26,17 +26,27 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
       : Component(ctx),
         page_size_(params().get_int("page_size")),
         overhead_(kbsim::ns_to_ticks(params().get_float("tlb_overhead_ns"))),
-        maps_(stat("maps")),
-        unmaps_(stat("unmaps")),
-        pages_(stat("pages")),
-        translations_(stat("translations")),
-        faults_(stat("faults")) {
+        maps_(stat(kStatMaps)),
+        unmaps_(stat(kStatUnmaps)),
+        pages_(stat(kStatPages)),
+        translations_(stat(kStatTranslations)),
+        faults_(stat(kStatFaults)) {
     params().check(page_size_ > 0 && (page_size_ & (page_size_ - 1)) == 0, "page_size", "must be a power of two");
     params().check(params().get_float("tlb_overhead_ns") >= 0, "tlb_overhead_ns", "must be >= 0");
     auto loc = kbsim::ahbm::names::locate(id());
     if (loc.pe < 0) fail("a pe_mmu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_mmu)");
     self_ = {static_cast<unsigned>(loc.sip), static_cast<unsigned>(loc.cube), static_cast<unsigned>(loc.pe)};
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatMaps{"maps", kbsim::StatKind::kCounter, "regions", "mappings installed"};
+  static constexpr kbsim::StatDef kStatUnmaps{"unmaps", kbsim::StatKind::kCounter, "regions", "mappings removed"};
+  static constexpr kbsim::StatDef kStatPages{"pages", kbsim::StatKind::kCounter, "pages",
+                                             "pages the installed mappings touch (summed per mapping)"};
+  static constexpr kbsim::StatDef kStatTranslations{"translations", kbsim::StatKind::kCounter, "lookups",
+                                                    "translations asked for"};
+  static constexpr kbsim::StatDef kStatFaults{"faults", kbsim::StatKind::kCounter, "lookups",
+                                              "translations of an unmapped VA (used as a PA)"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -45,11 +55,7 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
     i.params = {kbsim::param_int("page_size", 4096, "page size in bytes (power of two); regions may be smaller"),
                 kbsim::param_float("tlb_overhead_ns", 0.0, "time each translation costs its caller")};
     i.ports = {{"command", "to and from its PE's router: mapping commands from the M_CPU and their answers"}};
-    i.stats = {{"maps", kbsim::StatKind::kCounter, "regions", "mappings installed"},
-               {"unmaps", kbsim::StatKind::kCounter, "regions", "mappings removed"},
-               {"pages", kbsim::StatKind::kCounter, "pages", "pages the installed mappings touch (summed per mapping)"},
-               {"translations", kbsim::StatKind::kCounter, "lookups", "translations asked for"},
-               {"faults", kbsim::StatKind::kCounter, "lookups", "translations of an unmapped VA (used as a PA)"}};
+    i.stats = {kStatMaps, kStatUnmaps, kStatPages, kStatTranslations, kStatFaults};
     return i;
   }
 

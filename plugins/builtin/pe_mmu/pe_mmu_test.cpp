@@ -147,7 +147,7 @@ TEST_F(PeMmu, OverheadIsTheTlbParameterAndBadCommandsAreRefused) {
   EXPECT_THAT(bad->completion.error_message, ::testing::HasSubstr("sip0.cube16"));
   EXPECT_THAT(test::config_error([] {
                 auto g = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml",
-                                             {"cube.pe_template.components.pe_mmu.attrs.page_size=1000"});
+                                                    {"cube.pe_template.components.pe_mmu.attrs.page_size=1000"});
                 core::Simulation s(g, test::shared_registry());
               }),
               ::testing::HasSubstr("power of two"));

@@ -35,13 +35,19 @@ class PeScheduler final : public kbsim::Component {
         tile_n_(static_cast<std::uint32_t>(params().get_int("tile_n"))),
         max_inflight_(static_cast<std::uint32_t>(params().get_int("max_inflight_tiles"))),
         overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
-        commands_(stat("commands")),
-        tiles_(stat("tiles")),
-        composite_(stat("composite_commands")) {
+        commands_(stat(kStatCommands)),
+        tiles_(stat(kStatTiles)),
+        composite_(stat(kStatCompositeCommands)) {
     for (const char* p : {"tile_m", "tile_k", "tile_n", "max_inflight_tiles"})
       params().check(params().get_int(p) > 0 && params().get_int(p) <= 1 << 20, p, "must be in 1 .. 1048576");
     params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatCommands{"commands", kbsim::StatKind::kCounter, "commands", "commands accepted"};
+  static constexpr kbsim::StatDef kStatTiles{"tiles", kbsim::StatKind::kCounter, "tiles", "tiles fed"};
+  static constexpr kbsim::StatDef kStatCompositeCommands{"composite_commands", kbsim::StatKind::kCounter, "commands",
+                                                         "composite commands accepted"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -57,10 +63,9 @@ class PeScheduler final : public kbsim::Component {
                 kbsim::param_node("fetch_store", "pe_fetch_store", "the fetch/store engine of its PE"),
                 kbsim::param_node("gemm", "pe_gemm", "the GEMM engine of its PE"),
                 kbsim::param_node("math", "pe_math", "the MATH engine of its PE")};
-    i.ports = {{"pe_internal", "PE-internal links: commands from and back to pe_cpu, tile tokens to and from the engines"}};
-    i.stats = {{"commands", kbsim::StatKind::kCounter, "commands", "commands accepted"},
-               {"tiles", kbsim::StatKind::kCounter, "tiles", "tiles fed"},
-               {"composite_commands", kbsim::StatKind::kCounter, "commands", "composite commands accepted"}};
+    i.ports = {
+        {"pe_internal", "PE-internal links: commands from and back to pe_cpu, tile tokens to and from the engines"}};
+    i.stats = {kStatCommands, kStatTiles, kStatCompositeCommands};
     return i;
   }
 

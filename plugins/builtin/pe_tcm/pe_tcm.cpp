@@ -21,13 +21,23 @@ class PeTcm final : public kbsim::ahbm::MemoryNode {
       : MemoryNode(ctx),
         read_bw_(params().get_float("read_bw_gbs")),
         write_bw_(params().get_float("write_bw_gbs")),
-        reads_(stat("reads")),
-        writes_(stat("writes")),
-        read_busy_(stat("read_busy_ns")),
-        write_busy_(stat("write_busy_ns")) {
+        reads_(stat(kStatReads)),
+        writes_(stat(kStatWrites)),
+        read_busy_(stat(kStatReadBusyNs)),
+        write_busy_(stat(kStatWriteBusyNs)) {
     params().check(read_bw_ >= 0, "read_bw_gbs", "must be >= 0 (0 = unlimited)");
     params().check(write_bw_ >= 0, "write_bw_gbs", "must be >= 0 (0 = unlimited)");
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatReads{"reads", kbsim::StatKind::kCounter, "requests",
+                                             "read requests served (fabric and fetch)"};
+  static constexpr kbsim::StatDef kStatWrites{"writes", kbsim::StatKind::kCounter, "requests",
+                                              "write requests served (fabric and store)"};
+  static constexpr kbsim::StatDef kStatReadBusyNs{"read_busy_ns", kbsim::StatKind::kValue, "ns",
+                                                  "read channel busy time"};
+  static constexpr kbsim::StatDef kStatWriteBusyNs{"write_busy_ns", kbsim::StatKind::kValue, "ns",
+                                                   "write channel busy time"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -37,10 +47,7 @@ class PeTcm final : public kbsim::ahbm::MemoryNode {
                 kbsim::param_float("write_bw_gbs", 512.0, "write channel bandwidth (0 = unlimited)")};
     i.ports = {{"pe_data", "PE-internal data links: fabric requests via pe_dma"},
                {"pe_internal", "PE-internal control links: TCM requests from pe_fetch_store"}};
-    i.stats = {{"reads", kbsim::StatKind::kCounter, "requests", "read requests served (fabric and fetch)"},
-               {"writes", kbsim::StatKind::kCounter, "requests", "write requests served (fabric and store)"},
-               {"read_busy_ns", kbsim::StatKind::kValue, "ns", "read channel busy time"},
-               {"write_busy_ns", kbsim::StatKind::kValue, "ns", "write channel busy time"}};
+    i.stats = {kStatReads, kStatWrites, kStatReadBusyNs, kStatWriteBusyNs};
     return i;
   }
 

@@ -8,10 +8,10 @@
 #include "kbsim/ahbm/memory.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/ahbm/names.hpp"
-#include "report.hpp"
 #include "kbsim/command.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/text.hpp"
+#include "report.hpp"
 
 namespace kbsim::probe {
 

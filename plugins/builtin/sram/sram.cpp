@@ -15,9 +15,13 @@ using kbsim::ahbm::MemRequest;
 class Sram final : public kbsim::ahbm::MemoryNode {
  public:
   explicit Sram(const kbsim::ComponentContext& ctx)
-      : MemoryNode(ctx), overhead_(overhead_param(true)), requests_(stat("requests")), bytes_(stat("bytes")) {
+      : MemoryNode(ctx), overhead_(overhead_param(true)), requests_(stat(kStatRequests)), bytes_(stat(kStatBytes)) {
     params().check(params().get_int("size_mb") > 0, "size_mb", "must be > 0");
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatRequests{"requests", kbsim::StatKind::kCounter, "requests", "requests served"};
+  static constexpr kbsim::StatDef kStatBytes{"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -26,8 +30,7 @@ class Sram final : public kbsim::ahbm::MemoryNode {
     i.params = {kbsim::param_float("overhead_ns", 2.0, "access overhead per request (serial)"),
                 kbsim::param_int("size_mb", 32, "capacity (informational; addresses are checked against 32 MiB)")};
     i.ports = {{"router_to_sram", "from its router: requests"}, {"sram_to_router", "to its router: responses"}};
-    i.stats = {{"requests", kbsim::StatKind::kCounter, "requests", "requests served"},
-               {"bytes", kbsim::StatKind::kCounter, "bytes", "bytes read or written"}};
+    i.stats = {kStatRequests, kStatBytes};
     return i;
   }
 

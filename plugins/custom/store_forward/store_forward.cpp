@@ -12,11 +12,16 @@ class StoreForward final : public kbsim::Component {
   explicit StoreForward(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
-        transactions_(stat("transactions")),
-        bytes_(stat("bytes")) {
+        transactions_(stat(kStatTransactions)),
+        bytes_(stat(kStatBytes)) {
     params().check(params().get_float("overhead_ns") >= 0.0, "overhead_ns", "must be >= 0");
     set_transit_cost(overhead_);
   }
+
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr kbsim::StatDef kStatTransactions{"transactions", kbsim::StatKind::kCounter, "",
+                                                    "messages forwarded"};
+  static constexpr kbsim::StatDef kStatBytes{"bytes", kbsim::StatKind::kCounter, "bytes", "payload bytes forwarded"};
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
@@ -24,8 +29,7 @@ class StoreForward final : public kbsim::Component {
     i.summary = "transit node that receives a whole message, then sends it on (store-and-forward)";
     i.params = {kbsim::param_float("overhead_ns", 0.0, "per-message overhead before sending on")};
     i.ports = {{"*", "any number of links of any kind, in and out"}};
-    i.stats = {{"transactions", kbsim::StatKind::kCounter, "", "messages forwarded"},
-               {"bytes", kbsim::StatKind::kCounter, "bytes", "payload bytes forwarded"}};
+    i.stats = {kStatTransactions, kStatBytes};
     return i;
   }
 

@@ -89,7 +89,6 @@ class System {
     if (T* s = find<T>()) return *s;
     throw no_service(T::kServiceName);
   }
-
 };
 
 /// What a bench is given.

@@ -178,9 +178,7 @@ class Component {
   /// (default "all"); throws ConfigError naming both ends if none exists.
   const Route& route_to(NodeIndex dst, ViewId view = 0) { return ctx_.sim->route(ctx_.index, dst, view); }
   /// The cached path between any two nodes (e.g. a relay's onward leg, for a latency estimate).
-  const Route& route_between(NodeIndex from, NodeIndex to, ViewId view = 0) {
-    return ctx_.sim->route(from, to, view);
-  }
+  const Route& route_between(NodeIndex from, NodeIndex to, ViewId view = 0) { return ctx_.sim->route(from, to, view); }
   /// A routing view by name ("all", or one the topology declares).
   ViewId find_view(std::string_view name) const { return ctx_.sim->find_view(name); }
   /// System-wide attributes of a generated topology (e.g. the memory map).
@@ -195,8 +193,8 @@ class Component {
     return kNoPort;
   }
 
-  /// A statistic declared in this component's info.
-  Stat& stat(std::string_view name) { return ctx_.sim->stat(ctx_.index, name); }
+  /// The storage of a statistic this component declares (StatDef, below).
+  Stat& stat(const struct StatDef& def);
   /// The cost routing charges for passing through this node (e.g. its per-transaction overhead).
   void set_transit_cost(Tick cost) { ctx_.sim->set_transit_cost(ctx_.index, cost); }
   void log(LogLevel level, std::string_view text) { ctx_.sim->log(ctx_.index, level, text); }
@@ -241,6 +239,22 @@ struct StatSpec {
   std::string unit;
   std::string doc;
 };
+
+/// A statistic declared once, as a constant of the component:
+///
+///   static constexpr kbsim::StatDef kStatSent{"sent", kbsim::StatKind::kCounter, "packets", "packets sent"};
+///
+/// info() lists it (`i.stats = {kStatSent, ...}`, which feeds `kbsim info` and
+/// results.json) and the constructor binds its storage (`sent_(stat(kStatSent))`).
+struct StatDef {
+  const char* name;
+  StatKind kind;
+  const char* unit;
+  const char* doc;
+  operator StatSpec() const { return {name, kind, unit, doc}; }  // NOLINT: the declaration is the spec
+};
+
+inline Stat& Component::stat(const StatDef& def) { return ctx_.sim->stat(ctx_.index, def.name); }
 
 struct ComponentInfo {
   std::string type;  ///< unique type name, e.g. "mesh_node"

@@ -16,23 +16,27 @@ class Forwarder : public Component {
   explicit Forwarder(const ComponentContext& ctx)
       : Component(ctx),
         overhead_(ns_to_ticks(params().get_float("overhead_ns"))),
-        transactions_(stat("transactions")),
-        flits_(stat("flits")),
-        bytes_(stat("bytes")) {
+        transactions_(stat(kStatTransactions)),
+        flits_(stat(kStatFlits)),
+        bytes_(stat(kStatBytes)) {
     params().check(params().get_float("overhead_ns") >= 0.0, "overhead_ns", "must be >= 0");
     set_transit_cost(overhead_);
   }
 
   /// Parameters, ports and statistics every forwarder has; extend them in a derived info().
+  // Statistics, declared once: info() lists them, stat() binds them.
+  static constexpr StatDef kStatTransactions{"transactions", StatKind::kCounter, "",
+                                             "messages whose first flit passed"};
+  static constexpr StatDef kStatFlits{"flits", StatKind::kCounter, "", "flits forwarded"};
+  static constexpr StatDef kStatBytes{"bytes", StatKind::kCounter, "bytes", "payload bytes forwarded"};
+
   static ComponentInfo base_info(std::string type, std::string summary) {
     ComponentInfo i;
     i.type = std::move(type);
     i.summary = std::move(summary);
     i.params = {param_float("overhead_ns", 0.0, "per-transaction overhead, paid once on the first flit")};
     i.ports = {{"*", "any number of links of any kind, in and out"}};
-    i.stats = {{"transactions", StatKind::kCounter, "", "messages whose first flit passed"},
-               {"flits", StatKind::kCounter, "", "flits forwarded"},
-               {"bytes", StatKind::kCounter, "bytes", "payload bytes forwarded"}};
+    i.stats = {kStatTransactions, kStatFlits, kStatBytes};
     i.flit_aware = true;
     return i;
   }

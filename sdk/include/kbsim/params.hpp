@@ -106,8 +106,8 @@ struct ParamEntry {
   std::string name;
   ParamValue value;
   std::string origin;
-  bool node_ref = false;         ///< a kNode parameter: `value` is the node id
-  NodeIndex node = kNoNode;      ///< its node, once the system is built
+  bool node_ref = false;     ///< a kNode parameter: `value` is the node id
+  NodeIndex node = kNoNode;  ///< its node, once the system is built
 };
 
 /// The resolved parameters of one component or bench: every declared parameter,

@@ -77,7 +77,6 @@ struct FrontEndType {
   config::FrontEnd* (*create)();
 };
 
-
 /// What a plugin library returns. The first two fields are frozen forever so
 /// the loader can refuse a library of another ABI before touching the rest.
 struct PluginDescriptor {
@@ -123,8 +122,8 @@ void add_observer(PluginDescriptor& plugin) {
 /// T implements a NamedService interface; it has `static T* create(System&, Simulator&)` (nullptr: not here).
 template <class T>
 void add_service(PluginDescriptor& plugin, std::string summary) {
-  plugin.services.push_back(
-      {{std::string(T::kServiceName), std::move(summary)}, [](System& s, Simulator& k) -> Service* { return T::create(s, k); }});
+  plugin.services.push_back({{std::string(T::kServiceName), std::move(summary)},
+                             [](System& s, Simulator& k) -> Service* { return T::create(s, k); }});
 }
 
 using PluginEntry = const PluginDescriptor*();
@@ -134,15 +133,15 @@ using PluginEntry = const PluginDescriptor*();
 /// The symbol name the loader looks up.
 #define KBSIM_PLUGIN_SYMBOL "kbsim_plugin"
 
-#define KBSIM_PLUGIN(NAME)                                                                  \
-  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                    \
-  static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                           \
-    static const ::kbsim::PluginDescriptor descriptor = [] {                                \
+#define KBSIM_PLUGIN(NAME)                                                                                      \
+  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                                        \
+  static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                                               \
+    static const ::kbsim::PluginDescriptor descriptor = [] {                                                    \
       ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}, {}, {}, {}, {}, {}}; \
-      kbsim_plugin_register_(d);                                                            \
-      return d;                                                                             \
-    }();                                                                                    \
-    return &descriptor;                                                                     \
-  }                                                                                         \
-  BOOST_DLL_ALIAS(kbsim_plugin_entry_, kbsim_plugin)                                        \
+      kbsim_plugin_register_(d);                                                                                \
+      return d;                                                                                                 \
+    }();                                                                                                        \
+    return &descriptor;                                                                                         \
+  }                                                                                                             \
+  BOOST_DLL_ALIAS(kbsim_plugin_entry_, kbsim_plugin)                                                            \
   static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin)

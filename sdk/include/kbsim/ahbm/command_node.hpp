@@ -15,7 +15,7 @@ namespace kbsim::ahbm {
 class CommandNode : public MemoryNode, public CommandTarget {
  public:
   /// `answers_stat`: the statistic that counts merged answers.
-  CommandNode(const ComponentContext& ctx, std::string_view answers_stat)
+  CommandNode(const ComponentContext& ctx, const StatDef& answers_stat)
       : MemoryNode(ctx), overhead_(overhead_param(true)), answers_(stat(answers_stat)) {}
 
   void setup() override { memory_view_ = find_view("memory"); }

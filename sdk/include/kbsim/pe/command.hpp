@@ -8,8 +8,8 @@
 
 #include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/component.hpp"
-#include "kbsim/pe/data_op.hpp"
 #include "kbsim/message.hpp"
+#include "kbsim/pe/data_op.hpp"
 #include "kbsim/pe/plan.hpp"
 
 namespace kbsim::pe {

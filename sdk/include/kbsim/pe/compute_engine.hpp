@@ -18,9 +18,16 @@ class ComputeEngine : public StageEngine {
   ComputeEngine(const ComponentContext& ctx, StageType serves)
       : StageEngine(ctx),
         serves_(serves),
-        ops_(stat("ops")),
-        work_(stat(serves == StageType::kGemm ? "macs" : "elements")),
-        busy_(stat("busy_ns")) {}
+        ops_(stat(kStatOps)),
+        work_(stat(serves == StageType::kGemm ? kStatMacs : kStatElements)),
+        busy_(stat(kStatBusyNs)) {}
+
+  // Statistics, declared once: base_info() lists them, stat() binds them.
+  static constexpr StatDef kStatOps{"ops", StatKind::kCounter, "stages", "stages run"};
+  static constexpr StatDef kStatMacs{"macs", StatKind::kCounter, "MACs", "multiply-accumulates (m x k x n per stage)"};
+  static constexpr StatDef kStatElements{"elements", StatKind::kCounter, "elements",
+                                         "output elements (m x n per stage)"};
+  static constexpr StatDef kStatBusyNs{"busy_ns", StatKind::kValue, "ns", "time the engine held the compute slot"};
 
   /// The parameters, ports and statistics every compute engine has; add the latency model's parameters.
   static ComponentInfo base_info(std::string type, std::string summary, StageType serves) {
@@ -30,11 +37,7 @@ class ComputeEngine : public StageEngine {
     i.params = {param_string("shared_resource", "accel_slot",
                              "compute slot shared with the PE's other compute engines (semaphore <pe>.<name>)")};
     i.ports = {{"pe_internal", "PE-internal links (tile tokens in and out)"}};
-    i.stats = {{"ops", StatKind::kCounter, "stages", "stages run"},
-               serves == StageType::kGemm
-                   ? StatSpec{"macs", StatKind::kCounter, "MACs", "multiply-accumulates (m x k x n per stage)"}
-                   : StatSpec{"elements", StatKind::kCounter, "elements", "output elements (m x n per stage)"},
-               {"busy_ns", StatKind::kValue, "ns", "time the engine held the compute slot"}};
+    i.stats = {kStatOps, serves == StageType::kGemm ? kStatMacs : kStatElements, kStatBusyNs};
     return i;
   }
 

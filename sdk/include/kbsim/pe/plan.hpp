@@ -30,15 +30,11 @@ inline constexpr std::size_t kRoles = 4;
 inline constexpr Role role_of(StageType t) noexcept {
   switch (t) {
     case StageType::kDmaRead:
-    case StageType::kDmaWrite:
-      return Role::kDma;
+    case StageType::kDmaWrite: return Role::kDma;
     case StageType::kFetch:
-    case StageType::kStore:
-      return Role::kFetchStore;
-    case StageType::kGemm:
-      return Role::kGemm;
-    case StageType::kMath:
-      return Role::kMath;
+    case StageType::kStore: return Role::kFetchStore;
+    case StageType::kGemm: return Role::kGemm;
+    case StageType::kMath: return Role::kMath;
   }
   return Role::kDma;
 }
@@ -50,11 +46,11 @@ inline constexpr std::string_view role_component(Role r) noexcept {
 
 struct Stage {
   StageType type = StageType::kDmaRead;
-  std::uint64_t addr = 0;    ///< DMA: virtual address of the first byte
-  std::uint64_t nbytes = 0;  ///< DMA / FETCH / STORE: bytes moved
+  std::uint64_t addr = 0;             ///< DMA: virtual address of the first byte
+  std::uint64_t nbytes = 0;           ///< DMA / FETCH / STORE: bytes moved
   std::uint32_t m = 0, k = 0, n = 0;  ///< GEMM: tile dims; MATH: m x n output elements
   tl::MathOp op = tl::MathOp::kExp;   ///< MATH only
-  bool composite = true;  ///< part of a composite pipeline (false for a simple command's single stage)
+  bool composite = true;              ///< part of a composite pipeline (false for a simple command's single stage)
 };
 
 struct TilePlan {
@@ -69,7 +65,7 @@ struct EpilogueSpec {
 struct GemmPlanSpec {
   std::uint64_t m = 0, k = 0, n = 0;
   std::uint32_t tile_m = 32, tile_k = 64, tile_n = 32;
-  std::uint64_t a_addr = 0, b_addr = 0, out_addr = 0;  ///< row-major (M,K), (K,N), (M,N)
+  std::uint64_t a_addr = 0, b_addr = 0, out_addr = 0;     ///< row-major (M,K), (K,N), (M,N)
   std::uint32_t a_bytes = 2, b_bytes = 2, out_bytes = 2;  ///< element sizes
   bool a_pinned = false, b_pinned = false;
   std::vector<EpilogueSpec> epilogue;
@@ -103,9 +99,11 @@ inline std::vector<TilePlan> gemm_plan(const GemmPlanSpec& s) {
         TilePlan t;
         t.stages.reserve(8 + s.epilogue.size());
         if (!s.a_pinned)
-          t.stages.push_back({StageType::kDmaRead, s.a_addr + (mi * s.tile_m * s.k + ki * s.tile_k) * s.a_bytes, a_tile});
+          t.stages.push_back(
+              {StageType::kDmaRead, s.a_addr + (mi * s.tile_m * s.k + ki * s.tile_k) * s.a_bytes, a_tile});
         if (!s.b_pinned)
-          t.stages.push_back({StageType::kDmaRead, s.b_addr + (ki * s.tile_k * s.n + ni * s.tile_n) * s.b_bytes, b_tile});
+          t.stages.push_back(
+              {StageType::kDmaRead, s.b_addr + (ki * s.tile_k * s.n + ni * s.tile_n) * s.b_bytes, b_tile});
         t.stages.push_back({StageType::kFetch, 0, a_tile + b_tile});
         t.stages.push_back({StageType::kGemm, 0, 0, tm, tk, tn});
         for (const EpilogueSpec& e : s.epilogue)

@@ -38,9 +38,9 @@ struct ShardSpec {
   unsigned sip = 0, cube = 0, pe = 0;
   std::uint64_t offset_bytes = 0;  ///< byte offset of the shard's first element in the row-major tensor
   std::uint64_t nbytes = 0;
-  Shape shape;             ///< the shard's own shape (stored contiguously)
-  std::uint64_t va = 0;    ///< virtual address of the shard
-  std::uint64_t pa = 0;    ///< physical address of its storage (the PE's HBM slice)
+  Shape shape;           ///< the shard's own shape (stored contiguously)
+  std::uint64_t va = 0;  ///< virtual address of the shard
+  std::uint64_t pa = 0;  ///< physical address of its storage (the PE's HBM slice)
 };
 
 class Runtime;

@@ -6,8 +6,8 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <stdexcept>
@@ -21,18 +21,14 @@ enum class DType : std::uint8_t { kF16, kBF16, kF32, kF64, kI8, kU8, kI16, kI32,
 inline constexpr std::size_t dtype_size(DType t) noexcept {
   switch (t) {
     case DType::kI8:
-    case DType::kU8:
-      return 1;
+    case DType::kU8: return 1;
     case DType::kF16:
     case DType::kBF16:
-    case DType::kI16:
-      return 2;
+    case DType::kI16: return 2;
     case DType::kF32:
-    case DType::kI32:
-      return 4;
+    case DType::kI32: return 4;
     case DType::kF64:
-    case DType::kI64:
-      return 8;
+    case DType::kI64: return 8;
   }
   return 0;
 }
@@ -54,8 +50,8 @@ inline constexpr std::string_view dtype_name(DType t) noexcept {
 
 /// Parses "f16", "bf16", "f32", ...; throws std::invalid_argument naming the choices.
 inline DType parse_dtype(std::string_view s) {
-  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kI8, DType::kU8, DType::kI16,
-                  DType::kI32, DType::kI64})
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kI8, DType::kU8, DType::kI16, DType::kI32,
+                  DType::kI64})
     if (dtype_name(t) == s) return t;
   throw std::invalid_argument("unknown dtype '" + std::string(s) + "' (f16, bf16, f32, f64, i8, u8, i16, i32, i64)");
 }
@@ -80,8 +76,9 @@ class Shape {
   std::size_t index(int axis) const {
     int r = static_cast<int>(rank_);
     int a = axis < 0 ? axis + r : axis;
-    if (a < 0 || a >= r) throw std::invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " +
-                                                     std::to_string(rank_));
+    if (a < 0 || a >= r)
+      throw std::invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " +
+                                  std::to_string(rank_));
     return static_cast<std::size_t>(a);
   }
   std::int64_t elements() const noexcept {
@@ -90,10 +87,13 @@ class Shape {
     return n;
   }
   /// Rows and columns of the shape seen as a matrix (leading dimensions fold into rows).
-  std::int64_t rows() const noexcept { return rank_ < 2 ? 1 : elements() / std::max<std::int64_t>(dims_[rank_ - 1], 1); }
+  std::int64_t rows() const noexcept {
+    return rank_ < 2 ? 1 : elements() / std::max<std::int64_t>(dims_[rank_ - 1], 1);
+  }
   std::int64_t cols() const noexcept { return rank_ == 0 ? 1 : dims_[rank_ - 1]; }
   bool operator==(const Shape& o) const noexcept {
-    return rank_ == o.rank_ && std::equal(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(rank_), o.dims_.begin());
+    return rank_ == o.rank_ &&
+           std::equal(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(rank_), o.dims_.begin());
   }
   std::string str() const {
     std::string s = "(";
