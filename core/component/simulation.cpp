@@ -76,6 +76,7 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
     l.dst = dst->second;
     l.dst_port = static_cast<PortIndex>(d.in.size());
     l.dst_flit_aware = d.type->info.flit_aware;
+    l.accepts = accepts_of(d.type->info, e.kind);
     l.latency = ns_to_ticks(e.latency_ns);
     l.bandwidth_gbs = e.bandwidth_gbs;
     l.flit_bytes = e.flit_bytes;
@@ -158,7 +159,41 @@ Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Nod
   return ev;
 }
 
+std::uint16_t Simulation::accepts_of(const ComponentInfo& info, const std::string& kind) {
+  const PortSpec* spec = nullptr;
+  for (const PortSpec& p : info.ports)
+    if (p.label == kind || (!spec && p.label == "*")) spec = &p;
+  if (!spec || spec->messages.empty()) return 0;
+  for (const auto& [s, index] : accepts_index_)
+    if (s == spec) return index;
+  std::vector<TypeId> ids;
+  for (const std::string& name : spec->messages) ids.push_back(type_id(name));
+  accepts_.push_back(std::move(ids));
+  accepts_names_.push_back(spec->messages);
+  if (accepts_.size() > 0xfffe) throw ConfigError("too many distinct port declarations with message types");
+  auto index = static_cast<std::uint16_t>(accepts_.size());
+  accepts_index_.emplace_back(spec, index);
+  return index;
+}
+
+void Simulation::check_type(const Link& link, const Message& msg) const {
+  const std::vector<TypeId>& ids = accepts_[link.accepts - 1];
+  if (std::find(ids.begin(), ids.end(), msg.type()) != ids.end()) return;
+  std::string got;
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(msg.type()));
+  got = std::string("a message of type id ") + hex;
+  for (const auto& names : accepts_names_)
+    for (const std::string& n : names)
+      if (type_id(n) == msg.type()) got = "a " + n;
+  fail(link.dst, "is sent " + got + " by " + nodes_[link.src].id + " (" + nodes_[link.src].impl + ") on its '" +
+                     link_kinds_[static_cast<std::size_t>(&link - links_.data())] + "' port, which accepts only " +
+                     join(accepts_names_[link.accepts - 1]));
+}
+
 void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start) {
+  if (link.accepts) [[unlikely]]
+    check_type(link, *msg);
   if (link.dst_flit_aware) {
     // The first flit of a train; the event re-arms itself for the others.
     Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
@@ -204,6 +239,8 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
   if (at < now()) fail(from, "forwards a flit at a time in the past");
   Link& link = out_link(from, out);
+  if (link.accepts && flit.first()) [[unlikely]]
+    check_type(link, *flit.msg);
   Tick start = link.reserve(at, {1, flit.bytes}, flit.last());
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {

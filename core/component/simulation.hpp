@@ -94,6 +94,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id = nullptr);
   void deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
+  /// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
+  void check_type(const Link& link, const Message& msg) const;
+  /// The accepted-types list of the port of `info` that takes edges of `kind` (0: any).
+  std::uint16_t accepts_of(const ComponentInfo& info, const std::string& kind);
 
   Engine engine_;
   std::vector<Node> nodes_;
@@ -105,6 +109,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::string> view_names_;  ///< index = ViewId; 0 is "all"
   std::vector<std::string> link_kinds_;  ///< parallel to links_
   std::vector<RawParam> attrs_;
+  std::vector<std::vector<TypeId>> accepts_;             ///< per declared port type list (Link::accepts - 1)
+  std::vector<std::vector<std::string>> accepts_names_;  ///< the same, by name
+  std::vector<std::pair<const PortSpec*, std::uint16_t>> accepts_index_;  ///< port spec -> list
   bool finished_ = false;
   const Registry& registry_;
   /// Services by name: provided ones (not owned) and created ones (owned, in creation order).

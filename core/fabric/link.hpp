@@ -17,6 +17,7 @@ struct Link {
   NodeIndex dst = 0;
   PortIndex dst_port = 0;  ///< in-port index at dst
   bool dst_flit_aware = false;
+  std::uint16_t accepts = 0;  ///< 0: any message; else 1 + the receiving port's list of accepted types
   Tick latency = 0;
   double bandwidth_gbs = 0.0;  ///< 0 = unlimited
   std::uint32_t flit_bytes = 256;

@@ -9,7 +9,8 @@
 namespace {
 
 struct Packet final : kbsim::Message {
-  static constexpr kbsim::TypeId kType = kbsim::type_id("endpoint.Packet");
+  static constexpr std::string_view kName = "endpoint.Packet";
+  static constexpr kbsim::TypeId kType = kbsim::type_id(kName);
   Packet() : Message(kType) {}
   kbsim::Tick sent_at = 0;
 };

@@ -74,7 +74,8 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
                 kbsim::param_int("num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"),
                 kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
                 kbsim::param_int("burst_bytes", 0, "burst size and PC striping unit (0: cube.memory_map.burst_bytes)")};
-    i.ports = {{"router_to_hbm", "from its PE's router: requests"}, {"hbm_to_router", "to its PE's router: responses"}};
+    i.ports = {{"router_to_hbm", "from its PE's router: requests", kbsim::message_types<MemRequest>()},
+               {"hbm_to_router", "to its PE's router: responses"}};
     i.stats = {kStatReads, kStatWrites, kStatBytes, kStatBursts, kStatPcBusyNs};
     i.flit_aware = true;
     return i;

@@ -8,7 +8,8 @@
 namespace {
 
 struct MeshEvent final : kbsim::Message {
-  static constexpr kbsim::TypeId kType = kbsim::type_id("mesh.Event");
+  static constexpr std::string_view kName = "mesh.Event";
+  static constexpr kbsim::TypeId kType = kbsim::type_id(kName);
   MeshEvent() : Message(kType) {}
 };
 

@@ -96,8 +96,10 @@ class PeCpu final : public kbsim::Component, private tl::Program {
                                   "its PE's scheduler (in the PE template, a component name means that sibling)"),
                 kbsim::param_node("mmu", "pe_mmu", "its PE's MMU; empty: virtual addresses are physical"),
                 kbsim::param_node("gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself")};
-    i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers"},
-               {"pe_internal", "to and from the PE scheduler: PE commands and their results"}};
+    i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers",
+                kbsim::message_types<HostCommand>()},
+               {"pe_internal", "to and from the PE scheduler: PE commands and their results",
+                kbsim::message_types<pe::Command>()}};
     i.stats = {kStatLaunches, kStatCommands, kStatKernelNs};
     return i;
   }

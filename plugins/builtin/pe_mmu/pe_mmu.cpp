@@ -54,7 +54,8 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
     i.summary = "PE MMU: installs VA->PA mappings sent over the fabric and translates for the PE's engines";
     i.params = {kbsim::param_int("page_size", 4096, "page size in bytes (power of two); regions may be smaller"),
                 kbsim::param_float("tlb_overhead_ns", 0.0, "time each translation costs its caller")};
-    i.ports = {{"command", "to and from its PE's router: mapping commands from the M_CPU and their answers"}};
+    i.ports = {{"command", "to and from its PE's router: mapping commands from the M_CPU and their answers",
+                kbsim::message_types<HostCommand>()}};
     i.stats = {kStatMaps, kStatUnmaps, kStatPages, kStatTranslations, kStatFaults};
     return i;
   }

@@ -63,8 +63,9 @@ class PeScheduler final : public kbsim::Component {
                 kbsim::param_node("fetch_store", "pe_fetch_store", "the fetch/store engine of its PE"),
                 kbsim::param_node("gemm", "pe_gemm", "the GEMM engine of its PE"),
                 kbsim::param_node("math", "pe_math", "the MATH engine of its PE")};
-    i.ports = {
-        {"pe_internal", "PE-internal links: commands from and back to pe_cpu, tile tokens to and from the engines"}};
+    i.ports = {{"pe_internal",
+                "PE-internal links: commands from and back to pe_cpu, tile tokens to and from the engines",
+                kbsim::message_types<Command, TileToken>()}};
     i.stats = {kStatCommands, kStatTiles, kStatCompositeCommands};
     return i;
   }

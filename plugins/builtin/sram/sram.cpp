@@ -29,7 +29,8 @@ class Sram final : public kbsim::ahbm::MemoryNode {
     i.summary = "cube shared SRAM: terminal scratchpad answering reads and writes";
     i.params = {kbsim::param_float("overhead_ns", 2.0, "access overhead per request (serial)"),
                 kbsim::param_int("size_mb", 32, "capacity (informational; addresses are checked against 32 MiB)")};
-    i.ports = {{"router_to_sram", "from its router: requests"}, {"sram_to_router", "to its router: responses"}};
+    i.ports = {{"router_to_sram", "from its router: requests", kbsim::message_types<kbsim::ahbm::MemRequest>()},
+               {"sram_to_router", "to its router: responses"}};
     i.stats = {kStatRequests, kStatBytes};
     return i;
   }

@@ -229,7 +229,16 @@ class Component {
 struct PortSpec {
   std::string label;  ///< edge kind this component accepts, or "*" for any
   std::string doc;
+  /// Names of the message types that may arrive on it (message_types<A, B>()); empty: any. A message of
+  /// another type is a simulation error naming both ends and both types.
+  std::vector<std::string> messages = {};
 };
+
+/// The names of message types M... (each has `static constexpr std::string_view kName`), for PortSpec::messages.
+template <class... M>
+std::vector<std::string> message_types() {
+  return {std::string(M::kName)...};
+}
 
 enum class StatKind { kCounter, kValue };
 

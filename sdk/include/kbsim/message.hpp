@@ -30,7 +30,9 @@ struct Route;
 struct OpRecord;
 
 /// Base of every payload. Derive, and give the derived type
-/// `static constexpr TypeId kType = type_id("family.Name");`.
+/// `static constexpr std::string_view kName = "family.Name";` and
+/// `static constexpr TypeId kType = type_id(kName);` (a port declares the
+/// message types it accepts by these names, see PortSpec).
 class Message {
  public:
   Message(const Message&) = delete;

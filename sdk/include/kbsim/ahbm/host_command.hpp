@@ -39,7 +39,8 @@ struct PeResult {
 
 class HostCommand : public Message {
  public:
-  static constexpr TypeId kType = type_id("ahbm.HostCommand");
+  static constexpr std::string_view kName = "ahbm.HostCommand";
+  static constexpr TypeId kType = type_id(kName);
   HostCommand() noexcept : Message(kType) {}
 
   class Client {

@@ -36,7 +36,8 @@ class MemClient;
 
 class MemRequest : public Message {
  public:
-  static constexpr TypeId kType = type_id("ahbm.MemRequest");
+  static constexpr std::string_view kName = "ahbm.MemRequest";
+  static constexpr TypeId kType = type_id(kName);
   MemRequest() noexcept : Message(kType) {}
 
   // --- set by whoever asks for the access ---

@@ -34,7 +34,8 @@ inline std::string describe_tensor(const OpTensor& t) {
 /// A data operation: the scheduler's service of it is one op-log record.
 class Command : public Message {
  public:
-  static constexpr TypeId kType = type_id("pe.Command");
+  static constexpr std::string_view kName = "pe.Command";
+  static constexpr TypeId kType = type_id(kName);
   Command() noexcept : Message(kType, true) {}
 
   CommandKind kind = CommandKind::kDmaRead;
@@ -110,7 +111,8 @@ class Command : public Message {
 /// The shared state of one command's tiles. Refcounted like a message, never sent.
 class Pipeline : public Message {
  public:
-  static constexpr TypeId kType = type_id("pe.Pipeline");
+  static constexpr std::string_view kName = "pe.Pipeline";
+  static constexpr TypeId kType = type_id(kName);
   Pipeline() noexcept : Message(kType) {}
 
   Ref<Command> command;
@@ -138,7 +140,8 @@ class Pipeline : public Message {
 /// ("TileToken/GEMM", ...; timeline only), and a tile's records form a flow.
 class TileToken : public Message {
  public:
-  static constexpr TypeId kType = type_id("pe.TileToken");
+  static constexpr std::string_view kName = "pe.TileToken";
+  static constexpr TypeId kType = type_id(kName);
   TileToken() noexcept : Message(kType, true) {}
 
   Ref<Pipeline> pipe;
@@ -177,7 +180,8 @@ class TileToken : public Message {
 /// with the same object once its read or write channel has moved the bytes.
 class TcmRequest : public Message {
  public:
-  static constexpr TypeId kType = type_id("pe.TcmRequest");
+  static constexpr std::string_view kName = "pe.TcmRequest";
+  static constexpr TypeId kType = type_id(kName);
   TcmRequest() noexcept : Message(kType, true) {}
 
   bool write = false;
