@@ -212,7 +212,9 @@ int run_command_line(int argc, char** argv) {
                    "components, benches, ccl, commands, services, observers, frontends, libraries, the plural of a "
                    "model extension kind (e.g. kernels), or all");
 
-  CLI::App* info = app.add_subcommand("info", "describe a component (implementation or type name) or a bench");
+  CLI::App* info = app.add_subcommand("info",
+                                      "describe a component (implementation or type name), bench, CCL algorithm, "
+                                      "command, service, observer or front-end");
   add_common(info, common);
   info->add_option("name", info_name, "implementation name, component type, bench or CCL algorithm")->required();
 
