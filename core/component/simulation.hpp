@@ -50,6 +50,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
   ViewId find_view(std::string_view name) const override;
   std::span<const RawParam> attrs() const noexcept override { return attrs_; }
   NodeIndex find_node(std::string_view id) const override;
+  NodeIndex lookup_node(std::string_view id) const noexcept override {
+    auto it = index_.find(id);
+    return it == index_.end() ? kNoNode : it->second;
+  }
   std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
   Stat& stat(NodeIndex self, std::string_view name) override;
   void set_transit_cost(NodeIndex self, Tick cost) override { nodes_[self].transit_cost = cost; }

@@ -19,13 +19,8 @@ namespace {
 /// or whose pe_mmu nodes do not translate, lays tensors out in 4 KiB pages).
 std::uint64_t mmu_page_size(System& system) {
   constexpr std::uint64_t kNoMmuPageBytes = 4096;
-  const std::string id = names::pe_part(0, 0, 0, "pe_mmu");
-  NodeIndex n = 0;
-  try {
-    n = system.find_node(id);
-  } catch (const ConfigError&) {
-    return kNoMmuPageBytes;
-  }
+  const NodeIndex n = system.lookup_node(names::pe_part(0, 0, 0, "pe_mmu"));
+  if (n == kNoNode) return kNoMmuPageBytes;
   const kbsim::ahbm::Translator* mmu = kbsim::ahbm::as_translator(system.component(n));
   return mmu ? mmu->page_size() : kNoMmuPageBytes;  // e.g. a forwarder standing in for the MMU
 }

@@ -57,6 +57,8 @@ class System {
   virtual Component& component(NodeIndex n) = 0;
   /// A node by id; throws ConfigError if there is none.
   virtual NodeIndex find_node(std::string_view id) const = 0;
+  /// A node that may not exist: kNoNode if absent.
+  virtual NodeIndex lookup_node(std::string_view id) const noexcept = 0;
   /// The name of a routing view (0 is "all").
   virtual std::string_view view_name(ViewId view) const = 0;
   /// The route the core would give a message from `from` to `to` in routing view `view`.

@@ -89,7 +89,8 @@ class Simulator {
   virtual ViewId find_view(std::string_view name) const = 0;  ///< throws ConfigError if absent
   /// The graph's system-wide attributes (empty for explicit topologies).
   virtual std::span<const RawParam> attrs() const noexcept = 0;
-  virtual NodeIndex find_node(std::string_view id) const = 0;  ///< throws ConfigError if absent
+  virtual NodeIndex find_node(std::string_view id) const = 0;             ///< throws ConfigError if absent
+  virtual NodeIndex lookup_node(std::string_view id) const noexcept = 0;  ///< kNoNode if absent
   virtual std::string_view node_id(NodeIndex n) const noexcept = 0;
   virtual Stat& stat(NodeIndex self, std::string_view name) = 0;
   virtual void set_transit_cost(NodeIndex self, Tick cost) = 0;
@@ -186,6 +187,8 @@ class Component {
   /// The id of any node.
   std::string_view node_id(NodeIndex n) const noexcept { return ctx_.sim->node_id(n); }
   NodeIndex find_node(std::string_view node_id) const { return ctx_.sim->find_node(node_id); }
+  /// A node that may not exist (e.g. the one an address decodes to): kNoNode if absent.
+  NodeIndex lookup_node(std::string_view node_id) const noexcept { return ctx_.sim->lookup_node(node_id); }
   /// The out-port whose link leads to `peer`, or kNoPort.
   PortIndex out_port_to(NodeIndex peer) const noexcept {
     for (PortIndex p = 0; p < ctx_.out_ports.size(); ++p)

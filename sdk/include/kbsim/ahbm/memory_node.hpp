@@ -45,14 +45,10 @@ class MemoryNode : public Component {
   /// failure the completion says why, false is returned and nothing is sent.
   bool prepare(MemRequest& r, std::string_view elsewhere) {
     AccessCheck c = check_access(memory_map(), r.pa, r.nbytes);
-    if (c.ok) {
-      try {
-        r.target = find_node(c.target.node);
-      } catch (const ConfigError&) {
-        c.ok = false;
-        c.error_code = "NO_TARGET";
-        c.error = "address " + hex(r.pa) + ": node " + c.target.node + " is not in this topology";
-      }
+    if (c.ok && (r.target = lookup_node(c.target.node)) == kNoNode) {
+      c.ok = false;
+      c.error_code = "NO_TARGET";
+      c.error = "address " + hex(r.pa) + ": node " + c.target.node + " is not in this topology";
     }
     if (!c.ok) {
       r.completion = {false, c.error_code, c.error};
