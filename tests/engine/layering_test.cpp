@@ -53,7 +53,9 @@ struct Include {
 };
 
 std::vector<Include> includes_of(const fs::path& root, const fs::path& file) {
-  static const std::regex re(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  // Quoted includes, and bracketed ones of kbsim's own headers or a core module.
+  static const std::regex re(
+      R"re(^\s*#\s*include\s*(?:"([^"]+)"|<((?:kbsim|sim|fabric|plugin|topology|component|report|run|cli|testing)/[^>]+)>))re");
   std::vector<Include> out;
   std::ifstream in(file);
   std::string line;
@@ -61,7 +63,8 @@ std::vector<Include> includes_of(const fs::path& root, const fs::path& file) {
   while (std::getline(in, line)) {
     ++n;
     std::smatch m;
-    if (std::regex_search(line, m, re)) out.push_back({fs::relative(file, root).string(), n, m[1].str()});
+    if (std::regex_search(line, m, re))
+      out.push_back({fs::relative(file, root).string(), n, m[1].matched ? m[1].str() : m[2].str()});
   }
   return out;
 }
