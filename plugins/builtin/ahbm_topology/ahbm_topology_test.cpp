@@ -1,4 +1,4 @@
-// The AHBM topology compiler (core/ahbm): the default system of topology.yaml,
+// The AHBM topology front-end (this plugin): the default system of topology.yaml,
 // the reference's node ids, link values, routing views and attributes, --set
 // overrides, the cube's router mesh, and the errors users see.
 #include <gmock/gmock.h>
