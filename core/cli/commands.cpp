@@ -150,6 +150,7 @@ std::unique_ptr<core::Registry> early_registry(int argc, char** argv) {
 /// One plugin-provided command as a subcommand: its declared options, as text until parsed.
 struct PluginCommand {
   const CommandType* type;
+  std::string library;  ///< the path of the library that provides it
   CLI::App* app;
   std::vector<std::string> values;  ///< parallel to type->info.options
   std::vector<bool> flags;          ///< parallel too, for bool options
@@ -166,6 +167,8 @@ int run_plugin_command(const Common& c, const core::Registry& reg, PluginCommand
     std::string origin = "--" + spec.name;
     if (spec.type == ParamType::kBool)
       given.push_back({spec.name, ParamValue{bool(pc.flags[k])}, origin});
+    else if (spec.type == ParamType::kString || spec.type == ParamType::kNode)
+      given.push_back({spec.name, ParamValue{pc.values[k]}, origin + " " + pc.values[k]});  // text stays text
     else
       given.push_back({spec.name, parse_scalar(pc.values[k]), origin + " " + pc.values[k]});
   }
@@ -248,6 +251,7 @@ int run_command_line(int argc, char** argv) {
         continue;  // built-ins win
       PluginCommand& pc = plugin_commands.emplace_back();
       pc.type = entry.type;
+      pc.library = entry.from.path;
       pc.app = app.add_subcommand(name, entry.type->info.summary);
       add_common(pc.app, common);
       const auto& opts = entry.type->info.options;
@@ -255,13 +259,18 @@ int run_command_line(int argc, char** argv) {
       pc.flags.assign(opts.size(), false);
       for (std::size_t k = 0; k < opts.size(); ++k) {
         const ParamSpec& spec = opts[k];
-        if (spec.type == ParamType::kBool) {
-          pc.app->add_flag_function(
-              "--" + spec.name, [&pc, k](std::int64_t n) { pc.flags[k] = n > 0; }, spec.doc);
-        } else {
-          pc.app->add_option("--" + spec.name, pc.values[k], spec.doc)
-              ->type_name(to_string(spec.type))
-              ->default_str(format_value(spec.default_value));
+        try {
+          if (spec.type == ParamType::kBool) {
+            pc.app->add_flag_function(
+                "--" + spec.name, [&pc, k](std::int64_t n) { pc.flags[k] = n > 0; }, spec.doc);
+          } else {
+            pc.app->add_option("--" + spec.name, pc.values[k], spec.doc)
+                ->type_name(to_string(spec.type))
+                ->default_str(format_value(spec.default_value));
+          }
+        } catch (const CLI::ConstructionError& e) {
+          throw PluginError(pc.library + ": command '" + name + "' cannot declare option '--" + spec.name +
+                            "': " + e.what());
         }
       }
     }

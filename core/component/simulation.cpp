@@ -112,12 +112,12 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
       const std::string& target = std::get<std::string>(e.value);
       if (target.empty()) continue;
       auto it = index_.find(target);
+      if (it == index_.end() && e.origin == "default") continue;  // a default that names no node here: none
       if (it == index_.end()) {
         if (ids.empty())
           for (const Node& m : nodes_) ids.push_back(m.id);
-        const std::string& where = e.origin == "default" ? graph.nodes[i].origin : e.origin;
-        throw ConfigError(where + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl + ") names unknown node '" +
-                          target + "'" + suggest(target, ids));
+        throw ConfigError(e.origin + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl +
+                          ") names unknown node '" + target + "'" + suggest(target, ids));
       }
       e.node = it->second;
     }
@@ -406,8 +406,12 @@ Service* Simulation::find_service(std::string_view name) {
 }
 
 void Simulation::provide(std::string_view name, Service& service) {
-  for (const auto& [n, svc] : services_)
-    if (n == name) throw Error("service '" + std::string(name) + "' is already in use on this system");
+  for (auto& [n, svc] : services_)
+    if (n == name) {
+      if (svc) throw Error("service '" + std::string(name) + "' is already in use on this system");
+      svc = &service;  // asked for before, when nobody provided it
+      return;
+    }
   services_.emplace_back(std::string(name), &service);
 }
 
@@ -421,7 +425,13 @@ std::vector<const Extension*> Simulation::extensions(std::string_view kind) cons
 void Simulation::finish_services() {
   if (services_finished_) return;
   services_finished_ = true;
-  for (auto it = owned_services_.rbegin(); it != owned_services_.rend(); ++it) (*it)->finish();
+  // Newest first; a service created while others finish (say, by a component the host runtime's wait runs)
+  // finishes too. Indices, not iterators: creating one may grow the vector.
+  for (std::size_t finished = 0; finished < owned_services_.size();) {
+    const std::size_t n = owned_services_.size();
+    for (std::size_t i = n; i-- > finished;) owned_services_[i]->finish();
+    finished = n;
+  }
 }
 
 NodeIndex Simulation::find_node(std::string_view id) const {

@@ -60,6 +60,10 @@ class BenchRunner final : public BenchContext {
   RunOptions options_;
   const BenchType* type_;
   Params params_;
+  RunRequest request_;
+  // Declared before the systems, so destroyed after them: an observer may have offered a service to one.
+  std::vector<std::unique_ptr<RunObserver>> observers_;  ///< those taking part, in name order
+  std::unique_ptr<OpLog> op_log_;
   std::optional<Graph> topology_;
   std::vector<Graph> graphs_;
   std::vector<std::unique_ptr<Simulation>> systems_;
@@ -68,9 +72,6 @@ class BenchRunner final : public BenchContext {
   double wall_s_ = 0.0;
   double build_wall_s_ = 0.0;
   Simulation* configured_ = nullptr;
-  RunRequest request_;
-  std::vector<std::unique_ptr<RunObserver>> observers_;  ///< those taking part, in name order
-  std::unique_ptr<OpLog> op_log_;
 };
 
 /// Peak resident memory of this process so far, in MiB.

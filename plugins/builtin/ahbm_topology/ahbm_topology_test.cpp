@@ -369,6 +369,13 @@ TEST(AhbmErrors, CubePortsMustFaceTheSipEdgeAndHaveDistinctPhys) {
             "t.yaml:6:54: sip.io_chiplets.0.cube_ports.1.phy: PHY 'P0' is used twice (first at t.yaml:5:11)");
 }
 
+TEST(AhbmErrors, ANodeReferenceToAMissingTemplateComponentIsNamed) {
+  EXPECT_EQ(default_error({"cube.pe_template.components.pe_dma.attrs.mmu=pe_mmmu"}),
+            "--set cube.pe_template.components.pe_dma.attrs.mmu=pe_mmmu: parameter 'mmu' of "
+            "cube.pe_template.components.pe_dma names 'pe_mmmu', which is not a PE template component (closest: "
+            "pe_mmu, pe_cpu, pe_dma)");
+}
+
 TEST(AhbmErrors, CrossFieldChecks) {
   EXPECT_EQ(parse_error(kMin + "cube: { memory_map: { hbm_slices_per_cube: 4, hbm_pseudo_channels: 32 } }\n"),
             "t.yaml:2:44: cube.memory_map.hbm_slices_per_cube: must equal the PEs per cube (8 = corners x "

@@ -1,8 +1,10 @@
 #include "build.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "kbsim/ahbm/names.hpp"
+#include "kbsim/text.hpp"
 
 namespace kbsim::ahbm_topology {
 
@@ -54,10 +56,10 @@ using SiblingRefs = std::map<std::string, std::vector<std::pair<std::string, std
 
 SiblingRefs sibling_refs(const AhbmSpec& s, const config::Components& components) {
   SiblingRefs out;
+  std::vector<std::string> parts;
+  for (const auto& [part, block] : s.pe_components) parts.push_back(part);
   auto in_template = [&](const std::string& name) {
-    for (const auto& [part, block] : s.pe_components)
-      if (part == name) return true;
-    return false;
+    return std::find(parts.begin(), parts.end(), name) != parts.end();
   };
   for (const auto& [part, block] : s.pe_components) {
     const std::string where = block.origin.empty() ? s.source + ": cube.pe_template.components." + part : block.origin;
@@ -65,7 +67,10 @@ SiblingRefs sibling_refs(const AhbmSpec& s, const config::Components& components
     for (const ParamEntry& e : params.entries()) {
       if (!e.node_ref) continue;
       const std::string& v = std::get<std::string>(e.value);
-      if (v.find('.') != std::string::npos) continue;  // an absolute node id: left as given
+      if (v.find('.') != std::string::npos) continue;              // an absolute node id: left as given
+      if (!v.empty() && !in_template(v) && e.origin != "default")  // a default may name a block the template lacks
+        throw ConfigError(e.origin + ": parameter '" + e.name + "' of cube.pe_template.components." + part +
+                          " names '" + v + "', which is not a PE template component" + suggest(v, parts));
       out[part].emplace_back(e.name, in_template(v) ? v : std::string());
     }
   }

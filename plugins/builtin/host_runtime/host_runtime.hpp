@@ -28,7 +28,10 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   /// for it and host reads return the values it computed.
   explicit HostRuntime(System& system);
   ~HostRuntime() override;
-  static HostRuntime* create(System& system, Simulator&) { return new HostRuntime(system); }
+  /// None on a system that is not an AHBM one (its graph publishes no memory map).
+  static HostRuntime* create(System& system, Simulator&) {
+    return find_attr(system.attrs(), "ahbm.sips") ? new HostRuntime(system) : nullptr;
+  }
   /// Wait for outstanding launches; NO_REQUESTS if nothing was ever submitted.
   void finish() override;
 

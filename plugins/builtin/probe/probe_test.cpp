@@ -106,6 +106,9 @@ TEST(Probe, BadCaseAndNonAhbmTopologyAreClearErrors) {
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown case 'h2d-2hops'"));
   EXPECT_THAT(r.err, HasSubstr("closest: h2d-2hop"));
+  auto n = test::run_kbsim("probe --case 1");  // a text option stays text, even when it looks like a number
+  EXPECT_EQ(n.code, 2);
+  EXPECT_THAT(n.err, HasSubstr("unknown case '1'"));
   auto t = test::run_kbsim("probe --topology " KBSIM_SOURCE_DIR "/examples/topologies/two_switch.yaml");
   EXPECT_EQ(t.code, 3);
   EXPECT_THAT(t.err, HasSubstr("does not publish the AHBM attribute"));

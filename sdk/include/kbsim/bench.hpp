@@ -74,7 +74,7 @@ class System {
   /// use by the plugin that provides it), or nullptr when none is.
   virtual Service* find_service(std::string_view name) = 0;
   /// Offer `service` (owned by the caller, e.g. a run observer, and outliving
-  /// the system) under `name`; it takes precedence over any plugin's.
+  /// the system) under `name`, before any plugin's instance was made (Error if one was).
   virtual void provide(std::string_view name, Service& service) = 0;
   /// The op log of this system, or nullptr when the run keeps none.
   virtual OpLogView* op_log() noexcept = 0;
