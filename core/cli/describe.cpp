@@ -29,6 +29,16 @@ void print_params(const std::vector<ParamSpec>& params) {
   }
 }
 
+/// One `kbsim list` section: a title, then name, library and summary of each entry.
+template <class Map, class Summary>
+void section(bool shown, const char* title, const char* none, const Map& entries, Summary summary) {
+  if (!shown) return;
+  std::printf("%s\n", title);
+  if (entries.empty()) std::printf("%s", none);
+  for (const auto& [name, entry] : entries)
+    std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), summary(entry).c_str());
+}
+
 }  // namespace
 
 std::set<std::string> extension_kinds(const core::Registry& reg) {
@@ -64,30 +74,15 @@ void print_list(const core::Registry& reg, const std::string& what) {
     for (const auto& [name, entry] : reg.ccl())
       std::printf("  %-22s %s\n", name.c_str(), entry.type->info.summary.c_str());
   }
-  if (all || what == "commands") {
-    std::printf("commands (plugin-provided subcommands):\n");
-    if (reg.commands().empty()) std::printf("  (none registered)\n");
-    for (const auto& [name, entry] : reg.commands())
-      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->info.summary.c_str());
-  }
-  if (all || what == "services") {
-    std::printf("services (name, library: summary):\n");
-    if (reg.services().empty()) std::printf("  (none registered)\n");
-    for (const auto& [name, entry] : reg.services())
-      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->info.summary.c_str());
-  }
-  if (all || what == "observers") {
-    std::printf("run observers (name, library: summary):\n");
-    if (reg.observers().empty()) std::printf("  (none registered)\n");
-    for (const auto& [name, entry] : reg.observers())
-      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->info.summary.c_str());
-  }
-  if (all || what == "frontends") {
-    std::printf("topology front-ends (name, library: summary):\n");
-    if (reg.frontends().empty()) std::printf("  (none registered; the explicit nodes+edges form is built in)\n");
-    for (const auto& [name, entry] : reg.frontends())
-      std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), entry.type->summary.c_str());
-  }
+  section(all || what == "commands", "commands (plugin-provided subcommands):", "  (none registered)\n", reg.commands(),
+          [](const auto& e) { return e.type->info.summary; });
+  section(all || what == "services", "services (name, library: summary):", "  (none registered)\n", reg.services(),
+          [](const auto& e) { return e.type->info.summary; });
+  section(all || what == "observers", "run observers (name, library: summary):", "  (none registered)\n",
+          reg.observers(), [](const auto& e) { return e.type->info.summary; });
+  section(all || what == "frontends", "topology front-ends (name, library: summary):",
+          "  (none registered; the explicit nodes+edges form is built in)\n", reg.frontends(),
+          [](const auto& e) { return e.type->summary; });
   for (const std::string& kind : extension_kinds(reg)) {
     if (!all && what != kind + "s") continue;
     std::printf("%ss (name, library: summary):\n", kind.c_str());

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kbsim/testing.hpp"
+#include "kbsim/testing_mock.hpp"
 
 namespace {
 
@@ -14,14 +14,7 @@ using ::testing::_;
 using ::testing::Field;
 using ::testing::StrictMock;
 
-struct Packet final : kbsim::Message {
-  static constexpr kbsim::TypeId kType = kbsim::type_id("vendor_switch_test.Packet");
-  Packet() : Message(kType) {}
-};
-
-struct MockNeighbour : kbsim::testkit::Neighbour {
-  MOCK_METHOD(void, received, (Tick at, kbsim::Message& msg), (override));
-};
+using kbsim::testkit::MockNeighbour;
 
 constexpr Tick ns(Tick n) { return n * kbsim::kPsPerNs; }
 
@@ -53,9 +46,7 @@ TEST_F(VendorSwitchTest, ThePipelineDelaysEveryFlitButNotTheStream) {
   // the other three flits follow at the link's pace: delivered at 23 + 3 x 8 = 47 ns.
   build(2.0, 3.0);
   EXPECT_CALL(b, received(ns(47 + kSkew), Field(&kbsim::Message::bytes, 1024u)));
-  auto p = kbsim::make_message<Packet>();
-  p->bytes = 1024;
-  h.inject(0, "a", p, "b");
+  h.inject(0, "a", kbsim::testkit::packet(1024), "b");
   h.run();
   EXPECT_EQ(h.stat("transactions").count, 1u);
 }
@@ -63,9 +54,7 @@ TEST_F(VendorSwitchTest, ThePipelineDelaysEveryFlitButNotTheStream) {
 TEST_F(VendorSwitchTest, WithoutAPipelineItIsAPlainWormholeSwitch) {
   build(2.0, 0.0);
   EXPECT_CALL(b, received(ns(44), _));  // the worked example of docs/architecture.md
-  auto p = kbsim::make_message<Packet>();
-  p->bytes = 1024;
-  h.inject(0, "a", p, "b");
+  h.inject(0, "a", kbsim::testkit::packet(1024), "b");
   h.run();
 }
 

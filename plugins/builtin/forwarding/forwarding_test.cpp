@@ -4,30 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kbsim/testing.hpp"
+#include "kbsim/testing_mock.hpp"
 
 namespace kbsim {
 namespace {
 
 using ::testing::_;
 using ::testing::Field;
-
 using ::testing::StrictMock;
 
-struct Packet final : Message {
-  static constexpr TypeId kType = type_id("forwarding_test.Packet");
-  Packet() : Message(kType) {}
-};
-
-Ref<Packet> packet(std::uint64_t bytes) {
-  auto p = make_message<Packet>();
-  p->bytes = bytes;
-  return p;
-}
-
-struct MockNeighbour : testkit::Neighbour {
-  MOCK_METHOD(void, received, (Tick at, Message& msg), (override));
-};
+using testkit::MockNeighbour;
+using testkit::packet;
 
 constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kbsim/testing.hpp"
+#include "kbsim/testing_mock.hpp"
 
 namespace kbsim {
 namespace {
@@ -13,20 +13,8 @@ namespace {
 using ::testing::_;
 using ::testing::StrictMock;
 
-struct Packet final : Message {
-  static constexpr TypeId kType = type_id("store_forward_test.Packet");
-  Packet() : Message(kType) {}
-};
-
-Ref<Packet> packet(std::uint64_t bytes) {
-  auto p = make_message<Packet>();
-  p->bytes = bytes;
-  return p;
-}
-
-struct MockNeighbour : testkit::Neighbour {
-  MOCK_METHOD(void, received, (Tick at, Message& msg), (override));
-};
+using testkit::MockNeighbour;
+using testkit::packet;
 
 constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 

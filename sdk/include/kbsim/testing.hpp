@@ -5,22 +5,17 @@
 // connected both ways. A neighbour sends what you inject at the times you
 // choose, and reports what it receives, with the exact arrival time.
 //
-//   #include <gmock/gmock.h>
-//   #include "kbsim/testing.hpp"
-//
-//   struct MockNeighbour : kbsim::testkit::Neighbour {
-//     MOCK_METHOD(void, received, (kbsim::Tick at, kbsim::Message& msg), (override));
-//   };
+//   #include "kbsim/testing_mock.hpp"  // kbsim/testing.hpp plus testkit::MockNeighbour (GoogleMock)
 //
 //   TEST(MySwitch, ForwardsAfterItsOverhead) {
 //     kbsim::testkit::Harness h({.plugin_dirs = {"build"}});
 //     h.component_type("my_switch", "my_switch", {{"overhead_ns", 3.0}});  // library, type, parameters
-//     MockNeighbour a, b;
+//     kbsim::testkit::MockNeighbour a, b;
 //     h.neighbour("a", "link", a, {.bandwidth_gbs = 64, .latency_ns = 1});
 //     h.neighbour("b", "link", b, {.bandwidth_gbs = 64, .latency_ns = 1});
 //     h.build();
 //     EXPECT_CALL(b, received(kbsim::ns_to_ticks(14), ::testing::_));
-//     h.inject(0, "a", kbsim::make_message<MyPacket>(), "b");  // at t = 0, a sends towards b
+//     h.inject(0, "a", kbsim::testkit::packet(1024), "b");  // at t = 0, a sends 1 KiB towards b
 //     h.run();
 //   }
 //
@@ -50,6 +45,18 @@ class Neighbour {
   /// A whole message from the component under test arrived at sim time `at` (ps).
   virtual void received(Tick at, Message& msg) = 0;
 };
+
+/// A plain message for tests: a payload of `bytes` and nothing else.
+struct Packet final : Message {
+  static constexpr std::string_view kName = "testkit.Packet";
+  static constexpr TypeId kType = type_id(kName);
+  Packet() : Message(kType) {}
+};
+inline Ref<Packet> packet(std::uint64_t bytes) {
+  auto p = make_message<Packet>();
+  p->bytes = bytes;
+  return p;
+}
 
 /// One direction of a link between a neighbour and the component under test.
 struct Link {
