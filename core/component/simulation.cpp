@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
 
 #include "kbsim/text.hpp"
@@ -55,6 +56,7 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
 
   links_.reserve(graph.edges.size());
   link_kinds_.reserve(graph.edges.size());
+  metric_ = graph.route_metric;
   std::vector<std::vector<std::uint32_t>> out_links(nodes_.size());  // flattened below
   for (const EdgeSpec& e : graph.edges) {
     auto src = index_.find(e.src);
@@ -86,10 +88,21 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
       if (std::find(ex.begin(), ex.end(), e.kind) != ex.end()) l.exclude_views |= 1u << (v + 1);
     }
     link_kinds_.push_back(e.kind);
+    if (metric_ == RouteMetric::kDistance) {
+      if (!(e.route_mm >= 0.0) || e.route_mm > 1e9) throw ConfigError(e.origin + ": route_mm must be in [0, 1e9]");
+      route_nm_.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
+    }
     out_links[src->second].push_back(static_cast<std::uint32_t>(links_.size()));
     links_.push_back(l);
     s.out.push_back({e.kind, {}, dst->second});
     d.in.push_back({e.kind, {}, src->second});
+  }
+  if (metric_ == RouteMetric::kDistance) {
+    std::vector<NodeIndex> order(nodes_.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<NodeIndex>(i);
+    std::sort(order.begin(), order.end(), [&](NodeIndex a, NodeIndex b) { return nodes_[a].id < nodes_[b].id; });
+    id_rank_.resize(nodes_.size());
+    for (std::size_t k = 0; k < order.size(); ++k) id_rank_[order[k]] = static_cast<NodeIndex>(k);
   }
   port_begin_.reserve(nodes_.size() + 1);
   port_links_.reserve(links_.size());
@@ -313,7 +326,9 @@ ViewId Simulation::find_view(std::string_view name) const {
 RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std::string_view view) {
   const Route& r = route(find_node(from), find_node(to), find_view(view));
   RouteInfo info;
-  info.cost_ns = ticks_to_ns(r.cost);
+  const bool distance = metric_ == RouteMetric::kDistance;
+  info.cost = distance ? double(r.cost) * 1e-6 : ticks_to_ns(r.cost);
+  info.cost_unit = distance ? "mm" : "ns";
   for (std::size_t k = 0; k < r.nodes.size(); ++k) {
     const Node& n = nodes_[r.nodes[k]];
     RouteHop h;
@@ -338,29 +353,38 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
     fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
   std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
   if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
-  // Dijkstra over link latency + one flit's serialization + the transit cost
-  // of every node passed through; ties go to the lower node index.
+  // Dijkstra. Latency: link latency + one flit's serialization + the transit
+  // cost of every node passed through; ties to the lower node index. Distance:
+  // the links' lengths; ties to the node whose id sorts first.
+  const bool distance = metric_ == RouteMetric::kDistance;
   const std::size_t n = nodes_.size();
   std::vector<Tick> dist(n, kNever);
-  std::vector<std::uint32_t> via(n, ~0u);  // link index used to reach the node
-  using Item = std::pair<Tick, NodeIndex>;
+  std::vector<std::uint32_t> via(n, ~0u);   // link index used to reach the node
+  using Item = std::pair<Tick, NodeIndex>;  // (cost, tie rank)
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  auto rank = [&](NodeIndex v) { return distance ? id_rank_[v] : v; };
+  std::vector<NodeIndex> by_rank;  // rank -> node (distance only)
+  if (distance) {
+    by_rank.resize(n);
+    for (std::size_t v = 0; v < n; ++v) by_rank[id_rank_[v]] = static_cast<NodeIndex>(v);
+  }
   dist[from] = 0;
-  queue.push({0, from});
+  queue.push({0, rank(from)});
   while (!queue.empty()) {
-    auto [d, u] = queue.top();
+    auto [d, r] = queue.top();
     queue.pop();
+    const NodeIndex u = distance ? by_rank[r] : r;
     if (d != dist[u]) continue;
     if (u == to) break;
     Tick pass = u == from ? 0 : nodes_[u].transit_cost;
     for (std::uint32_t li : out_links(u)) {
       const Link& l = links_[li];
       if (l.exclude_views & (1u << view)) continue;
-      Tick nd = d + pass + l.latency + l.ser_full;
+      Tick nd = d + (distance ? route_nm_[li] : pass + l.latency + l.ser_full);
       if (nd < dist[l.dst]) {
         dist[l.dst] = nd;
         via[l.dst] = li;
-        queue.push({nd, l.dst});
+        queue.push({nd, rank(l.dst)});
       }
     }
   }

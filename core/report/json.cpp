@@ -50,6 +50,8 @@ void write_metrics(JsonWriter& w, const Metrics& m) {
 void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
   w.begin_object();
   w.field("source", g.source);
+  const bool distance = g.route_metric == RouteMetric::kDistance;
+  w.field("routing", distance ? "distance" : "latency");
   w.key("nodes");
   w.begin_array();
   for (const auto& n : g.nodes) {
@@ -74,6 +76,7 @@ void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
     w.field("bandwidth_gbs", e.bandwidth_gbs);
     w.field("latency_ns", e.latency_ns);
     w.field("flit_bytes", std::uint64_t{e.flit_bytes});
+    if (distance) w.field("route_mm", e.route_mm);
     w.end_object();
   }
   w.end_array();

@@ -99,15 +99,35 @@ void BenchRunner::run() {
                                         (options_.verify_data ? "verify" : "log"));
 }
 
+const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<std::string>& params,
+                                      const std::vector<std::string>& overrides) {
+  if (depth_ >= 4)
+    throw BenchError("NESTING", "bench '" + options_.bench + "' runs bench '" + std::string(name) +
+                                    "' more than 4 levels deep (does a bench run itself?)");
+  RunOptions o;
+  o.bench = std::string(name);
+  o.params = params;
+  o.topology = options_.topology;
+  o.overrides = options_.overrides;
+  o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());
+  auto runner = std::make_unique<BenchRunner>(registry_, std::move(o));
+  runner->depth_ = depth_ + 1;
+  runner->run();
+  nested_.push_back(std::move(runner));
+  return nested_.back()->metrics_;
+}
+
 Tick BenchRunner::sim_time() const {
   Tick t = 0;
   for (const auto& s : systems_) t += s->now();
+  for (const auto& n : nested_) t += n->sim_time();
   return t;
 }
 
 std::uint64_t BenchRunner::events() const {
   std::uint64_t n = 0;
   for (const auto& s : systems_) n += s->events();
+  for (const auto& r : nested_) n += r->events();
   return n;
 }
 
@@ -118,7 +138,9 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
 
   // Benches that build one graph many times (a fresh system per scenario) get it written once.
   auto same = [](const Graph& a, const Graph& b) {
-    if (a.nodes.size() != b.nodes.size() || a.edges.size() != b.edges.size() || a.source != b.source) return false;
+    if (a.nodes.size() != b.nodes.size() || a.edges.size() != b.edges.size() || a.source != b.source ||
+        a.route_metric != b.route_metric)
+      return false;
     for (std::size_t i = 0; i < a.nodes.size(); ++i) {
       const NodeSpec &x = a.nodes[i], &y = b.nodes[i];
       if (x.id != y.id || x.impl != y.impl || x.params.size() != y.params.size()) return false;
@@ -128,7 +150,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     for (std::size_t i = 0; i < a.edges.size(); ++i) {
       const EdgeSpec &x = a.edges[i], &y = b.edges[i];
       if (x.src != y.src || x.dst != y.dst || x.bandwidth_gbs != y.bandwidth_gbs || x.latency_ns != y.latency_ns ||
-          x.flit_bytes != y.flit_bytes || x.kind != y.kind)
+          x.flit_bytes != y.flit_bytes || x.kind != y.kind || x.route_mm != y.route_mm)
         return false;
     }
     return true;

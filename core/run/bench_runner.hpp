@@ -45,6 +45,8 @@ class BenchRunner final : public BenchContext {
   void note(std::string_view line) override { notes_.emplace_back(line); }
   System& configured() override;
   bool verify_data() const noexcept override { return options_.verify_data; }
+  const Metrics& run_bench(std::string_view name, const std::vector<std::string>& params,
+                           const std::vector<std::string>& overrides) override;
 
   // Figures for the summary
   Tick sim_time() const;
@@ -67,6 +69,8 @@ class BenchRunner final : public BenchContext {
   std::optional<Graph> topology_;
   std::vector<Graph> graphs_;
   std::vector<std::unique_ptr<Simulation>> systems_;
+  std::vector<std::unique_ptr<BenchRunner>> nested_;  ///< benches this one ran (run_bench)
+  unsigned depth_ = 0;                                ///< how deep in run_bench calls this runner is
   Metrics metrics_;
   std::vector<std::string> notes_;
   double wall_s_ = 0.0;

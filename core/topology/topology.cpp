@@ -146,7 +146,12 @@ Graph build_graph(YamlSource& src, Origins& origins) {
   YAML::Node& root = src.root();
   auto where = [&](const YAML::Node& n) { return origins.where(n); };
   if (!root.IsMap()) throw ConfigError(src.where(root) + ": a topology is a map with 'nodes' and 'edges'");
-  check_keys(root, {"defaults", "nodes", "edges"}, "topology", where);
+  check_keys(root, {"defaults", "routing", "nodes", "edges"}, "topology", where);
+  if (YAML::Node r = root["routing"]) {
+    if (!r.IsScalar() || (r.Scalar() != "latency" && r.Scalar() != "distance"))
+      throw ConfigError(where(r) + ": 'routing' must be latency (least time) or distance (least distance_mm)");
+    g.route_metric = r.Scalar() == "distance" ? RouteMetric::kDistance : RouteMetric::kLatency;
+  }
 
   EdgeDefaults defaults;
   if (YAML::Node d = root["defaults"]) {
@@ -211,7 +216,9 @@ Graph build_graph(YamlSource& src, Origins& origins) {
         if (!std::holds_alternative<bool>(bv)) throw ConfigError(at(b) + ": 'bidir' must be true or false");
         bidir = std::get<bool>(bv);
       }
-      EdgeSpec spec{e["src"].Scalar(), e["dst"].Scalar(), v.bandwidth_gbs, v.latency_ns, v.flit_bytes, v.kind, at(e)};
+      EdgeSpec spec{
+          e["src"].Scalar(),      e["dst"].Scalar(), v.bandwidth_gbs, v.latency_ns, v.flit_bytes, v.kind, at(e),
+          std::max(distance, 0.0)};
       g.edges.push_back(spec);
       if (bidir) {
         std::swap(spec.src, spec.dst);

@@ -95,22 +95,22 @@ TEST_F(Fabric, ViaMcpuGoesThroughIoCpuAndTheCubeDmaAndIsSlower) {
 }
 
 // PC = (offset >> 8) & 7. PE0 writes 256 B to its slice at offset 0 (PC0):
-// pe_dma->r0c0 1 ns (256 B at 256 GB/s), router 2 ns, r0c0->hbm 1.25 ns
-// (204.8 GB/s): arrives 4.25, commits 4.25..12.25. PE1's 256 B goes
-// pe_dma->r0c1 1, +2, r0c1->r0c0 1 + 0.15 wire, +2, ->hbm 1.25: arrives 7.4.
-// On another PC it commits 7.4..15.4; on PC0 it waits: 12.25..20.25.
+// pe_dma->r0c0 1 ns (256 B at 256 GB/s), router 2 ns, r0c0->hbm 1 ns
+// (256 GB/s): arrives 4, commits 4..12. PE1's 256 B goes
+// pe_dma->r0c1 1, +2, r0c1->r0c0 1 + 0.15 wire, +2, ->hbm 1: arrives 7.15.
+// On another PC it commits 7.15..15.15; on PC0 it waits: 12..20.
 TEST_F(Fabric, HbmPseudoChannelsStripeByAddress) {
   auto a = submit("sip0.cube0.pe0.pe_dma", MemOp::kWrite, slice(0, 0, 0), 256);
   auto b = submit("sip0.cube0.pe1.pe_dma", MemOp::kWrite, slice(0, 0, 256), 256);  // PC1
   sim_->run();
-  EXPECT_DOUBLE_EQ(ns(a->t_serviced), 12.25);
-  EXPECT_DOUBLE_EQ(ns(b->t_serviced), 15.4);
+  EXPECT_DOUBLE_EQ(ns(a->t_serviced), 12.0);
+  EXPECT_DOUBLE_EQ(ns(b->t_serviced), 15.15);
   SetUp();
   a = submit("sip0.cube0.pe0.pe_dma", MemOp::kWrite, slice(0, 0, 0), 256);
   b = submit("sip0.cube0.pe1.pe_dma", MemOp::kWrite, slice(0, 0, 2048), 256);  // PC0 again
   sim_->run();
-  EXPECT_DOUBLE_EQ(ns(a->t_serviced), 12.25);
-  EXPECT_DOUBLE_EQ(ns(b->t_serviced), 20.25);
+  EXPECT_DOUBLE_EQ(ns(a->t_serviced), 12.0);
+  EXPECT_DOUBLE_EQ(ns(b->t_serviced), 20.0);
 }
 
 TEST_F(Fabric, PeDmaChannelsHoldOneTransferEachAndOverlapReadWithWrite) {

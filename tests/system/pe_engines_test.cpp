@@ -9,10 +9,11 @@
 // (32x32 = 16 ns, 8x8 = 2 ns); pe_tcm 512 GB/s per channel (8 KiB = 16 ns,
 // 2 KiB = 4 ns); PE-internal links carry tokens in 0 ns. The DMA's fabric
 // times on PE0's own HBM slice (docs of pe_dma_perf_test.cpp): a write of
-// N 256 B flits takes 13 + 1.25 N ns (2 KiB: 23 ns); a read of 4 KiB takes
-// 2 (request through the router) + 8 (first bursts of the 8 PCs) + 16 x 1.25
-// (the 16 flits on the 204.8 GB/s controller link, the second burst of each
-// PC being ready in time) + 1 (last flit to the PE at 256 GB/s) = 31 ns.
+// N 256 B flits takes 13 + N ns (2 KiB: 21 ns); a tile stage's read of 4 KiB
+// takes 0 (its request crosses the router on the request channel) + 16 x 1
+// (the 16 flits on the 256 GB/s controller link, each streamed as its PC
+// starts the burst) + 2 (the router, on the first flit) + 1 (last flit to the
+// PE at 256 GB/s) = 19 ns.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -283,12 +284,12 @@ TEST_F(PeEngine, SimpleDmaCommandsTranslateQueueAndReportTheirAddress) {
   driver_->submit(simple(5, {StageType::kDmaRead, va + 65536 - 1024, 4096}), ns(400));         // runs off the mapping
   const auto& done = run();
   ASSERT_EQ(done.size(), 5u);
-  EXPECT_EQ(done[0].at, ns(3 + 31)) << "a TLB miss costs the lookup too";
+  EXPECT_EQ(done[0].at, ns(3 + 19)) << "a TLB miss costs the lookup too";
   EXPECT_EQ(done[0].cmd->pa, hbm(0, 0));
-  EXPECT_EQ(done[1].at, ns(100 + 3 + 31)) << "the TLB overhead, then the transfer";
+  EXPECT_EQ(done[1].at, ns(100 + 3 + 19)) << "the TLB overhead, then the transfer";
   EXPECT_EQ(done[1].cmd->pa, hbm(0, 0x10100));
-  EXPECT_EQ(done[1].cmd->busy[static_cast<std::size_t>(StageType::kDmaRead)], ns(3 + 31));
-  EXPECT_EQ(done[2].at, ns(200 + 3 + 23));
+  EXPECT_EQ(done[1].cmd->busy[static_cast<std::size_t>(StageType::kDmaRead)], ns(3 + 19));
+  EXPECT_EQ(done[2].at, ns(200 + 3 + 21));
   EXPECT_EQ(done[2].cmd->pa, hbm(0, 0x10000));
   EXPECT_FALSE(done[3].cmd->ok);
   EXPECT_NE(done[3].cmd->error.find("read of 4096 bytes at 0x"), std::string::npos) << done[3].cmd->error;
@@ -302,7 +303,7 @@ TEST_F(PeEngine, SimpleDmaCommandsTranslateQueueAndReportTheirAddress) {
 
 TEST_F(PeEngine, ACompositeWithPinnedOperandsFetchesComputesStoresAndWritesBack) {
   build();
-  // One 32x64x32 tile: FETCH 8 KiB (16 ns) -> GEMM (16) -> STORE 2 KiB (4) -> DMA_WRITE 2 KiB (23).
+  // One 32x64x32 tile: FETCH 8 KiB (16 ns) -> GEMM (16) -> STORE 2 KiB (4) -> DMA_WRITE 2 KiB (21).
   driver_->submit(composite(1, 32, 64, 32, true, true));
   const auto& done = run();
   ASSERT_EQ(done.size(), 1u);
@@ -313,11 +314,11 @@ TEST_F(PeEngine, ACompositeWithPinnedOperandsFetchesComputesStoresAndWritesBack)
   EXPECT_EQ(busy(StageType::kFetch), ns(16));
   EXPECT_EQ(busy(StageType::kGemm), ns(16));
   EXPECT_EQ(busy(StageType::kStore), ns(4));
-  EXPECT_EQ(busy(StageType::kDmaWrite), ns(23));
+  EXPECT_EQ(busy(StageType::kDmaWrite), ns(21));
   EXPECT_EQ(busy(StageType::kDmaRead), 0u);
   EXPECT_EQ(c.t_first, 0u);
-  EXPECT_EQ(c.t_last, ns(59));
-  EXPECT_EQ(done[0].at, ns(59));
+  EXPECT_EQ(c.t_last, ns(57));
+  EXPECT_EQ(done[0].at, ns(57));
   EXPECT_EQ(stat("pe_fetch_store", "fetch_bytes"), 8192.0);
   EXPECT_EQ(stat("pe_fetch_store", "store_bytes"), 2048.0);
   EXPECT_EQ(stat("pe_tcm", "read_busy_ns"), 16.0);
@@ -327,25 +328,24 @@ TEST_F(PeEngine, ACompositeWithPinnedOperandsFetchesComputesStoresAndWritesBack)
 TEST_F(PeEngine, OneTileBufferRunsTheTilesOneAfterAnother) {
   build({"cube.pe_template.components.pe_scheduler.attrs.max_inflight_tiles=1"});
   // 64x128x64 with both operands pinned: 2 x 2 output tiles of 2 K steps. The
-  // first K step is FETCH + GEMM (32 ns), the second adds STORE + DMA_WRITE (59 ns).
+  // first K step is FETCH + GEMM (32 ns), the second adds STORE + DMA_WRITE (57 ns).
   driver_->submit(composite(1, 64, 128, 64, true, true));
   const auto& done = run();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].cmd->tiles, 8u);
-  EXPECT_EQ(done[0].at, ns(4 * (32 + 59)));
+  EXPECT_EQ(done[0].at, ns(4 * (32 + 57)));
 }
 
 TEST_F(PeEngine, ACompositeGemmWithPinnedAIsPacedByItsBReads) {
   build();
   // 64x128x64, A pinned: tiles (m, n, k) = 000 001 010 011 100 101 110 111,
-  // each DMA_READ(B) 4 KiB (31) -> FETCH 8 KiB (16) -> GEMM (16), the k = 1
-  // tiles also STORE (4) -> DMA_WRITE 2 KiB (23). The read channel is the
-  // bottleneck and never idles: tiles 4..7 are fed when tiles 0..3 complete
-  // (63, 121, 125, 183 ns), before the channel reaches them. Writes overlap
-  // reads without slowing them (opposite link directions; the 0-byte
-  // acknowledgement does not hold a router). The last read ends at 8 x 31 =
-  // 248 ns; tile 7 then fetches, computes, stores and writes back:
-  // 248 + 16 + 16 + 4 + 23 = 307 ns.
+  // each DMA_READ(B) 4 KiB (19) -> FETCH 8 KiB (16) -> GEMM (16), the k = 1
+  // tiles also STORE (4) -> DMA_WRITE 2 KiB (21). The read channel is the
+  // bottleneck and never idles. The write-backs of tiles 1, 3 and 5 overlap
+  // reads and share r0c0's worker (a first flit holds it 2 ns) and the
+  // controller's pseudo-channels (a burst holds its PC 8 ns) with them, which
+  // stretches the read stream from 8 x 19 = 152 to 162 ns; tile 7 then
+  // fetches, computes, stores and writes back: 162 + 16 + 16 + 4 + 21 = 219 ns.
   driver_->submit(composite(1, 64, 128, 64, true, false));
   const auto& done = run();
   ASSERT_EQ(done.size(), 1u);
@@ -353,14 +353,14 @@ TEST_F(PeEngine, ACompositeGemmWithPinnedAIsPacedByItsBReads) {
   EXPECT_TRUE(c.ok) << c.error;
   EXPECT_EQ(c.tiles, 8u);
   EXPECT_EQ(c.t_first, 0u);
-  EXPECT_EQ(c.t_last, ns(307));
-  EXPECT_EQ(done[0].at, ns(307));
+  EXPECT_EQ(c.t_last, ns(219));
+  EXPECT_EQ(done[0].at, ns(219));
   auto busy = [&](StageType t) { return c.busy[static_cast<std::size_t>(t)]; };
-  EXPECT_EQ(busy(StageType::kDmaRead), ns(8 * 31));
+  EXPECT_EQ(busy(StageType::kDmaRead), ns(162));
   EXPECT_EQ(busy(StageType::kFetch), ns(8 * 16));
   EXPECT_EQ(busy(StageType::kGemm), ns(8 * 16));
   EXPECT_EQ(busy(StageType::kStore), ns(4 * 4));
-  EXPECT_EQ(busy(StageType::kDmaWrite), ns(4 * 23));
+  EXPECT_EQ(busy(StageType::kDmaWrite), ns(103));  // the first three slowed by the reads, the last 21
   EXPECT_EQ(stat("pe_dma", "reads"), 8.0);
   EXPECT_EQ(stat("pe_dma", "writes"), 4.0);
 }
@@ -369,15 +369,15 @@ TEST_F(PeEngine, AChainedDmaReadGoesBeforeOtherTilesReads) {
   build();
   // 64x64x32, nothing pinned: two tiles, both fed at 0, each reading A then B.
   // Tile 0's B read is chained to its A read, so it overtakes tile 1's queued
-  // A read: A0 0..31, B0 31..62, A1 62..93, B1 93..124. Tile 0 fetches
-  // 62..78; tile 1 runs its last four stages after 124.
+  // A read: A0 0..19, B0 19..38, A1 38..57, B1 57..76. Tile 0 fetches
+  // 38..54; tile 1 runs its last four stages after 76.
   driver_->submit(composite(1, 64, 64, 32, false, false));
-  sim_->run_until(ns(80));
+  sim_->run_until(ns(55));
   EXPECT_EQ(stat("pe_dma", "reads"), 2.0);
   EXPECT_EQ(stat("pe_fetch_store", "fetches"), 1.0) << "tile 0 has both operands first";
   const auto& done = run();
   ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].at, ns(124 + 16 + 16 + 4 + 23));
+  EXPECT_EQ(done[0].at, ns(76 + 16 + 16 + 4 + 21));
 }
 
 TEST_F(PeEngine, TheFeedsOfTwoCommandsNeverInterleave) {

@@ -136,9 +136,10 @@ TEST(AhbmTopology, NodeIdsFollowTheReference) {
 TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
   Graph g = kbsim::test::load_topology(kDefault, {});
   Index ix(g);
-  // PE3 sits at r1c5; 8 channels x 32 GB/s x efficiency 0.8.
+  // PE3 sits at r1c5; 8 channels x 32 GB/s x efficiency 1.0.
   const EdgeSpec& hbm = ix.edge("sip0.cube0.r1c5", "sip0.cube0.hbm_ctrl.pe3");
-  EXPECT_DOUBLE_EQ(hbm.bandwidth_gbs, 204.8);  // 8 channels x 32 GB/s x efficiency 0.8
+  EXPECT_DOUBLE_EQ(hbm.bandwidth_gbs, 256.0);
+  EXPECT_DOUBLE_EQ(hbm.route_mm, 0.0);
   EXPECT_EQ(hbm.kind, "router_to_hbm");
   EXPECT_EQ(ix.edge("sip0.cube0.hbm_ctrl.pe3", "sip0.cube0.r1c5").kind, "hbm_to_router");
   const EdgeSpec& dma = ix.edge("sip0.cube5.pe2.pe_dma", "sip0.cube5.r1c4");
@@ -151,6 +152,7 @@ TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
   const EdgeSpec& seam = ix.edge("sip0.cube0.ucie-E", "sip0.cube1.ucie-W");
   EXPECT_EQ(seam.bandwidth_gbs, 512.0);
   EXPECT_DOUBLE_EQ(seam.latency_ns, 0.1);  // 1.0 mm x 0.1 ns/mm
+  EXPECT_DOUBLE_EQ(seam.route_mm, 1.0);    // what distance routing counts
   EXPECT_EQ(seam.kind, "ucie_mesh");
   EXPECT_EQ(ix.edge("sip1.cube4.ucie-N", "sip1.cube0.ucie-S").kind, "ucie_mesh");
   const EdgeSpec& io = ix.edge("sip0.io0.io_ucie-P1", "sip0.cube1.ucie-N");
@@ -160,12 +162,14 @@ TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
   EXPECT_EQ(ix.edge("sip0.cube1.ucie-N", "sip0.io0.io_ucie-P1").kind, "cube_to_io");
   const EdgeSpec& mesh = ix.edge("sip0.cube0.r0c0", "sip0.cube0.r0c1");
   EXPECT_DOUBLE_EQ(mesh.latency_ns, 0.15);  // 1.5 mm PE pitch
+  EXPECT_DOUBLE_EQ(mesh.route_mm, 1.5);
   EXPECT_EQ(mesh.bandwidth_gbs, 256.0);
   EXPECT_EQ(mesh.kind, "router_mesh");
   EXPECT_DOUBLE_EQ(ix.edge("sip0.cube0.r0c1", "sip0.cube0.r0c2").latency_ns, 0.3);  // relay column, 3.0 mm
   const EdgeSpec& pcie = ix.edge("fabric.switch0", "sip1.io0.pcie_ep");
-  EXPECT_EQ(pcie.bandwidth_gbs, 64.0);
-  EXPECT_DOUBLE_EQ(pcie.latency_ns, 150.0);  // system.links.pcie.latency_ns (no distance)
+  EXPECT_EQ(pcie.bandwidth_gbs, 256.0);
+  EXPECT_DOUBLE_EQ(pcie.latency_ns, 0.0);
+  EXPECT_EQ(g.route_metric, kbsim::RouteMetric::kDistance);
   EXPECT_EQ(ix.edge("sip0.cube0.r2c0", "sip0.cube0.m_cpu").kind, "router_to_mcpu");
   EXPECT_EQ(ix.edge("sip0.cube0.sram", "sip0.cube0.r3c0").bandwidth_gbs, 128.0);
   for (const auto& e : g.edges) EXPECT_EQ(e.flit_bytes, 256u);
@@ -233,12 +237,18 @@ TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
   EXPECT_EQ(dmas, 256u);
 }
 
+TEST(AhbmTopology, RoutingIsByDistanceUnlessSetToLatency) {
+  EXPECT_EQ(kbsim::test::load_topology(kDefault, {}).route_metric, kbsim::RouteMetric::kDistance);
+  EXPECT_EQ(kbsim::test::load_topology(kDefault, {"system.routing=latency"}).route_metric,
+            kbsim::RouteMetric::kLatency);
+}
+
 TEST(AhbmTopology, FewerHbmChannelsHalveTheHbmLink) {
   const Graph g = kbsim::test::load_topology(
       kDefault, {"cube.memory_map.hbm_channels_per_pe=4", "cube.memory_map.hbm_pseudo_channels=32"});
   Index ix(g);
-  EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.r0c0", "sip1.cube9.hbm_ctrl.pe0").bandwidth_gbs, 102.4);
-  EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.hbm_ctrl.pe0", "sip1.cube9.r0c0").bandwidth_gbs, 102.4);
+  EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.r0c0", "sip1.cube9.hbm_ctrl.pe0").bandwidth_gbs, 128.0);
+  EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.hbm_ctrl.pe0", "sip1.cube9.r0c0").bandwidth_gbs, 128.0);
 }
 
 TEST(AhbmTopology, UcieConnectionsPerSide) {
@@ -357,6 +367,8 @@ TEST(AhbmErrors, WrongTypeRangeAndChoice) {
             "(closest: ring_1d)");
   EXPECT_EQ(parse_error(kMin + "cube: { memory_map: { burst_bytes: 200 } }\n"),
             "t.yaml:2:36: cube.memory_map.burst_bytes: must be a power of two");
+  EXPECT_EQ(parse_error("system: { routing: shortest }\n"),
+            "t.yaml:1:20: system.routing: must be one of distance, latency, got 'shortest' (known: distance, latency)");
 }
 
 TEST(AhbmErrors, CubePortsMustFaceTheSipEdgeAndHaveDistinctPhys) {

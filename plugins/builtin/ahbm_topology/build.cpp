@@ -20,7 +20,7 @@ class Builder {
     g_.nodes.push_back({std::move(id), b.impl, b.attrs, b.origin.empty() ? s_.source : b.origin});
   }
   void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0) {
-    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source + " (generated)"});
+    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source + " (generated)", mm});
   }
   void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba,
             double extra_ns = 0) {
@@ -181,6 +181,7 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
   out.mesh = generate_mesh(s);
   Graph& g = out.graph;
   g.source = s.source;
+  g.route_metric = s.routing == "latency" ? RouteMetric::kLatency : RouteMetric::kDistance;
   Builder b(s, g);
 
   b.node(names::switch0(), s.switch0);

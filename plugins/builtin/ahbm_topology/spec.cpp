@@ -203,7 +203,8 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
   root.number("ns_per_mm", s.ns_per_mm);
   root.whole("flit_bytes", s.flit_bytes, 1, 1 << 20);
 
-  root.with_map("system", {"sips", "switch", "links"}, [&](Cursor& sys) {
+  root.with_map("system", {"sips", "switch", "links", "routing"}, [&](Cursor& sys) {
+    sys.text("routing", s.routing, {"distance", "latency"});
     sys.with_map("sips", {"count", "topology", "w", "h"}, [&](Cursor& c) {
       c.whole("count", s.sips, 1, 16);
       c.text("topology", s.sip_topology, {"ring_1d", "torus_2d", "mesh_2d_no_wrap"});

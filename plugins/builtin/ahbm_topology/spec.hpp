@@ -77,7 +77,8 @@ struct AhbmSpec {
   unsigned sip_w = 0, sip_h = 0;  ///< resolved SIP grid (for 2-D inter-SIP topologies)
   std::string sip_topology = "ring_1d";
   BlockSpec switch0{"builtin.switch", {}, "", ""};
-  LinkSpec pcie{64.0, 0.0, 150.0};  ///< switch <-> pcie_ep
+  LinkSpec pcie{256.0, 0.0, 0.0};    ///< switch <-> pcie_ep
+  std::string routing = "distance";  ///< route metric: distance (the reference's) | latency
 
   // sip
   unsigned cube_w = 4, cube_h = 4;

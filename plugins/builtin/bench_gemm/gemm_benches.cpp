@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <string>
 
+#include "kbsim/ahbm/names.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/plan.hpp"
 #include "kbsim/plugin.hpp"
@@ -151,6 +152,11 @@ class GemmBench : public kbsim::Bench {
     for (std::size_t s = 0; s < pe.stage_busy_ns.size(); ++s)
       stages.set(std::string(kbsim::pe::stage_name(static_cast<kbsim::pe::StageType>(s))), pe.stage_busy_ns[s]);
     out.set("commands", pe.commands);
+    // Tiles the PE's scheduler fed to composite commands (a simple command is one tile).
+    const std::string sched = kbsim::ahbm::names::pe_part(0, 0, 0, "pe_scheduler");
+    kbsim::System& sys = ctx.configured();
+    out.set("composite_tiles", sys.stat(sched, "tiles").count -
+                                   (sys.stat(sched, "commands").count - sys.stat(sched, "composite_commands").count));
     out.set("launch_ns", kbsim::ticks_to_ns(res.t_done - res.t_submit));
     const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
     out.set("gemm_tflops_in_kernel_window", pe.pe_exec_ns > 0 ? flops / pe.pe_exec_ns / 1e3 : 0.0);

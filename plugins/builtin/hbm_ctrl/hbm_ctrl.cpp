@@ -66,10 +66,11 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
     i.type = "hbm_ctrl";
-    i.summary = "per-PE HBM controller: address-striped pseudo-channels, per-flit commit, streaming reads";
+    i.summary =
+        "per-PE HBM controller: address-striped pseudo-channels, per-flit write commit, reads streamed as the PCs read";
     i.params = {kbsim::param_float("overhead_ns", 0.0, "decode overhead, paid once per transaction on its first flit"),
                 kbsim::param_float("switch_penalty_ns", 0.0, "extra time when a PC turns between read and write"),
-                kbsim::param_float("efficiency", 0.8,
+                kbsim::param_float("efficiency", 1.0,
                                    "sustained fraction of peak; the topology compiler applies it to the router link"),
                 kbsim::param_int("num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"),
                 kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
@@ -146,11 +147,15 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     r.is_response = true;
     r.bytes = r.nbytes;
     r.route = &route_to(r.initiator, r.view);
+    // A burst streams out as its PC reads it: its data leaves when the PC
+    // starts it (in order), so a read is paced by the PCs' bandwidth and pays
+    // no access latency beyond overhead_ns.
     auto count = (r.nbytes + burst_ - 1) / burst_;
     Tick leave = start;
     for (std::uint64_t i = 0; i < count; ++i) {
       std::uint64_t bytes = i + 1 < count ? burst_ : r.nbytes - i * burst_;
-      leave = std::max(leave, commit(r.unit_offset + i * burst_, bytes, kRead, start));
+      Tick done = commit(r.unit_offset + i * burst_, bytes, kRead, start);
+      leave = std::max(leave, done - kbsim::serialization_ticks(bytes, pc_bw_));
       if (i == 0) r.t_serviced = leave;
       schedule(leave - now(), kData + i, ref);
     }

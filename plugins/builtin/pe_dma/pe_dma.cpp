@@ -34,6 +34,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   explicit PeDma(const kbsim::ComponentContext& ctx)
       : StageEngineOf(ctx),
         overhead_(overhead_param(false)),  // setup per transfer, not paid by traffic passing through
+        request_channel_(params().get_bool("stage_read_request_channel")),
         reads_(stat(kStatReads)),
         writes_(stat(kStatWrites)),
         bytes_(stat(kStatBytes)),
@@ -65,6 +66,10 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
         "PE DMA engine: reads and writes any physical address, and runs the PE's DMA_READ / DMA_WRITE tile stages; "
         "read and write channels of capacity 1";
     i.params = {kbsim::param_float("overhead_ns", 0.0, "setup time per transfer, once it holds its channel"),
+                kbsim::param_bool("stage_read_request_channel", true,
+                                  "a DMA_READ stage's request crosses routers on the request channel, without their "
+                                  "overhead (a tile read costs its data leg, as in the reference's pipeline); "
+                                  "false: it pays every overhead, as data does"),
                 kbsim::param_node("mmu", "pe_mmu",
                                   "its PE's MMU (in the PE template, a component name means that sibling); "
                                   "empty: addresses are physical")};
@@ -120,6 +125,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     r->op = s.type == StageType::kDmaRead ? MemOp::kRead : MemOp::kWrite;
     r->pa = s.addr;
     r->nbytes = s.nbytes;
+    r->request_channel = request_channel_ && r->op == MemOp::kRead;
     r->t_issue = now();
     Tick tlb = mmu_ ? mmu_->overhead() : 0;
     bool mapped = !mmu_ || translate(*r);
@@ -194,6 +200,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   }
 
   Tick overhead_;
+  bool request_channel_;
   const kbsim::ahbm::Translator* mmu_ = nullptr;
   Channel read_, write_;
   kbsim::Stat &reads_, &writes_, &bytes_, &errors_, &read_busy_, &write_busy_, &forwarded_, &stages_;

@@ -1,6 +1,7 @@
 // `kbsim probe`: latency and bandwidth of the memory paths of an AHBM system,
 // case by case, with the invariants the reference measured (docs/model.md,
-// "Calibration: kbsim probe"). A plugin-provided command.
+// "Calibration: kbsim probe"). A plugin-provided command, and the same
+// measurements as the bench `probe` (metrics for other benches, e.g. fidelity).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "kbsim/ahbm/memory.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/ahbm/names.hpp"
+#include "kbsim/bench.hpp"
 #include "kbsim/command.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/text.hpp"
@@ -73,9 +75,8 @@ void add_leg(const RouteInfo& route, bool carries_data, CaseResult& c) {
   c.legs.push_back(std::move(leg));
 }
 
-CaseResult run_case(const Graph& graph, CommandContext& ctx, const CaseSpec& spec, std::uint64_t bytes) {
-  std::unique_ptr<System> fresh = ctx.build(graph);  // a fresh system per case: no state carries over
-  System& sim = *fresh;
+/// One case on `sim`, a fresh system (no state carries over between cases).
+CaseResult run_case(System& sim, const Graph& graph, const CaseSpec& spec, std::uint64_t bytes) {
   auto map = kbsim::ahbm::MemoryMap::from(sim.attrs());
   if (spec.cube >= map.cubes_per_sip || spec.pe >= map.pes_per_cube || spec.sip >= map.sips)
     throw ConfigError(graph.source + ": probe case " + spec.name + " needs sip" + std::to_string(spec.sip) + " cube" +
@@ -194,6 +195,39 @@ std::vector<Invariant> check(const Report& r) {
   return out;
 }
 
+/// Every case named by `case_name` ("all": every case and the size sweep), each
+/// on a fresh system from `fresh`, and the invariants over them.
+template <class Fresh>
+Report measure(const Graph& graph, const std::string& case_name, std::uint64_t bytes, Fresh&& fresh) {
+  std::vector<CaseSpec> specs = case_specs();
+  std::vector<std::string> names;
+  for (const auto& s : specs) names.push_back(s.name);
+  if (case_name != "all" && std::find(names.begin(), names.end(), case_name) == names.end())
+    throw UsageError("--case: unknown case '" + case_name + "'" + suggest(case_name, names) + " (cases: all, " +
+                     join(names, ", ") + ")");
+  kbsim::ahbm::MemoryMap::from(graph.attrs);  // an AHBM system, or a clear error
+  Report report;
+  report.topology = graph.source;
+  report.routing = graph.route_metric == RouteMetric::kDistance ? "distance" : "latency";
+  report.bytes = bytes;
+  for (const auto& s : specs)
+    if (case_name == "all" || case_name == s.name) report.cases.push_back(run_case(fresh(), graph, s, bytes));
+  if (case_name == "all")
+    for (const char* name : {"h2d-1hop", "d2h-1hop", "pe-local-hbm"})
+      for (std::uint64_t b : {4096ull, 16384ull, 65536ull, 262144ull, 1048576ull})
+        for (const auto& s : specs)
+          if (s.name == name) report.sweep.push_back(run_case(fresh(), graph, s, b));
+  report.invariants = check(report);
+  report.pass = std::all_of(report.invariants.begin(), report.invariants.end(), [](auto& i) { return i.pass; });
+  return report;
+}
+
+std::uint64_t checked_bytes(std::int64_t bytes) {
+  if (bytes < 1 || bytes > (std::int64_t{1} << 30))
+    throw UsageError("--bytes: " + std::to_string(bytes) + " is not in [1 - 1073741824]");
+  return static_cast<std::uint64_t>(bytes);
+}
+
 class Probe final : public Command {
  public:
   static CommandInfo info() {
@@ -206,30 +240,12 @@ class Probe final : public Command {
 
   int run(CommandContext& ctx) override {
     const Params& o = ctx.options();
-    const std::string case_name = o.get_string("case");
-    const std::int64_t bytes = o.get_int("bytes");
-    if (bytes < 1 || bytes > (std::int64_t{1} << 30))
-      throw UsageError("--bytes: " + std::to_string(bytes) + " is not in [1 - 1073741824]");
     const Graph& graph = ctx.topology();
-    std::vector<CaseSpec> specs = case_specs();
-    std::vector<std::string> names;
-    for (const auto& s : specs) names.push_back(s.name);
-    if (case_name != "all" && std::find(names.begin(), names.end(), case_name) == names.end())
-      throw UsageError("--case: unknown case '" + case_name + "'" + suggest(case_name, names) + " (cases: all, " +
-                       join(names, ", ") + ")");
-    kbsim::ahbm::MemoryMap::from(graph.attrs);  // an AHBM system, or a clear error
-    Report report;
-    report.topology = graph.source;
-    report.bytes = static_cast<std::uint64_t>(bytes);
-    for (const auto& s : specs)
-      if (case_name == "all" || case_name == s.name) report.cases.push_back(run_case(graph, ctx, s, report.bytes));
-    if (case_name == "all")
-      for (const char* name : {"h2d-1hop", "d2h-1hop", "pe-local-hbm"})
-        for (std::uint64_t b : {4096ull, 16384ull, 65536ull, 262144ull, 1048576ull})
-          for (const auto& s : specs)
-            if (s.name == name) report.sweep.push_back(run_case(graph, ctx, s, b));
-    report.invariants = check(report);
-    report.pass = std::all_of(report.invariants.begin(), report.invariants.end(), [](auto& i) { return i.pass; });
+    std::unique_ptr<System> current;
+    Report report = measure(graph, o.get_string("case"), checked_bytes(o.get_int("bytes")), [&]() -> System& {
+      current = ctx.build(graph);
+      return *current;
+    });
     if (o.get_bool("json"))
       print_json(report);
     else
@@ -238,7 +254,51 @@ class Probe final : public Command {
   }
 };
 
+/// The probe's cases as a bench: each case's figures and each invariant in the
+/// metrics (cases.<name>.actual_ns, invariants.<name>), for other benches.
+class ProbeBench final : public Bench {
+ public:
+  static BenchInfo info() {
+    return {"probe",
+            "the probe's memory-path cases and invariants as metrics (see kbsim probe)",
+            {param_string("case", "all", "one case (e.g. h2d-2hop) or all"),
+             param_int("bytes", 32768, "transfer size of the cases (1 .. 2^30)"),
+             param_bool("check", true, "fail (SELF_CHECK) when an invariant fails; false: only record them")}};
+  }
+
+  void run(BenchContext& ctx) override {
+    const Params& p = ctx.params();
+    const Graph& graph = ctx.topology();
+    Report report = measure(graph, p.get_string("case"), checked_bytes(p.get_int("bytes")),
+                            [&]() -> System& { return ctx.build(graph); });
+    Metrics& m = ctx.metrics();
+    m.set("routing", report.routing);
+    m.set("bytes", report.bytes);
+    for (const CaseResult& c : report.cases) {
+      Metrics& k = m.object("cases").object(c.name);
+      k.set("ok", c.ok);
+      for (auto [key, v] : {std::pair{"actual_ns", c.actual_ns},
+                            {"ack_ns", c.ack_ns},
+                            {"eff_bw_gbs", c.eff_bw_gbs},
+                            {"bn_bw_gbs", c.bn_bw_gbs}})
+        k.set(key, v);
+      k.set("ucie_crossings", std::uint64_t{c.ucie_crossings});
+    }
+    std::string failed;
+    for (const Invariant& i : report.invariants) {
+      m.object("invariants").set(i.name, i.pass);
+      if (!i.pass) failed += (failed.empty() ? "" : "; ") + i.name + (i.detail.empty() ? "" : " (" + i.detail + ")");
+    }
+    ctx.note(std::to_string(report.cases.size()) + " cases, " + std::to_string(report.invariants.size()) +
+             " invariants, routing " + report.routing);
+    if (!failed.empty() && p.get_bool("check")) throw BenchError("SELF_CHECK", failed);
+  }
+};
+
 }  // namespace
 }  // namespace kbsim::probe
 
-KBSIM_PLUGIN("probe") { kbsim::add_command<kbsim::probe::Probe>(plugin); }
+KBSIM_PLUGIN("probe") {
+  kbsim::add_command<kbsim::probe::Probe>(plugin);
+  kbsim::add_bench<kbsim::probe::ProbeBench>(plugin);
+}

@@ -102,7 +102,8 @@ void case_json(JsonWriter& w, const CaseResult& c, bool with_route) {
 }  // namespace
 
 void print_text(const Report& r) {
-  std::printf("kbsim probe: %s, %llu bytes per case\n\n", r.topology.c_str(), static_cast<unsigned long long>(r.bytes));
+  std::printf("kbsim probe: %s, %llu bytes per case, routing: %s\n\n", r.topology.c_str(),
+              static_cast<unsigned long long>(r.bytes), r.routing.c_str());
   header("Case");
   std::string category;
   for (const auto& c : r.cases) {
@@ -129,6 +130,7 @@ void print_json(const Report& r) {
     w.begin_object();
     w.field("topology", r.topology);
     w.field("bytes", r.bytes);
+    w.field("routing", r.routing);
     w.key("cases");
     w.begin_array();
     for (const auto& c : r.cases) case_json(w, c, true);

@@ -45,6 +45,7 @@ struct Invariant {
 
 struct Report {
   std::string topology;
+  std::string routing;  ///< the route metric in force: distance or latency
   std::uint64_t bytes = 0;
   std::vector<CaseResult> cases;
   std::vector<CaseResult> sweep;

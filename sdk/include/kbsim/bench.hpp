@@ -31,7 +31,18 @@ struct RouteHop {
 
 struct RouteInfo {
   std::vector<RouteHop> hops;
-  double cost_ns = 0.0;  ///< the routing cost the path was chosen by
+  double cost = 0.0;           ///< the routing cost the path was chosen by, in `cost_unit`
+  std::string_view cost_unit;  ///< "ns" (RouteMetric::kLatency) or "mm" (kDistance)
+  /// Node overheads plus link latencies along the path: the time a 0-byte
+  /// message would take, whatever the metric.
+  double latency_ns() const noexcept {
+    double t = 0.0;
+    for (std::size_t k = 0; k < hops.size(); ++k) {
+      if (k > 0 && k + 1 < hops.size()) t += hops[k].transit_ns;
+      t += hops[k].link_latency_ns;
+    }
+    return t;
+  }
 };
 
 /// A built, runnable simulation of one graph.
@@ -112,6 +123,12 @@ class BenchContext {
   /// `kbsim run --verify-data`: the data pass runs (tensors read back hold
   /// computed values) and a bench checks its outputs (kbsim/tl/verify.hpp).
   virtual bool verify_data() const noexcept = 0;
+  /// Run another registered bench to completion on this run's topology, with
+  /// this run's --set overrides followed by `overrides`, and return its
+  /// metrics (as its results.json would hold them). Its notes are not printed
+  /// and its systems not written; its own failure (BenchError) propagates.
+  virtual const Metrics& run_bench(std::string_view name, const std::vector<std::string>& params,
+                                   const std::vector<std::string>& overrides = {}) = 0;
 
  protected:
   ~BenchContext() = default;

@@ -39,7 +39,7 @@ struct Port {
 struct Route {
   std::vector<NodeIndex> nodes;
   std::vector<PortIndex> ports;
-  Tick cost = 0;  ///< the routing cost the path was chosen by (ps)
+  Tick cost = 0;  ///< the routing cost the path was chosen by: ps, or nm under RouteMetric::kDistance
 
   /// The out-port at `node`, or kNoPort if the node is not on the path (or is its end).
   PortIndex out_port_at(NodeIndex node) const noexcept {

@@ -2,7 +2,8 @@
 // its overhead once per transaction, on the first flit (wormhole switching).
 // One serial worker per node: a first flit's overhead delays the flits queued
 // behind it, as in a single-issue router pipeline. Control messages (0 bytes)
-// pay the overhead without the worker, so their latency does not depend on load.
+// pay the overhead without the worker, so their latency does not depend on load;
+// those on a request channel (Message::request_channel) pay none.
 #pragma once
 
 #include <algorithm>
@@ -47,7 +48,7 @@ class Forwarder : public Component {
     // (the reference forwards 0-byte transactions outside its serial inbox).
     const bool control = flit.count == 1 && flit.bytes == 0;
     Tick start = control ? now() : std::max(now(), worker_free_);
-    Tick done = start + (flit.first() ? overhead_ : 0);
+    Tick done = start + (flit.first() && !(control && flit.msg->request_channel) ? overhead_ : 0);
     if (!control) worker_free_ = done;
     if (flit.first()) ++transactions_.count;
     ++flits_.count;

@@ -36,10 +36,22 @@ struct EdgeSpec {
   std::uint32_t flit_bytes = 256;
   std::string kind = "link";  ///< the port label on both ends
   std::string origin;
+  double route_mm = 0.0;  ///< wire length routing counts under RouteMetric::kDistance
+};
+
+/// What a route minimizes.
+enum class RouteMetric : std::uint8_t {
+  /// Time: each link's latency plus one full flit's serialization, plus the
+  /// transit cost of every node passed through; ties go to the lower node index.
+  kLatency,
+  /// Wire length: the sum of the links' `route_mm`; ties go to the node whose
+  /// id sorts first (byte order), in the order a shortest-path search reaches
+  /// them. Zero-length bridges make every connection of a port equally near.
+  kDistance,
 };
 
 /// A named routing view: the graph minus the edges of some kinds. Routes are
-/// always minimum-latency paths within one view. View 0 is "all" (no exclusion).
+/// minimum-cost paths (see RouteMetric) within one view. View 0 is "all" (no exclusion).
 struct RouteView {
   std::string name;
   std::vector<std::string> exclude_kinds;
@@ -50,6 +62,7 @@ struct Graph {
   std::vector<EdgeSpec> edges;
   /// Extra views beyond "all" (which always exists and comes first).
   std::vector<RouteView> views;
+  RouteMetric route_metric = RouteMetric::kLatency;
   /// System-wide attributes a generated topology publishes for components and
   /// benches (e.g. the memory map); name -> value.
   std::vector<RawParam> attrs;

@@ -55,6 +55,10 @@ class Message {
   std::uint64_t bytes = 0;
   /// Path for transit nodes to follow (set by the sender from `Component::route_to`).
   const Route* route = nullptr;
+  /// A control message (0 bytes) on a request channel: transit nodes pass it
+  /// without their overhead, only link latency, as a request network apart
+  /// from the data path would. Ignored on messages that carry bytes.
+  bool request_channel = false;
 
   /// A data operation: with an op log on, the core records each component's
   /// service of it (see kbsim/op_record.hpp).

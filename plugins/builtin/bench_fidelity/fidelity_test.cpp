@@ -1,0 +1,106 @@
+// The fidelity bench through the command line: the default system reproduces
+// every figure the reference measured, and moving one calibrated setting back
+// fails the run naming the figure it moved.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <filesystem>
+#include <string>
+
+#include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace kbsim {
+namespace {
+
+struct FidelityRun {
+  test::CliResult cli;
+  rapidjson::Document results;
+  bool written = false;
+};
+
+FidelityRun run_fidelity(const std::string& extra) {
+  static int runs = 0;
+  auto out = test::temp_dir() / ("fidelity" + std::to_string(++runs));
+  FidelityRun r;
+  r.cli = test::run_kbsim("run --bench fidelity " + extra + " --out " + out.string());
+  if (std::filesystem::exists(out / "results.json")) {
+    r.written = true;
+    r.results.Parse(test::read_file(out / "results.json").c_str());
+  }
+  std::filesystem::remove_all(out);
+  return r;
+}
+
+const FidelityRun& default_run() {
+  static const FidelityRun r = run_fidelity("");
+  return r;
+}
+
+double figure(const FidelityRun& r, const char* name) {
+  return r.results["metrics"]["figures"][name]["kbsim"].GetDouble();
+}
+
+TEST(Fidelity, TheDefaultSystemReproducesEveryMeasuredFigure) {
+  const FidelityRun& r = default_run();
+  ASSERT_EQ(r.cli.code, 0) << r.cli.err;
+  ASSERT_TRUE(r.written);
+  const auto& m = r.results["metrics"];
+  EXPECT_TRUE(m["pass"].GetBool());
+  EXPECT_EQ(m["figures"].MemberCount(), 16u);
+  for (const auto& f : m["figures"].GetObject()) EXPECT_TRUE(f.value["pass"].GetBool()) << f.name.GetString();
+  EXPECT_EQ(m["orderings"].MemberCount(), 20u);
+  for (const auto& o : m["orderings"].GetObject()) EXPECT_TRUE(o.value.GetBool()) << o.name.GetString();
+  EXPECT_EQ(m["pending"].MemberCount(), 5u);  // the collectives
+  EXPECT_THAT(r.cli.out, HasSubstr("figures within 5%"));
+  EXPECT_THAT(r.cli.out, Not(HasSubstr("MISS")));
+  EXPECT_THAT(r.cli.out, Not(HasSubstr("FAIL ")));
+}
+
+// The calibrated figures in exact simulated ns (docs/model.md, "Fidelity").
+TEST(Fidelity, CalibratedFiguresAreExact) {
+  const FidelityRun& r = default_run();
+  ASSERT_TRUE(r.written) << r.cli.err;
+  EXPECT_DOUBLE_EQ(figure(r, "64 KB host write, one 128 GB/s UCIe connection the bottleneck (ns)"), 549.7);
+  EXPECT_DOUBLE_EQ(figure(r, "same, 1 MB (ns)"), 8229.7);
+  EXPECT_DOUBLE_EQ(figure(r, "HBM burst time per pseudo-channel (ns)"), 8.0);
+  EXPECT_DOUBLE_EQ(figure(r, "UCIe crossing (ns)"), 16.0);
+  EXPECT_DOUBLE_EQ(figure(r, "8 PEs eastbound, cube 0 -> cube 1: aggregate fair-share peak (GB/s)"), 160.0);
+  EXPECT_DOUBLE_EQ(figure(r, "eastbound flows through cube 1's ucie-W.conn0 (of 8)"), 7.0);
+  EXPECT_DOUBLE_EQ(figure(r, "spread of kernel start times over the 128 PEs of SIP 0 (ns)"), 0.0);
+  EXPECT_DOUBLE_EQ(figure(r, "512^3 composite GEMM: tiles (32/64/32)"), 2048.0);
+  EXPECT_DOUBLE_EQ(figure(r, "32x3072x32 load_ref: composite window (ns)"), 969.0);
+  EXPECT_DOUBLE_EQ(figure(r, "32x3072x32 load_ref: kernel window (ns)"), 1740.0);
+}
+
+// Each calibrated setting, moved back to kbsim's earlier choice, moves the
+// figures it governs outside 5% and fails the run with exit code 6.
+TEST(Fidelity, MovingACalibratedSettingFailsTheRun) {
+  struct Case {
+    const char* set;
+    const char* missed;
+  } const cases[] = {
+      {"cube.components.hbm_ctrl.attrs.efficiency=0.8", "per-PE local HBM bandwidth"},
+      {"system.routing=latency", "aggregate fair-share peak"},
+      {"cube.pe_template.components.pe_dma.attrs.stage_read_request_channel=false", "composite window"},
+  };
+  for (const Case& c : cases) {
+    FidelityRun r = run_fidelity(std::string("--set ") + c.set);
+    EXPECT_EQ(r.cli.code, 6) << c.set;
+    EXPECT_THAT(r.cli.err, HasSubstr("FIDELITY: ")) << c.set;
+    EXPECT_THAT(r.cli.err, HasSubstr(c.missed)) << c.set;
+    EXPECT_FALSE(r.written) << c.set << ": a failed run writes nothing";
+  }
+}
+
+TEST(Fidelity, TheSlowInterSipLinkBreaksTheMeasuredOrder) {
+  FidelityRun r = run_fidelity("--set 'system.links.pcie={bw_gbs: 64.0, latency_ns: 150.0}'");
+  EXPECT_EQ(r.cli.code, 6);
+  EXPECT_THAT(r.cli.err, HasSubstr("remote SIP quicker than the farthest cube"));
+}
+
+}  // namespace
+}  // namespace kbsim

@@ -1,0 +1,108 @@
+// How the core chooses a route (docs/model.md, "Routing views"): least time
+// (RouteMetric::kLatency) or shortest wire (kDistance), and how each breaks ties.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+namespace kbsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// The node ids of the route from `from` to `to`.
+std::vector<std::string> path(core::Simulation& sys, const char* from, const char* to) {
+  std::vector<std::string> out;
+  for (const RouteHop& h : sys.route_info(from, to, "all").hops) out.emplace_back(h.node);
+  return out;
+}
+
+// Two ways from a to d: through "slow" (1 mm of wire, but a 50 ns switch) and
+// through "long" (10 mm, no overhead). Time prefers the long wire; distance the
+// short one, whatever its overhead.
+std::string two_ways(const char* routing) {
+  return std::string("routing: ") + routing + R"(
+defaults: { ns_per_mm: 0.1, bandwidth_gbs: 256 }
+nodes:
+  - { id: a, impl: builtin.endpoint }
+  - { id: slow, impl: builtin.forwarding, params: { overhead_ns: 50 } }
+  - { id: long, impl: builtin.forwarding }
+  - { id: d, impl: builtin.endpoint }
+edges:
+  - { src: a, dst: slow, distance_mm: 0.5 }
+  - { src: slow, dst: d, distance_mm: 0.5 }
+  - { src: a, dst: long, distance_mm: 5 }
+  - { src: long, dst: d, distance_mm: 5 }
+)";
+}
+
+TEST(Routing, LatencyTakesTheQuickestPathDistanceTheShortestWire) {
+  auto quick = test::build_system(test::shared_registry(), two_ways("latency"));
+  EXPECT_THAT(path(*quick, "a", "d"), ::testing::ElementsAre("a", "long", "d"));
+  RouteInfo q = quick->route_info("a", "d", "all");
+  EXPECT_EQ(q.cost_unit, "ns");
+  EXPECT_DOUBLE_EQ(q.cost, 0.5 + 1 + 0.5 + 1);  // two links of 0.5 ns plus a flit's 1 ns each
+  EXPECT_DOUBLE_EQ(q.latency_ns(), 1.0);
+
+  auto near = test::build_system(test::shared_registry(), two_ways("distance"));
+  EXPECT_THAT(path(*near, "a", "d"), ::testing::ElementsAre("a", "slow", "d"));
+  RouteInfo n = near->route_info("a", "d", "all");
+  EXPECT_EQ(n.cost_unit, "mm");
+  EXPECT_DOUBLE_EQ(n.cost, 1.0);
+  EXPECT_DOUBLE_EQ(n.latency_ns(), 0.05 + 50 + 0.05);
+}
+
+TEST(Routing, WithoutARoutingKeyRoutesAreQuickest) {
+  std::string yaml = two_ways("latency");
+  yaml.erase(0, yaml.find('\n') + 1);
+  auto sys = test::build_system(test::shared_registry(), yaml);
+  EXPECT_THAT(path(*sys, "a", "d"), ::testing::ElementsAre("a", "long", "d"));
+}
+
+// Two equally long ways, through "zeta" (declared first) and "alpha".
+const char* kTie = R"(
+defaults: { ns_per_mm: 0.1, bandwidth_gbs: 256 }
+nodes:
+  - { id: a, impl: builtin.endpoint }
+  - { id: zeta, impl: builtin.forwarding }
+  - { id: alpha, impl: builtin.forwarding }
+  - { id: d, impl: builtin.endpoint }
+edges:
+  - { src: a, dst: zeta, distance_mm: 1 }
+  - { src: zeta, dst: d, distance_mm: 1 }
+  - { src: a, dst: alpha, distance_mm: 1 }
+  - { src: alpha, dst: d, distance_mm: 1 }
+)";
+
+TEST(Routing, DistanceTiesGoToTheFirstNameLatencyTiesToTheFirstNode) {
+  auto by_name = test::build_system(test::shared_registry(), std::string("routing: distance\n") + kTie);
+  EXPECT_THAT(path(*by_name, "a", "d"), ::testing::ElementsAre("a", "alpha", "d"));
+  auto by_index = test::build_system(test::shared_registry(), std::string("routing: latency\n") + kTie);
+  EXPECT_THAT(path(*by_index, "a", "d"), ::testing::ElementsAre("a", "zeta", "d"));
+}
+
+TEST(Routing, UnderDistanceALatencyOnlyEdgeHasNoLength) {
+  auto sys = test::build_system(test::shared_registry(), R"(
+routing: distance
+defaults: { ns_per_mm: 0.1, bandwidth_gbs: 256 }
+nodes:
+  - { id: a, impl: builtin.endpoint }
+  - { id: b, impl: builtin.forwarding }
+  - { id: d, impl: builtin.endpoint }
+edges:
+  - { src: a, dst: d, distance_mm: 1 }
+  - { src: a, dst: b, latency_ns: 100 }
+  - { src: b, dst: d, latency_ns: 100 }
+)");
+  EXPECT_THAT(path(*sys, "a", "d"), ::testing::ElementsAre("a", "b", "d"));  // 0 mm beats 1 mm
+  EXPECT_DOUBLE_EQ(sys->route_info("a", "d", "all").cost, 0.0);
+}
+
+TEST(Routing, AnUnknownMetricIsAnErrorAtItsPosition) {
+  std::string e = test::parse_error("routing: fastest\nnodes:\n  - { id: a, impl: builtin.endpoint }\n");
+  EXPECT_THAT(e, HasSubstr("t.yaml:1:10"));
+  EXPECT_THAT(e, HasSubstr("'routing' must be latency (least time) or distance (least distance_mm)"));
+}
+
+}  // namespace
+}  // namespace kbsim
