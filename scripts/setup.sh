@@ -38,9 +38,10 @@ usage: bash scripts/setup.sh COMMAND [ARGS...]
   deps   install the Debian packages kbsim needs (only those missing)
   build  deps, then configure and build (Release)
   run    build, then the main job on the default AHBM system: `kbsim probe`,
-         the pe-dma-perf bench (writes kbsim-out/results.json) and a 512^3
+         the pe-dma-perf bench (writes kbsim-out/results.json), a 512^3
          matmul-composite checked by the data pass, with its timeline
-         (kbsim-out/matmul/results.json, trace.json); with ARGS, run
+         (kbsim-out/matmul/results.json, trace.json), and the fidelity report
+         against the reference's figures (kbsim-out/fidelity); with ARGS, run
          `kbsim run ARGS` instead, e.g. --bench message-mesh --param x=16
   test   build, then run the whole test suite with ctest (ARGS go to ctest)
 
@@ -106,7 +107,8 @@ run() {
     "$bin" run --out "$REPO/kbsim-out" "$@"
   else
     # The main job on the default AHBM system: every memory path, the PE DMA
-    # bench, then a 512^3 composite GEMM on one PE, verified, with its timeline.
+    # bench, a 512^3 composite GEMM on one PE, verified, with its timeline, and
+    # every figure the reference measured against this system.
     say "running: kbsim probe"
     "$bin" probe
     say "running: kbsim run --bench pe-dma-perf --out $REPO/kbsim-out"
@@ -116,6 +118,8 @@ run() {
     mkdir -p "$REPO/kbsim-out/matmul"
     "$bin" run "${mm[@]}" --trace "$REPO/kbsim-out/matmul/trace.json" --out "$REPO/kbsim-out/matmul"
     say "results: $REPO/kbsim-out/matmul/results.json; timeline: $REPO/kbsim-out/matmul/trace.json (ui.perfetto.dev)"
+    say "running: kbsim run --bench fidelity --out $REPO/kbsim-out/fidelity"
+    "$bin" run --bench fidelity --out "$REPO/kbsim-out/fidelity"
   fi
   say "results: $REPO/kbsim-out/results.json"
 }

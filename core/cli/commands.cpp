@@ -92,7 +92,14 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
   opts.topology = topology_file(c);
   opts.overrides = c.sets;
   core::BenchRunner runner(*reg, opts);
-  runner.run();
+  try {
+    runner.run();
+  } catch (const BenchError&) {
+    // A bench that failed its own checks has usually said why, line by line: show that (nothing is written).
+    if (!runner.notes().empty()) std::printf("kbsim %s: bench %s failed\n", KBSIM_VERSION, opts.bench.c_str());
+    for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
+    throw;
+  }
   runner.write_results(out);
 
   const auto& g = runner.graphs().front();

@@ -103,6 +103,7 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
     std::sort(order.begin(), order.end(), [&](NodeIndex a, NodeIndex b) { return nodes_[a].id < nodes_[b].id; });
     id_rank_.resize(nodes_.size());
     for (std::size_t k = 0; k < order.size(); ++k) id_rank_[order[k]] = static_cast<NodeIndex>(k);
+    by_rank_ = std::move(order);
   }
   port_begin_.reserve(nodes_.size() + 1);
   port_links_.reserve(links_.size());
@@ -316,105 +317,6 @@ Tick Simulation::dispatch(Component& c, Event& ev) {
 }
 
 void Simulation::run_until(Tick t) { engine_.run_until(t); }
-
-ViewId Simulation::find_view(std::string_view name) const {
-  for (std::size_t v = 0; v < view_names_.size(); ++v)
-    if (view_names_[v] == name) return static_cast<ViewId>(v);
-  throw ConfigError("unknown routing view '" + std::string(name) + "'" + suggest(std::string(name), view_names_));
-}
-
-RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std::string_view view) {
-  const Route& r = route(find_node(from), find_node(to), find_view(view));
-  RouteInfo info;
-  const bool distance = metric_ == RouteMetric::kDistance;
-  info.cost = distance ? double(r.cost) * 1e-6 : ticks_to_ns(r.cost);
-  info.cost_unit = distance ? "mm" : "ns";
-  for (std::size_t k = 0; k < r.nodes.size(); ++k) {
-    const Node& n = nodes_[r.nodes[k]];
-    RouteHop h;
-    h.node = n.id;
-    h.impl = n.impl;
-    h.transit_ns = ticks_to_ns(n.transit_cost);
-    if (k < r.ports.size()) {
-      std::uint32_t li = out_links(r.nodes[k])[r.ports[k]];
-      const Link& l = links_[li];
-      h.link_kind = link_kinds_[li];
-      h.link_bw_gbs = l.bandwidth_gbs;
-      h.link_latency_ns = ticks_to_ns(l.latency);
-      h.link_flit_bytes = l.flit_bytes;
-    }
-    info.hops.push_back(h);
-  }
-  return info;
-}
-
-const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
-  if (view >= view_names_.size())
-    fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
-  std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
-  if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
-  // Dijkstra. Latency: link latency + one flit's serialization + the transit
-  // cost of every node passed through; ties to the lower node index. Distance:
-  // the links' lengths; ties to the node whose id sorts first.
-  const bool distance = metric_ == RouteMetric::kDistance;
-  const std::size_t n = nodes_.size();
-  std::vector<Tick> dist(n, kNever);
-  std::vector<std::uint32_t> via(n, ~0u);   // link index used to reach the node
-  using Item = std::pair<Tick, NodeIndex>;  // (cost, tie rank)
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-  auto rank = [&](NodeIndex v) { return distance ? id_rank_[v] : v; };
-  std::vector<NodeIndex> by_rank;  // rank -> node (distance only)
-  if (distance) {
-    by_rank.resize(n);
-    for (std::size_t v = 0; v < n; ++v) by_rank[id_rank_[v]] = static_cast<NodeIndex>(v);
-  }
-  dist[from] = 0;
-  queue.push({0, rank(from)});
-  while (!queue.empty()) {
-    auto [d, r] = queue.top();
-    queue.pop();
-    const NodeIndex u = distance ? by_rank[r] : r;
-    if (d != dist[u]) continue;
-    if (u == to) break;
-    Tick pass = u == from ? 0 : nodes_[u].transit_cost;
-    for (std::uint32_t li : out_links(u)) {
-      const Link& l = links_[li];
-      if (l.exclude_views & (1u << view)) continue;
-      Tick nd = d + (distance ? route_nm_[li] : pass + l.latency + l.ser_full);
-      if (nd < dist[l.dst]) {
-        dist[l.dst] = nd;
-        via[l.dst] = li;
-        queue.push({nd, rank(l.dst)});
-      }
-    }
-  }
-  if (dist[to] == kNever)
-    throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
-                      (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") +
-                      " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
-  auto r = std::make_unique<Route>();
-  r->cost = dist[to];
-  for (NodeIndex v = to; v != from;) {
-    const Link& l = links_[via[v]];
-    r->nodes.push_back(l.src);
-    auto ports = out_links(l.src);
-    r->ports.push_back(static_cast<PortIndex>(std::find(ports.begin(), ports.end(), via[v]) - ports.begin()));
-    v = l.src;
-  }
-  std::reverse(r->nodes.begin(), r->nodes.end());
-  std::reverse(r->ports.begin(), r->ports.end());
-  r->nodes.push_back(to);
-  return *routes_.emplace(key, std::move(r)).first->second;
-}
-
-Tick Simulation::control_latency(const Route& route) const {
-  Tick t = 0;
-  for (std::size_t k = 0; k < route.ports.size(); ++k) {
-    if (k > 0) t += nodes_[route.nodes[k]].transit_cost;
-    t += links_[out_links(route.nodes[k])[route.ports[k]]].latency;
-  }
-  return t;
-}
 
 Service* Simulation::find_service(std::string_view name) {
   for (const auto& [n, svc] : services_)

@@ -115,6 +115,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   RouteMetric metric_ = RouteMetric::kLatency;
   std::vector<Tick> route_nm_;      ///< parallel to links_: route_mm in nm (RouteMetric::kDistance only)
   std::vector<NodeIndex> id_rank_;  ///< per node: its id's place in byte order (kDistance only)
+  std::vector<NodeIndex> by_rank_;  ///< the inverse: the node at each place (kDistance only)
   std::vector<RawParam> attrs_;
   std::vector<std::vector<TypeId>> accepts_;             ///< per declared port type list (Link::accepts - 1)
   std::vector<std::vector<std::string>> accepts_names_;  ///< the same, by name

@@ -51,7 +51,7 @@ void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
   w.begin_object();
   w.field("source", g.source);
   const bool distance = g.route_metric == RouteMetric::kDistance;
-  w.field("routing", distance ? "distance" : "latency");
+  w.field("routing", std::string(route_metric_name(g.route_metric)));
   w.key("nodes");
   w.begin_array();
   for (const auto& n : g.nodes) {

@@ -101,34 +101,45 @@ void BenchRunner::run() {
 
 const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<std::string>& params,
                                       const std::vector<std::string>& overrides) {
-  if (depth_ >= 4)
-    throw BenchError("NESTING", "bench '" + options_.bench + "' runs bench '" + std::string(name) +
-                                    "' more than 4 levels deep (does a bench run itself?)");
+  const std::string who = "bench '" + options_.bench + "' ran bench '" + std::string(name) + "'";
+  if (depth_ >= 4) throw BenchError("NESTING", who + " more than 4 levels deep (does a bench run itself?)");
+  topology();  // the user's topology and --set errors are reported as such, before any nested run
   RunOptions o;
   o.bench = std::string(name);
   o.params = params;
   o.topology = options_.topology;
   o.overrides = options_.overrides;
   o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());
-  auto runner = std::make_unique<BenchRunner>(registry_, std::move(o));
-  runner->depth_ = depth_ + 1;
-  runner->run();
-  nested_.push_back(std::move(runner));
-  return nested_.back()->metrics_;
+  try {
+    // Only what the caller reads is kept: the nested systems go when the run ends.
+    BenchRunner runner(registry_, std::move(o));
+    runner.depth_ = depth_ + 1;
+    runner.run();
+    build_wall_s_ += runner.build_wall_s();
+    nested_sim_time_ += runner.sim_time();
+    nested_events_ += runner.events();
+    nested_metrics_.push_back(std::make_unique<Metrics>(std::move(runner.metrics_)));
+  } catch (const BenchError& e) {
+    std::string what = e.what();
+    throw BenchError(e.reason(), who + ": " + what.substr(what.find(": ") + 2));
+  } catch (const UsageError& e) {  // an unknown bench or a malformed parameter: the calling bench's mistake
+    throw BenchError("NESTED_RUN", who + ": " + e.what());
+  } catch (const ConfigError& e) {  // a parameter the nested bench refused (the topology loaded already)
+    throw BenchError("NESTED_RUN", who + ": " + e.what());
+  }
+  return *nested_metrics_.back();
 }
 
 Tick BenchRunner::sim_time() const {
   Tick t = 0;
   for (const auto& s : systems_) t += s->now();
-  for (const auto& n : nested_) t += n->sim_time();
-  return t;
+  return t + nested_sim_time_;
 }
 
 std::uint64_t BenchRunner::events() const {
   std::uint64_t n = 0;
   for (const auto& s : systems_) n += s->events();
-  for (const auto& r : nested_) n += r->events();
-  return n;
+  return n + nested_events_;
 }
 
 void BenchRunner::write_results(const std::filesystem::path& dir) const {

@@ -69,8 +69,10 @@ class BenchRunner final : public BenchContext {
   std::optional<Graph> topology_;
   std::vector<Graph> graphs_;
   std::vector<std::unique_ptr<Simulation>> systems_;
-  std::vector<std::unique_ptr<BenchRunner>> nested_;  ///< benches this one ran (run_bench)
-  unsigned depth_ = 0;                                ///< how deep in run_bench calls this runner is
+  std::vector<std::unique_ptr<Metrics>> nested_metrics_;  ///< of the benches this one ran (run_bench)
+  Tick nested_sim_time_ = 0;                              ///< their simulated time
+  std::uint64_t nested_events_ = 0;                       ///< their events
+  unsigned depth_ = 0;                                    ///< how deep in run_bench calls this runner is
   Metrics metrics_;
   std::vector<std::string> notes_;
   double wall_s_ = 0.0;

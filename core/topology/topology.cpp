@@ -148,9 +148,8 @@ Graph build_graph(YamlSource& src, Origins& origins) {
   if (!root.IsMap()) throw ConfigError(src.where(root) + ": a topology is a map with 'nodes' and 'edges'");
   check_keys(root, {"defaults", "routing", "nodes", "edges"}, "topology", where);
   if (YAML::Node r = root["routing"]) {
-    if (!r.IsScalar() || (r.Scalar() != "latency" && r.Scalar() != "distance"))
+    if (!r.IsScalar() || !parse_route_metric(r.Scalar(), g.route_metric))
       throw ConfigError(where(r) + ": 'routing' must be latency (least time) or distance (least distance_mm)");
-    g.route_metric = r.Scalar() == "distance" ? RouteMetric::kDistance : RouteMetric::kLatency;
   }
 
   EdgeDefaults defaults;

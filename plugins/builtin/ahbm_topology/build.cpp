@@ -181,7 +181,7 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
   out.mesh = generate_mesh(s);
   Graph& g = out.graph;
   g.source = s.source;
-  g.route_metric = s.routing == "latency" ? RouteMetric::kLatency : RouteMetric::kDistance;
+  parse_route_metric(s.routing, g.route_metric);  // the spec checked the name
   Builder b(s, g);
 
   b.node(names::switch0(), s.switch0);

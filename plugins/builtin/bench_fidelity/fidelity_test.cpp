@@ -92,6 +92,8 @@ TEST(Fidelity, MovingACalibratedSettingFailsTheRun) {
     EXPECT_EQ(r.cli.code, 6) << c.set;
     EXPECT_THAT(r.cli.err, HasSubstr("FIDELITY: ")) << c.set;
     EXPECT_THAT(r.cli.err, HasSubstr(c.missed)) << c.set;
+    EXPECT_THAT(r.cli.out, HasSubstr("bench fidelity failed")) << c.set << ": the table is still shown";
+    EXPECT_THAT(r.cli.out, HasSubstr("MISS")) << c.set;
     EXPECT_FALSE(r.written) << c.set << ": a failed run writes nothing";
   }
 }

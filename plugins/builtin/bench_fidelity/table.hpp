@@ -10,6 +10,7 @@
 
 #include "kbsim/bench.hpp"
 #include "kbsim/errors.hpp"
+#include "kbsim/text.hpp"
 
 namespace kbsim::fidelity {
 
@@ -94,14 +95,7 @@ class Table {
   void figure(const std::string& name, std::string reference, double kbsim, double ratio, bool pass) {
     figures_.push_back({section_, name, std::move(reference), kbsim, ratio, pass});
   }
-  static std::string fmt(double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.2f", v);
-    std::string s = b;
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-    return s;
-  }
+  static std::string fmt(double v) { return format_ns(v); }  // any figure: no trailing zeros
 
   double tolerance_;
   std::string section_;

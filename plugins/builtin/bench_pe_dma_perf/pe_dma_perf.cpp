@@ -396,7 +396,7 @@ class PeDmaPerf final : public kbsim::Bench {
 
     ctx.note("op " + op_name + ", " + std::to_string(bytes) + " bytes per transfer (SIP-wide " +
              std::to_string(sip_bytes) + "), " + routing_note(graph.route_metric));
-    ctx.metrics().set("routing", graph.route_metric == kbsim::RouteMetric::kDistance ? "distance" : "latency");
+    ctx.metrics().set("routing", std::string(kbsim::route_metric_name(graph.route_metric)));
     ctx.note("scenario                   issuers makespan_ns eff_GB/s util_single% util_agg%");
     std::vector<Row> rows;
     std::uint64_t submitted = 0;

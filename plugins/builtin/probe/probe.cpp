@@ -208,7 +208,7 @@ Report measure(const Graph& graph, const std::string& case_name, std::uint64_t b
   kbsim::ahbm::MemoryMap::from(graph.attrs);  // an AHBM system, or a clear error
   Report report;
   report.topology = graph.source;
-  report.routing = graph.route_metric == RouteMetric::kDistance ? "distance" : "latency";
+  report.routing = std::string(route_metric_name(graph.route_metric));
   report.bytes = bytes;
   for (const auto& s : specs)
     if (case_name == "all" || case_name == s.name) report.cases.push_back(run_case(fresh(), graph, s, bytes));

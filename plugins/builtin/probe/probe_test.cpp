@@ -89,11 +89,27 @@ TEST(Probe, LocalHbmGetsTheFullEffectiveBandwidth) {
   EXPECT_GT(derated["cases"][0]["actual_ns"].GetDouble(), c["actual_ns"].GetDouble() * 1.2);
 }
 
+// FIGURES.md: the 4 KB local host write is cut-through, below 80 ns; store-and-forward "would be about 160 ns".
+// The store-and-forward transit still runs in every position and moves the figure the expected way.
+TEST(Probe, StoreAndForwardTransitsSlowTheLocalWritePastTheCutThroughBound) {
+  const std::string sf = "custom.store_forward";
+  auto routers = probe_json("--case h2d-1hop --bytes 4096 --set cube.components.router.impl=" + sf);
+  EXPECT_DOUBLE_EQ(actual(routers, "h2d-1hop"), 86.7);  // one router (r0c0) now waits for all 16 flits
+  std::string every;
+  for (const char* c : {"cube.components.router", "cube.components.ucie", "cube.components.ucie_conn",
+                        "sip.io_chiplets.0.components.io_noc", "sip.io_chiplets.0.components.io_ucie",
+                        "sip.io_chiplets.0.components.conn"})
+    every += std::string(" --set ") + c + ".impl=" + sf;
+  auto all = probe_json("--case h2d-1hop --bytes 4096" + every);
+  EXPECT_GT(actual(all, "h2d-1hop"), 2 * 80.0);
+  EXPECT_DOUBLE_EQ(actual(all, "h2d-1hop"), 199.2);
+}
+
 TEST(Probe, TextReportShowsColumnsRoutesAndInvariants) {
   auto r = test::run_kbsim("probe --case h2d-2hop");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* s : {"Actual", "Ovhd", "Drain", "Wire", "Eff.BW", "BN.BW", "Util", "h2d-2hop", "sip0.cube0.ucie-S",
-                        "<BN:128GB/s>", "drain:256ns", "[v] PASS"})
+                        "routing: distance", "<BN:128GB/s>", "drain:256ns", "[v] PASS"})
     EXPECT_THAT(r.out, HasSubstr(s));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("d2h-1hop")));
 }

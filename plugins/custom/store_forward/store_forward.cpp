@@ -37,7 +37,9 @@ class StoreForward final : public kbsim::Component {
     if (msg->route == nullptr) fail("message without a route");
     kbsim::PortIndex out = msg->route->out_port_at(index());
     if (out == kbsim::kNoPort) fail("message arrived off its route");
-    kbsim::Tick done = std::max(now(), worker_free_) + overhead_;
+    // A control message on the request channel passes without the overhead (kbsim::Message::request_channel).
+    const bool free = msg->bytes == 0 && msg->request_channel;
+    kbsim::Tick done = std::max(now(), worker_free_) + (free ? 0 : overhead_);
     worker_free_ = done;
     ++transactions_.count;
     bytes_.count += msg->bytes;

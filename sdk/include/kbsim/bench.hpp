@@ -22,7 +22,7 @@ namespace kbsim {
 struct RouteHop {
   std::string_view node;
   std::string_view impl;
-  double transit_ns = 0.0;  ///< the cost routing charges for passing through (its overhead)
+  double transit_ns = 0.0;  ///< its overhead for passing through (what least-time routing charges)
   std::string_view link_kind;
   double link_bw_gbs = 0.0;  ///< 0 = unlimited
   double link_latency_ns = 0.0;

@@ -97,7 +97,7 @@ class Simulator {
   virtual void log(NodeIndex self, LogLevel level, std::string_view text) = 0;
   virtual void request_stop() noexcept = 0;
   /// Time a 0-byte message takes along `route`: its links' latencies plus the
-  /// transit cost of every node between the ends.
+  /// transit cost of every node between the ends (off the request channel).
   virtual Tick control_latency(const Route& route) const = 0;
   /// Another node's component (for sibling interfaces such as ahbm::Translator).
   virtual Component& component(NodeIndex n) = 0;
@@ -198,7 +198,7 @@ class Component {
 
   /// The storage of a statistic this component declares (StatDef, below).
   Stat& stat(const struct StatDef& def);
-  /// The cost routing charges for passing through this node (e.g. its per-transaction overhead).
+  /// The cost least-time routing charges for passing through this node (e.g. its per-transaction overhead).
   void set_transit_cost(Tick cost) { ctx_.sim->set_transit_cost(ctx_.index, cost); }
   void log(LogLevel level, std::string_view text) { ctx_.sim->log(ctx_.index, level, text); }
   void request_stop() noexcept { ctx_.sim->request_stop(); }

@@ -50,6 +50,17 @@ enum class RouteMetric : std::uint8_t {
   kDistance,
 };
 
+/// "latency" or "distance", as topologies and reports spell the metric.
+inline std::string_view route_metric_name(RouteMetric m) noexcept {
+  return m == RouteMetric::kDistance ? "distance" : "latency";
+}
+/// The metric a name spells; false if none.
+inline bool parse_route_metric(std::string_view name, RouteMetric& out) noexcept {
+  if (name != "latency" && name != "distance") return false;
+  out = name == "distance" ? RouteMetric::kDistance : RouteMetric::kLatency;
+  return true;
+}
+
 /// A named routing view: the graph minus the edges of some kinds. Routes are
 /// minimum-cost paths (see RouteMetric) within one view. View 0 is "all" (no exclusion).
 struct RouteView {

@@ -90,6 +90,7 @@ class MemoryNode : public Component {
     sub->op = parent.op;
     sub->pa = parent.pa;
     sub->nbytes = parent.nbytes;
+    sub->request_channel = parent.request_channel;
     sub->pattern = parent.pattern;
     sub->correlation_id = parent.correlation_id;
     sub->request_id = parent.request_id;

@@ -1,0 +1,32 @@
+// test.nested: a bench that runs another bench (BenchContext::run_bench) with
+// one parameter and reports what it read from the other's metrics.
+#include <string>
+
+#include "kbsim/bench.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace {
+
+class Nested final : public kbsim::Bench {
+ public:
+  static kbsim::BenchInfo info() {
+    return {"nested",
+            "test bench: runs --param bench with --param arg and copies its 'routing' metric",
+            {kbsim::param_string("bench", "probe", "the bench to run"),
+             kbsim::param_string("arg", "case=h2d-1hop", "one key=value parameter for it")}};
+  }
+  void run(kbsim::BenchContext& ctx) override {
+    const std::string& bench = ctx.params().get_string("bench");
+    const std::string& arg = ctx.params().get_string("arg");
+    // Running itself, it passes its own parameters on: a recursion the runner must stop.
+    const kbsim::Metrics& inner =
+        bench == "nested" ? ctx.run_bench(bench, {"bench=nested", "arg=" + arg}) : ctx.run_bench(bench, {arg});
+    const kbsim::Metrics::Entry* routing = inner.find("routing");
+    ctx.metrics().set("inner_routing", routing ? routing->scalar : kbsim::Metrics::Scalar{std::string("none")});
+    ctx.build(ctx.topology());  // a run builds at least one system of its own
+  }
+};
+
+}  // namespace
+
+KBSIM_PLUGIN("test_nested") { kbsim::add_bench<Nested>(plugin); }
