@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -87,7 +88,50 @@ fs::path topology_file(const Common& c) {
   return c.topology.empty() ? data_dir() / "topology.yaml" : fs::path(c.topology);
 }
 
+/// An output the run will write: refused before simulating (usage error) if it cannot be.
+void check_output(const std::string& option, const fs::path& path) {
+  if (path.empty()) return;
+  std::error_code ec;
+  auto refuse = [&](const std::string& why) { throw UsageError(option + " " + path.string() + ": " + why); };
+  if (fs::is_directory(path, ec)) refuse("is a directory; give a file name");
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) refuse("its folder " + parent.string() + " does not exist");
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) refuse("its folder " + parent.string() + " is not writable");
+}
+
+/// The --out folder, made before simulating (usage error if it cannot be); removed again if the run fails
+/// and leaves it empty.
+class OutDir {
+ public:
+  explicit OutDir(const fs::path& dir) {
+    std::error_code ec;
+    auto refuse = [&](const std::string& why) { throw UsageError("--out " + dir.string() + ": " + why); };
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) refuse("exists and is not a directory");
+    for (fs::path at = fs::absolute(dir, ec); !at.empty() && !fs::exists(at, ec); at = at.parent_path()) {
+      made_.push_back(at);  // deepest first
+      if (at == at.parent_path()) break;
+    }
+    fs::create_directories(dir, ec);
+    if (ec) refuse("cannot create it (" + ec.message() + ")");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) refuse("not writable");
+  }
+  ~OutDir() {
+    std::error_code ec;
+    if (kept_) return;
+    for (const fs::path& d : made_)
+      if (!fs::is_empty(d, ec) || !fs::remove(d, ec)) break;
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  std::vector<fs::path> made_;  ///< the folders this run created, deepest first
+  bool kept_ = false;
+};
+
 int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
+  check_output("--trace", opts.trace);
+  check_output("--op-log", opts.op_log);
+  OutDir out_dir(out);
   auto reg = make_registry(c);
   opts.topology = topology_file(c);
   opts.overrides = c.sets;
@@ -101,6 +145,7 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
     throw;
   }
   runner.write_results(out);
+  out_dir.keep();
 
   const auto& g = runner.graphs().front();
   std::size_t nodes = 0;
@@ -291,6 +336,19 @@ int run_command_line(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // The first word names the subcommand: say so when it is not one.
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
+    if (std::string word = argc > 1 ? argv[1] : "";
+        !word.empty() && word[0] != '-' && std::find(names.begin(), names.end(), word) == names.end()) {
+      std::string shown = word;
+      for (char& ch : shown)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';  // no control bytes to the terminal
+      std::fprintf(stderr, "kbsim: error: unknown subcommand '%s'%s (see 'kbsim --help')\n", shown.c_str(),
+                   suggest(word, names).c_str());
+      return static_cast<int>(ExitCode::kUsage);
+    }
     std::fprintf(stderr, "kbsim: error: %s (see 'kbsim --help')\n", e.what());
     return static_cast<int>(ExitCode::kUsage);
   }

@@ -140,9 +140,29 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
     ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this};
-    n.component.reset(n.type->create(ctx));
+    guard(n, "construction", [&] { n.component.reset(n.type->create(ctx)); });
   }
-  for (Node& n : nodes_) n.component->setup();
+  for (Node& n : nodes_) guard(n, "setup", [&] { n.component->setup(); });
+}
+
+template <class F>
+void Simulation::guard(const Node& n, const char* stage, F&& f) const {
+  try {
+    f();
+  } catch (const Error&) {
+    throw;  // a configuration or simulation error the component raised on purpose: already one line
+  } catch (const std::exception& e) {
+    plugin_fault(n, stage, e.what());
+  } catch (...) {
+    plugin_fault(n, stage, "it threw something that is not a std::exception");
+  }
+}
+
+void Simulation::plugin_fault(const Node& n, const char* stage, const std::string& what) const {
+  auto it = registry_.impls().find(n.impl);
+  const std::string library = it == registry_.impls().end() ? "?" : it->second.library;
+  throw PluginError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + n.id + " (" + n.impl + ", library " + library +
+                    "): " + stage + " failed: " + what);
 }
 
 Simulation::~Simulation() {
@@ -155,7 +175,7 @@ Simulation::~Simulation() {
 void Simulation::finish() {
   if (finished_) return;
   finished_ = true;
-  for (Node& n : nodes_) n.component->finish();
+  for (Node& n : nodes_) guard(n, "finish", [&] { n.component->finish(); });
 }
 
 Link& Simulation::out_link(NodeIndex from, PortIndex out) {
@@ -293,8 +313,16 @@ Tick Simulation::on_event(Event& ev) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    fail(c.index(), std::string("component fault: ") + e.what());
+    fail(c.index(), std::string("component fault (") + library_of(c.index()) + "): " + e.what());
+  } catch (...) {
+    fail(c.index(), std::string("component fault (") + library_of(c.index()) +
+                        "): it threw something that is not a std::exception");
   }
+}
+
+std::string Simulation::library_of(NodeIndex node) const {
+  auto it = registry_.impls().find(nodes_[node].impl);
+  return nodes_[node].impl + ", library " + (it == registry_.impls().end() ? "?" : it->second.library);
 }
 
 Tick Simulation::dispatch(Component& c, Event& ev) {

@@ -98,6 +98,13 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id = nullptr);
   void deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
+  /// Run plugin code of `n` (its factory, setup or finish): any fault other than a kbsim::Error becomes a
+  /// PluginError naming the node, its implementation and library, the stage and the sim time.
+  template <class F>
+  void guard(const Node& n, const char* stage, F&& f) const;
+  [[noreturn]] void plugin_fault(const Node& n, const char* stage, const std::string& what) const;
+  /// "impl, library name" of a node, for fault messages.
+  std::string library_of(NodeIndex node) const;
   /// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
   void check_type(const Link& link, const Message& msg) const;
   /// The accepted-types list of the port of `info` that takes edges of `kind` (0: any).

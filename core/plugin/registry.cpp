@@ -1,9 +1,12 @@
 #include "plugin/registry.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <boost/dll/shared_library.hpp>
 #include <set>
 
@@ -73,12 +76,44 @@ void Registry::discover() {
   }
 }
 
+namespace {
+/// Why `file` is not a complete 64-bit ELF shared object, or "" if it is one:
+/// checked before dlopen, which would fault on a truncated file (SIGBUS).
+std::string elf_problem(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  Elf64_Ehdr h{};
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return "shorter than an ELF header";
+  if (std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0) return "not an ELF file";
+  if (h.e_ident[EI_CLASS] != ELFCLASS64) return "not a 64-bit ELF file";
+  if (h.e_type != ET_DYN) return "not a shared library";
+  std::error_code ec;
+  const std::uint64_t size = fs::file_size(file, ec);
+  if (ec) return "its size cannot be read";
+  auto past_end = [&](std::uint64_t offset, std::uint64_t bytes) { return offset > size || bytes > size - offset; };
+  if (past_end(h.e_shoff, std::uint64_t{h.e_shnum} * h.e_shentsize) ||
+      past_end(h.e_phoff, std::uint64_t{h.e_phnum} * h.e_phentsize))
+    return "truncated (its header tables run past the end of the file)";
+  for (unsigned i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr p{};
+    in.seekg(static_cast<std::streamoff>(h.e_phoff + std::uint64_t{i} * h.e_phentsize));
+    if (!in.read(reinterpret_cast<char*>(&p), sizeof p)) return "truncated (a program header cannot be read)";
+    if (p.p_type == PT_LOAD && past_end(p.p_offset, p.p_filesz))
+      return "truncated (a loadable segment runs past the end of the file)";
+  }
+  return "";
+}
+}  // namespace
+
 void Registry::load_library(const fs::path& file) {
+  if (std::string why = elf_problem(file); !why.empty())
+    throw PluginError(file.string() + ": cannot load library: " + why);
   auto lib = std::make_unique<Library>();
   try {
-    // RTLD_NODELETE: a library stays mapped after the registry is gone, so an
-    // exception or message created by plugin code outlives it safely.
-    lib->lib.load(file, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local |
+    // RTLD_NOW: an unresolved symbol is an error here, naming the library, not
+    // a loader abort in the middle of a run. RTLD_NODELETE: a library stays
+    // mapped after the registry is gone, so an exception or message created by
+    // plugin code outlives it safely.
+    lib->lib.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
                             static_cast<boost::dll::load_mode::type>(RTLD_NODELETE));
   } catch (const std::exception& e) {
     throw PluginError(file.string() + ": cannot load library: " + e.what());

@@ -168,131 +168,153 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
   };
   bool one_graph =
       std::all_of(graphs_.begin(), graphs_.end(), [&](const Graph& g) { return same(g, graphs_.front()); });
-  write_json_file(dir / "topology.json", [&](JsonWriter& w) {
-    if (one_graph) {
-      write_graph(w, graphs_.front(), registry_);
-      return;
-    }
-    w.begin_array();
-    for (const auto& g : graphs_) write_graph(w, g, registry_);
-    w.end_array();
-  });
+  // Every file goes to a temporary name first; all are renamed into place only
+  // when all of them (and the observers' own files) were written.
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged;  // temporary -> final
+  try {
+    staged.emplace_back(json::write_json_temp(dir / "topology.json",
+                                              [&](JsonWriter& w) {
+                                                if (one_graph) {
+                                                  write_graph(w, graphs_.front(), registry_);
+                                                  return;
+                                                }
+                                                w.begin_array();
+                                                for (const auto& g : graphs_) write_graph(w, g, registry_);
+                                                w.end_array();
+                                              }),
+                        dir / "topology.json");
 
-  write_json_file(dir / "results.json", [&](JsonWriter& w) {
-    const double wall = wall_s_;
-    const std::uint64_t ev = events();
-    w.begin_object();
-    w.field("kbsim_version", KBSIM_VERSION);
-    w.field("abi_version", std::uint64_t{kAbiVersion});
-    w.field("bench", options_.bench);
-    w.key("params");
-    write_params(w, params_);
+    staged.emplace_back(
+        json::write_json_temp(dir / "results.json",
+                              [&](JsonWriter& w) {
+                                const double wall = wall_s_;
+                                const std::uint64_t ev = events();
+                                w.begin_object();
+                                w.field("kbsim_version", KBSIM_VERSION);
+                                w.field("abi_version", std::uint64_t{kAbiVersion});
+                                w.field("bench", options_.bench);
+                                w.key("params");
+                                write_params(w, params_);
 
-    w.key("topology");
-    w.begin_object();
-    std::size_t nodes = 0, edges = 0;
-    for (const auto& g : graphs_) {
-      nodes += g.nodes.size();
-      edges += g.edges.size();
-    }
-    w.field("source", graphs_.front().source);
-    w.field("systems", systems_.size());
-    w.field("nodes", nodes);
-    w.field("edges", edges);
-    w.key("overrides");
-    w.begin_array();
-    for (const auto& o : options_.overrides) w.value(o);
-    w.end_array();
-    w.field("file", "topology.json");
-    w.field("distinct_graphs", one_graph ? 1u : static_cast<unsigned>(graphs_.size()));
-    w.end_object();
+                                w.key("topology");
+                                w.begin_object();
+                                std::size_t nodes = 0, edges = 0;
+                                for (const auto& g : graphs_) {
+                                  nodes += g.nodes.size();
+                                  edges += g.edges.size();
+                                }
+                                w.field("source", graphs_.front().source);
+                                w.field("systems", systems_.size());
+                                w.field("nodes", nodes);
+                                w.field("edges", edges);
+                                w.key("overrides");
+                                w.begin_array();
+                                for (const auto& o : options_.overrides) w.value(o);
+                                w.end_array();
+                                w.field("file", "topology.json");
+                                w.field("distinct_graphs", one_graph ? 1u : static_cast<unsigned>(graphs_.size()));
+                                w.end_object();
 
-    std::map<std::string, std::size_t> impl_count;
-    for (const auto& s : systems_)
-      for (const auto& n : s->nodes()) ++impl_count[n.impl];
-    w.key("implementations");
-    w.begin_object();
-    for (const auto& [impl, count] : impl_count) {
-      const auto& entry = registry_.impls().at(impl);
-      w.key(impl);
-      w.begin_object();
-      w.field("type", entry.type);
-      w.field("library", entry.library);
-      w.field("nodes", count);
-      w.end_object();
-    }
-    w.end_object();
+                                std::map<std::string, std::size_t> impl_count;
+                                for (const auto& s : systems_)
+                                  for (const auto& n : s->nodes()) ++impl_count[n.impl];
+                                w.key("implementations");
+                                w.begin_object();
+                                for (const auto& [impl, count] : impl_count) {
+                                  const auto& entry = registry_.impls().at(impl);
+                                  w.key(impl);
+                                  w.begin_object();
+                                  w.field("type", entry.type);
+                                  w.field("library", entry.library);
+                                  w.field("nodes", count);
+                                  w.end_object();
+                                }
+                                w.end_object();
 
-    w.field("sim_time_ns", ticks_to_ns(sim_time()));
-    w.field("events", ev);
-    w.field("wall_time_s", wall);
-    w.field("events_per_s", wall > 0 ? static_cast<double>(ev) / wall : 0.0);
-    w.key("host");
-    w.begin_object();
-    w.field("build_wall_s", build_wall_s_);
-    w.field("peak_rss_mb", peak_rss_mb());
-    w.end_object();
+                                w.field("sim_time_ns", ticks_to_ns(sim_time()));
+                                w.field("events", ev);
+                                w.field("wall_time_s", wall);
+                                w.field("events_per_s", wall > 0 ? static_cast<double>(ev) / wall : 0.0);
+                                w.key("host");
+                                w.begin_object();
+                                w.field("build_wall_s", build_wall_s_);
+                                w.field("peak_rss_mb", peak_rss_mb());
+                                w.end_object();
 
-    w.key("components");
-    w.begin_object();
-    for (std::size_t k = 0; k < systems_.size(); ++k) {
-      for (const auto& n : systems_[k]->nodes()) {
-        // Idle components (every statistic zero) are left out.
-        if (std::all_of(n.stats.begin(), n.stats.end(), [](const Stat& st) { return st.count == 0 && st.value == 0; }))
-          continue;
-        w.key(prefix(k) + n.id);
-        w.begin_object();
-        w.field("impl", n.impl);
-        const auto& specs = n.type->info.stats;
-        for (std::size_t i = 0; i < specs.size(); ++i) {
-          if (specs[i].kind == StatKind::kCounter) {
-            w.field(specs[i].name, n.stats[i].count);
-          } else {
-            w.field(specs[i].name, n.stats[i].value);
-          }
-        }
-        w.end_object();
-      }
-    }
-    w.end_object();
+                                w.key("components");
+                                w.begin_object();
+                                for (std::size_t k = 0; k < systems_.size(); ++k) {
+                                  for (const auto& n : systems_[k]->nodes()) {
+                                    // Idle components (every statistic zero) are left out.
+                                    if (std::all_of(n.stats.begin(), n.stats.end(),
+                                                    [](const Stat& st) { return st.count == 0 && st.value == 0; }))
+                                      continue;
+                                    w.key(prefix(k) + n.id);
+                                    w.begin_object();
+                                    w.field("impl", n.impl);
+                                    const auto& specs = n.type->info.stats;
+                                    for (std::size_t i = 0; i < specs.size(); ++i) {
+                                      if (specs[i].kind == StatKind::kCounter) {
+                                        w.field(specs[i].name, n.stats[i].count);
+                                      } else {
+                                        w.field(specs[i].name, n.stats[i].value);
+                                      }
+                                    }
+                                    w.end_object();
+                                  }
+                                }
+                                w.end_object();
 
-    w.key("links");
-    w.begin_array();
-    for (std::size_t k = 0; k < systems_.size(); ++k) {
-      const Simulation& s = *systems_[k];
-      double span = ticks_to_ns(s.now());
-      for (const auto& l : s.links()) {
-        if (l.bytes == 0) continue;  // control-only links carry no bytes and take no time
-        w.begin_object();
-        w.field("src", prefix(k) + s.nodes()[l.src].id);
-        w.field("dst", prefix(k) + s.nodes()[l.dst].id);
-        w.field("messages", l.messages);
-        w.field("flits", l.flits);
-        w.field("bytes", l.bytes);
-        w.field("busy_ns", ticks_to_ns(l.busy));
-        w.field("utilization", span > 0 ? ticks_to_ns(l.busy) / span : 0.0);
-        w.end_object();
-      }
-    }
-    w.end_array();
+                                w.key("links");
+                                w.begin_array();
+                                for (std::size_t k = 0; k < systems_.size(); ++k) {
+                                  const Simulation& s = *systems_[k];
+                                  double span = ticks_to_ns(s.now());
+                                  for (const auto& l : s.links()) {
+                                    if (l.bytes == 0) continue;  // control-only links carry no bytes and take no time
+                                    w.begin_object();
+                                    w.field("src", prefix(k) + s.nodes()[l.src].id);
+                                    w.field("dst", prefix(k) + s.nodes()[l.dst].id);
+                                    w.field("messages", l.messages);
+                                    w.field("flits", l.flits);
+                                    w.field("bytes", l.bytes);
+                                    w.field("busy_ns", ticks_to_ns(l.busy));
+                                    w.field("utilization", span > 0 ? ticks_to_ns(l.busy) / span : 0.0);
+                                    w.end_object();
+                                  }
+                                }
+                                w.end_array();
 
-    if (op_log_) {
-      w.key("op_log");
-      w.begin_object();
-      w.field("records", op_log_->count());
-      w.field("open_at_end", op_log_->open());
-      w.end_object();
-    }
-    Metrics sections;
-    for (const auto& o : observers_) o->write_results(sections);
-    write_metrics_fields(w, sections);
+                                if (op_log_) {
+                                  w.key("op_log");
+                                  w.begin_object();
+                                  w.field("records", op_log_->count());
+                                  w.field("open_at_end", op_log_->open());
+                                  w.end_object();
+                                }
+                                Metrics sections;
+                                for (const auto& o : observers_) o->write_results(sections);
+                                write_metrics_fields(w, sections);
 
-    w.key("metrics");
-    write_metrics(w, metrics_);
-    w.end_object();
-  });
-  if (!options_.op_log.empty()) write_json_file(options_.op_log, [&](JsonWriter& w) { write_op_log(w, *op_log_); });
-  for (const auto& o : observers_) o->commit();
+                                w.key("metrics");
+                                write_metrics(w, metrics_);
+                                w.end_object();
+                              }),
+        dir / "results.json");
+    if (!options_.op_log.empty())
+      staged.emplace_back(json::write_json_temp(options_.op_log, [&](JsonWriter& w) { write_op_log(w, *op_log_); }),
+                          options_.op_log);
+    for (const auto& o : observers_) o->commit();
+  } catch (...) {
+    std::error_code ec;
+    for (const auto& [tmp, final] : staged) std::filesystem::remove(tmp, ec);
+    throw;
+  }
+  for (const auto& [tmp, final] : staged) {
+    std::error_code ec;
+    std::filesystem::rename(tmp, final, ec);
+    if (ec) throw Error(final.string() + ": cannot write (" + ec.message() + ")");
+  }
 }
 
 }  // namespace kbsim::core

@@ -36,6 +36,15 @@ void expect_one_line_error(const test::CliResult& r) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+TEST(Cli, AnUnknownSubcommandIsNamedWithTheClosest) {
+  auto r = test::run_kbsim("prob");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "kbsim: error: unknown subcommand 'prob' (closest: probe) (see 'kbsim --help')\n");
+  auto far = test::run_kbsim("frobnicate");
+  EXPECT_EQ(far.code, 2);
+  EXPECT_THAT(far.err, HasSubstr("unknown subcommand 'frobnicate' (known: run, list, info, topology, version"));
+}
+
 TEST(Cli, HelpListsTheSubcommands) {
   auto r = test::run_kbsim("--help");
   EXPECT_EQ(r.code, 0);

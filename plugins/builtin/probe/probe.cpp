@@ -250,7 +250,12 @@ class Probe final : public Command {
       print_json(report);
     else
       print_text(report);
-    return report.pass ? 0 : static_cast<int>(ExitCode::kBench);
+    if (report.pass) return 0;
+    std::string failed;
+    for (const Invariant& i : report.invariants)
+      if (!i.pass) failed += (failed.empty() ? "" : "; ") + i.name + (i.detail.empty() ? "" : " (" + i.detail + ")");
+    std::fprintf(stderr, "kbsim: error: SELF_CHECK: probe invariant failed: %s\n", failed.c_str());
+    return static_cast<int>(ExitCode::kBench);
   }
 };
 

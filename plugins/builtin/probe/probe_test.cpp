@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
+
 #include "harness.hpp"
 
 namespace kbsim {
@@ -119,6 +121,9 @@ TEST(Probe, AFailingInvariantGivesExitCode6) {
   auto r = test::run_kbsim("probe --set 'sip.io_chiplets.0.cube_ports=[{cube: {xy: [0, 3]}, cube_side: S}]'");
   EXPECT_EQ(r.code, 6);
   EXPECT_THAT(r.out, HasSubstr("[x] FAIL h2d latency rises strictly with hops"));
+  EXPECT_THAT(r.err,
+              HasSubstr("kbsim: error: SELF_CHECK: probe invariant failed: h2d latency rises strictly with hops"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST(Probe, BadCaseAndNonAhbmTopologyAreClearErrors) {

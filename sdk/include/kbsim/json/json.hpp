@@ -5,10 +5,14 @@
 
 #include <rapidjson/filewritestream.h>
 #include <rapidjson/prettywriter.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -72,26 +76,48 @@ class RapidWriter final : public JsonWriter {
 };
 }  // namespace detail
 
-/// Writes JSON to a file atomically: into "<file>.tmp", renamed on success,
-/// removed on failure, so a failed run leaves no half-written file.
-inline void write_json_file(const std::filesystem::path& file, const std::function<void(JsonWriter&)>& body) {
+/// A temporary name beside `file`, unique to this process and call
+/// ("<file>.tmp.<pid>.<n>"), so concurrent runs writing one folder never share one.
+inline std::filesystem::path temp_name(const std::filesystem::path& file) {
+  static std::atomic<unsigned> counter{0};
   std::filesystem::path tmp = file;
-  tmp += ".tmp";
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  return tmp;
+}
+
+/// Writes JSON into a temporary file beside `file` and returns its name; the
+/// caller renames it into place (or removes it). Nothing is left on failure.
+inline std::filesystem::path write_json_temp(const std::filesystem::path& file,
+                                             const std::function<void(JsonWriter&)>& body) {
+  const std::filesystem::path tmp = temp_name(file);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(tmp.string() + ": cannot write");
+  if (!f) throw Error(file.string() + ": cannot write (" + std::strerror(errno) + ")");
   try {
     auto w = std::make_unique<detail::RapidWriter>(f);
     body(*w);
     w->flush();
     std::fputc('\n', f);
-    if (std::fclose(f) != 0) throw Error(tmp.string() + ": write failed");
+    if (std::fclose(f) != 0) throw Error(file.string() + ": write failed");
     f = nullptr;
-    std::filesystem::rename(tmp, file);
   } catch (...) {
     if (f) std::fclose(f);
     std::error_code ec;
     std::filesystem::remove(tmp, ec);
     throw;
+  }
+  return tmp;
+}
+
+/// Writes JSON to a file atomically: into a temporary file renamed on
+/// success, so a failed run leaves no half-written file.
+inline void write_json_file(const std::filesystem::path& file, const std::function<void(JsonWriter&)>& body) {
+  const std::filesystem::path tmp = write_json_temp(file, body);
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    std::filesystem::remove(tmp, ec);
+    throw Error(file.string() + ": cannot write (" + why + ")");
   }
 }
 
