@@ -9,6 +9,8 @@
 #include <filesystem>
 
 #include "cli/describe.hpp"
+#include "cli/run_watch.hpp"
+#include "component/simulation.hpp"
 #include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
@@ -128,7 +130,7 @@ class OutDir {
   bool kept_ = false;
 };
 
-int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
+int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, double max_wall_s) {
   check_output("--trace", opts.trace);
   check_output("--op-log", opts.op_log);
   OutDir out_dir(out);
@@ -136,6 +138,7 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
   opts.topology = topology_file(c);
   opts.overrides = c.sets;
   core::BenchRunner runner(*reg, opts);
+  RunWatch watch(max_wall_s);
   try {
     runner.run();
   } catch (const BenchError&) {
@@ -159,6 +162,14 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out) {
   std::printf("  results    %s\n", (fs::path(out) / "results.json").c_str());
   if (!opts.trace.empty()) std::printf("  trace      %s (open in https://ui.perfetto.dev)\n", opts.trace.c_str());
   if (!opts.op_log.empty()) std::printf("  op log     %s\n", opts.op_log.c_str());
+  if (runner.interrupted()) {
+    std::fprintf(stderr,
+                 "kbsim: error: INTERRUPTED: bench %s stopped by %s at sim time %s ns; the results so far are "
+                 "in %s, marked interrupted\n",
+                 opts.bench.c_str(), RunWatch::reason(), format_ns(ticks_to_ns(runner.sim_time())).c_str(),
+                 (fs::path(out) / "results.json").c_str());
+    return static_cast<int>(ExitCode::kInterrupted);
+  }
   return 0;
 }
 
@@ -170,6 +181,9 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir) {
     return 0;
   }
   Graph g = core::load_topology(topology_file(c), c.sets, *reg);
+  // Elaborate it as a run would (parameters resolved and checked, ports, node references, each component's own
+  // checks), so a file `kbsim topology` passes, `kbsim run` accepts.
+  { core::Simulation check(g, *reg); }
   if (dump) {
     core::write_json_stdout([&](core::JsonWriter& w) { core::write_graph(w, g, *reg); });
     return 0;
@@ -260,6 +274,12 @@ int run_command_line(int argc, char** argv) {
       ->type_name("FILE");
   run->add_option("--op-log", run_opts.op_log, "write the op log (JSON, records in start order) to FILE")
       ->type_name("FILE");
+  double max_wall_s = 0;
+  run->add_option("--max-wall", max_wall_s,
+                  "stop after this many seconds of wall time and write the results so far, marked interrupted "
+                  "(as Ctrl-C does; exit 8)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
 
   CLI::App* list = app.add_subcommand("list", "list what the loaded plugins provide");
   add_common(list, common);
@@ -353,7 +373,7 @@ int run_command_line(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
 
-  if (run->parsed()) return cmd_run(common, run_opts, out);
+  if (run->parsed()) return cmd_run(common, run_opts, out, max_wall_s);
   if (list->parsed()) {
     auto reg = make_registry(common);
     print_list(*reg, list_what);

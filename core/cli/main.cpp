@@ -8,12 +8,14 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "component/crash.hpp"
 
 int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("kbsim");
   logger->set_pattern("kbsim: %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::warn);
+  kbsim::core::crash::install();
   try {
     return kbsim::cli::run_command_line(argc, argv);
   } catch (const kbsim::Error& e) {

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <queue>
 
+#include "component/crash.hpp"
 #include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
@@ -41,6 +43,8 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
       throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " + graph.nodes[it->second].origin +
                         ")");
     n.type = &registry.component_for_impl(spec.impl, spec.origin);
+    auto lib = registry.impls().find(spec.impl);
+    n.library = lib == registry.impls().end() ? "?" : lib->second.library;
     n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin);
     n.stats.resize(n.type->info.stats.size());
   }
@@ -65,6 +69,12 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
     if (dst == index_.end()) throw ConfigError(e.origin + ": edge to unknown node '" + e.dst + "'");
     if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(e.origin + ": bandwidth_gbs must be >= 0");
     if (!(e.latency_ns >= 0.0)) throw ConfigError(e.origin + ": latency must be >= 0");
+    if (e.latency_ns > kMaxTimeNs)
+      throw ConfigError(e.origin + ": latency " + format_ns(e.latency_ns) +
+                        " ns is beyond the simulatable range (at most 1e15 ns)");
+    if (e.bandwidth_gbs > 0 && e.bandwidth_gbs < kMinBandwidthGbs)
+      throw ConfigError(e.origin + ": bandwidth_gbs " + std::to_string(e.bandwidth_gbs) +
+                        " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
     if (e.flit_bytes == 0) throw ConfigError(e.origin + ": flit_bytes must be > 0");
     Node& s = nodes_[src->second];
     Node& d = nodes_[dst->second];
@@ -159,9 +169,7 @@ void Simulation::guard(const Node& n, const char* stage, F&& f) const {
 }
 
 void Simulation::plugin_fault(const Node& n, const char* stage, const std::string& what) const {
-  auto it = registry_.impls().find(n.impl);
-  const std::string library = it == registry_.impls().end() ? "?" : it->second.library;
-  throw PluginError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + n.id + " (" + n.impl + ", library " + library +
+  throw PluginError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + n.id + " (" + n.impl + ", library " + n.library +
                     "): " + stage + " failed: " + what);
 }
 
@@ -254,7 +262,12 @@ void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::
 void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) {
   if (!msg) fail(from, "send of an empty message reference");
   if (at < now()) fail(from, "sends a message at a time in the past");
+  if (at == kNever) [[unlikely]]
+    fail(from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
   Link& link = out_link(from, out);
+  if (msg->bytes / link.flit_bytes >= std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
+    fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
+                   std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
   if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
   Link::Shape shape = link.shape(msg->bytes);
   Tick start = link.reserve(at, shape, true);
@@ -296,6 +309,8 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
 
 EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) {
   if (at < now()) fail(self, "schedules a timer in the past");
+  if (at == kNever) [[unlikely]]
+    fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
   EventId id;
   Event& ev = new_event(at, priority, EventKind::kTimer, self, &id);
   ev.tag = tag;
@@ -305,6 +320,7 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
 
 Tick Simulation::on_event(Event& ev) {
   Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint));
+  crash::g_node = c.index();
   try {
     return dispatch(c, ev);
   } catch (const SimError& e) {
@@ -321,8 +337,7 @@ Tick Simulation::on_event(Event& ev) {
 }
 
 std::string Simulation::library_of(NodeIndex node) const {
-  auto it = registry_.impls().find(nodes_[node].impl);
-  return nodes_[node].impl + ", library " + (it == registry_.impls().end() ? "?" : it->second.library);
+  return nodes_[node].impl + ", library " + nodes_[node].library;
 }
 
 Tick Simulation::dispatch(Component& c, Event& ev) {
@@ -344,7 +359,13 @@ Tick Simulation::dispatch(Component& c, Event& ev) {
   return kNever;
 }
 
-void Simulation::run_until(Tick t) { engine_.run_until(t); }
+void Simulation::run_until(Tick t) {
+  crash::set_dispatch(this);
+  struct Done {
+    ~Done() { crash::set_dispatch(nullptr); }
+  } done;
+  engine_.run_until(t);
+}
 
 Service* Simulation::find_service(std::string_view name) {
   for (const auto& [n, svc] : services_)

@@ -30,6 +30,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   struct Node {
     std::string id;
     std::string impl;
+    std::string library;  ///< the plugin library providing it ("?" if unknown)
     const ComponentType* type = nullptr;
     Params params;
     std::vector<Port> in, out;

@@ -1,9 +1,11 @@
 #include "plugin/params_resolve.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 
 #include "kbsim/text.hpp"
+#include "kbsim/time.hpp"
 
 namespace kbsim::core {
 
@@ -43,6 +45,30 @@ bool convert(const ParamValue& in, ParamType want, ParamValue& out) {
   }
   return false;
 }
+/// Times and bandwidths (by the unit in their names, docs/model.md "Links and
+/// flits") must be simulatable: a time beyond 10^15 ns (11.6 days) or a
+/// bandwidth so small that one byte takes longer would run past the 64-bit
+/// picosecond clock, so they are refused here rather than saturated later.
+void check_range(const ParamSpec& spec, const ParamValue& v, const std::string& origin, const std::string& owner) {
+  const auto* d = std::get_if<double>(&v);
+  if (!d) return;
+  auto shown = [&] {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", *d);
+    return std::string(b);
+  };
+  auto ends_with = [&](std::string_view unit) {
+    return spec.name.size() > unit.size() && spec.name.compare(spec.name.size() - unit.size(), unit.size(), unit) == 0;
+  };
+  if (!std::isfinite(*d))
+    throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " must be a finite number");
+  if (ends_with("_ns") && std::fabs(*d) > kMaxTimeNs)
+    throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " = " + shown() +
+                      " ns is beyond the simulatable range (at most 1e15 ns)");
+  if (ends_with("_gbs") && *d > 0 && *d < kMinBandwidthGbs)
+    throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " = " + shown() +
+                      " GB/s is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
+}
 }  // namespace
 
 Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given, const std::string& owner,
@@ -77,6 +103,7 @@ Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<Raw
     if (!convert(raw->value, spec.type, value))
       throw ConfigError(raw->origin + ": parameter '" + spec.name + "' of " + owner + " must be " +
                         to_string(spec.type) + ", got '" + format_value(raw->value) + "'");
+    check_range(spec, value, raw->origin, owner);
     entries.push_back({spec.name, std::move(value), raw->origin, spec.type == ParamType::kNode});
   }
   return Params(std::move(entries));

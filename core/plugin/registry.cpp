@@ -5,9 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/dll/shared_library.hpp>
 #include <cstring>
 #include <fstream>
-#include <boost/dll/shared_library.hpp>
 #include <set>
 
 #include "kbsim/config/yaml.hpp"
@@ -214,8 +214,12 @@ void Registry::load_components_file(const fs::path& file) {
   check_keys(root, {"components"}, "components file", where);
   YAML::Node comps = root["components"];
   if (!comps || !comps.IsMap()) throw ConfigError(src.where(root) + ": 'components' must be a map");
+  std::map<std::string, std::string> seen;  // implementation name -> where this file first gives it
   for (const auto& kv : comps) {
     std::string impl = kv.first.Scalar();
+    if (auto [it, fresh] = seen.emplace(impl, src.where(kv.first)); !fresh)
+      throw ConfigError(src.where(kv.first) + ": implementation '" + impl + "' is given twice (first at " + it->second +
+                        ")");
     const YAML::Node& v = kv.second;
     if (!v.IsMap()) throw ConfigError(src.where(v) + ": " + impl + ": expected { library: NAME, type: NAME }");
     check_keys(v, {"library", "type"}, "component '" + impl + "'", where);

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <map>
 
+#include "component/crash.hpp"
 #include "component/op_log.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
+#include "sim/watch.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
@@ -81,12 +83,23 @@ System& BenchRunner::configured() {
 void BenchRunner::run() {
   std::unique_ptr<Bench> bench(type_->create());
   auto t0 = Clock::now();
-  bench->run(*this);
+  crash::set_bench(options_.bench.c_str());
+  try {
+    bench->run(*this);
+  } catch (const BenchError&) {
+    // Stopped from outside, a bench may find its work unfinished: what it reached is the result.
+    if (!watch::stop_requested()) throw;
+  }
+  interrupted_ = watch::stop_requested();
   try {
     for (auto& s : systems_) s->finish_services();  // e.g. launches left outstanding still run to completion
   } catch (const BenchError& e) {                   // a service's complaint about the bench's use of it: name the bench
-    std::string what = e.what();
-    throw BenchError(e.reason(), "bench '" + options_.bench + "' " + what.substr(what.find(": ") + 2));
+    if (!interrupted_) {
+      std::string what = e.what();
+      throw BenchError(e.reason(), "bench '" + options_.bench + "' " + what.substr(what.find(": ") + 2));
+    }
+  } catch (const SimError&) {
+    if (!interrupted_) throw;  // work left unfinished by an interruption is expected
   }
   for (const auto& o : observers_) o->finish(*this);
   for (auto& s : systems_) s->finish();
@@ -119,6 +132,7 @@ const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<s
     nested_sim_time_ += runner.sim_time();
     nested_events_ += runner.events();
     nested_metrics_.push_back(std::make_unique<Metrics>(std::move(runner.metrics_)));
+    crash::set_bench(options_.bench.c_str());  // this bench's code runs again
   } catch (const BenchError& e) {
     std::string what = e.what();
     throw BenchError(e.reason(), who + ": " + what.substr(what.find(": ") + 2));
@@ -193,6 +207,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                 w.field("kbsim_version", KBSIM_VERSION);
                                 w.field("abi_version", std::uint64_t{kAbiVersion});
                                 w.field("bench", options_.bench);
+                                w.field("interrupted", interrupted_);
                                 w.key("params");
                                 write_params(w, params_);
 

@@ -53,6 +53,8 @@ class BenchRunner final : public BenchContext {
   std::uint64_t events() const;
   double wall_s() const noexcept { return wall_s_; }
   double build_wall_s() const noexcept { return build_wall_s_; }
+  /// The run was stopped from outside (Ctrl-C, SIGTERM, --max-wall): its results are those reached.
+  bool interrupted() const noexcept { return interrupted_; }
   const std::vector<std::string>& notes() const noexcept { return notes_; }
   const std::vector<std::unique_ptr<Simulation>>& systems() const noexcept { return systems_; }
   const std::vector<Graph>& graphs() const noexcept { return graphs_; }
@@ -73,6 +75,7 @@ class BenchRunner final : public BenchContext {
   Tick nested_sim_time_ = 0;                              ///< their simulated time
   std::uint64_t nested_events_ = 0;                       ///< their events
   unsigned depth_ = 0;                                    ///< how deep in run_bench calls this runner is
+  bool interrupted_ = false;
   Metrics metrics_;
   std::vector<std::string> notes_;
   double wall_s_ = 0.0;

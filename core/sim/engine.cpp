@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include "kbsim/errors.hpp"
+#include "sim/watch.hpp"
 
 namespace kbsim::core {
 
@@ -156,6 +157,7 @@ void Engine::heap_pop() noexcept {
 }
 
 bool Engine::run_until(Tick limit) {
+  if (watch::stop_requested()) stop_ = true;  // an interrupted run starts nothing more
   while (!heap_.empty() && !stop_) {
     const std::uint32_t b = heap_.front().bucket;
     Bucket& bucket = buckets_[b];
@@ -182,7 +184,10 @@ bool Engine::run_until(Tick limit) {
       continue;
     }
     now_ = time;
-    ++events_;
+    if ((++events_ & 0xFFFF) == 0) {  // the heartbeat: progress, and a stop asked from outside
+      watch::beat(now_, events_);
+      if (watch::stop_requested()) stop_ = true;
+    }
     Tick again = ev.target->on_event(ev);
     if (again != kNever && ev.target != nullptr) {
       enqueue(again, priority, slot);

@@ -52,6 +52,18 @@ TEST(Reliability, AThrowFromAnyStageNamesTheComponentItsLibraryAndTheTime) {
   }
 }
 
+TEST(Reliability, AFatalSignalInAComponentNamesIt) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "under AddressSanitizer the sanitizer reports fatal signals itself";
+#else
+  auto r = throw_at("timer", "segv");
+  EXPECT_EQ(r.code, 7) << r.err;
+  EXPECT_EQ(r.err,
+            "kbsim: error: CRASH: SIGSEGV (invalid memory access) in component bomb (test.thrower, library "
+            "test_thrower) at t=5.000 ns\n");
+#endif
+}
+
 TEST(Reliability, AnUnresolvedSymbolIsRefusedWhenTheLibraryLoads) {
   auto r = test::run_kbsim("list --plugins " + plugin_dir("bad_undefined"));
   EXPECT_EQ(r.code, 4) << r.err;
@@ -115,6 +127,80 @@ TEST(Reliability, ConcurrentRunsIntoOneFolderDoNotTrampleEachOther) {
   }
   for (const auto& e : fs::directory_iterator(dir))
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << e.path();
+}
+
+TEST(Reliability, AbsurdSizesAndTimesAreConfigurationErrorsNamingTheKey) {
+  const std::string two = kTwoSwitch + " --out " + (test::temp_dir() / "absurd").string();
+  auto latency = test::run_kbsim(two + " --set 'edges.0.latency_ns=1e300'");
+  EXPECT_EQ(latency.code, 3) << latency.err;
+  EXPECT_THAT(latency.err, HasSubstr("is beyond the simulatable range (at most 1e15 ns)"));
+  auto bandwidth = test::run_kbsim(two + " --set 'edges.0.bandwidth_gbs=1e-300'");
+  EXPECT_EQ(bandwidth.code, 3) << bandwidth.err;
+  EXPECT_THAT(bandwidth.err, HasSubstr("is too small to simulate"));
+  auto overhead = test::run_kbsim(two + " --set nodes.sw0.params.overhead_ns=1e300");
+  EXPECT_EQ(overhead.code, 3) << overhead.err;
+  EXPECT_THAT(overhead.err, HasSubstr("parameter 'overhead_ns' of builtin.switch = 1e+300 ns is beyond"));
+  auto flits = test::run_kbsim(two + " --set nodes.host.params.send_bytes=1099511627776");  // 2^40 B: 2^32 flits
+  EXPECT_EQ(flits.code, 5) << flits.err;
+  EXPECT_THAT(flits.err, HasSubstr("more flits of 256 bytes than a message may have"));
+  auto itself = test::run_kbsim(two + " --set nodes.host.params.send_to=host");
+  EXPECT_EQ(itself.code, 3) << itself.err;
+  EXPECT_THAT(itself.err, HasSubstr("parameter 'send_to' names this endpoint itself"));
+}
+
+TEST(Reliability, TheTopologyCommandCatchesWhatARunWould) {
+  const std::string topo = "topology --topology " KBSIM_SOURCE_DIR
+                           "/examples/topologies/two_switch.yaml --set nodes.host.params.send_to=host";
+  auto r = test::run_kbsim(topo);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("names this endpoint itself"));
+}
+
+TEST(Reliability, AnImplementationNameGivenTwiceInOneFileIsAnError) {
+  auto dir = test::temp_dir() / "dup_impl";
+  fs::create_directories(dir);
+  test::write_file(dir / "c.yaml",
+                   "components:\n  my.sw: { library: kbsim_forwarding, type: forwarding }\n"
+                   "  my.sw: { library: kbsim_forwarding, type: forwarding }\n");
+  auto r = test::run_kbsim("list --components " + (dir / "c.yaml").string());
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("c.yaml:3:3: implementation 'my.sw' is given twice (first at "));
+}
+
+// A run of hours (10^12 ns of message-mesh), stopped from outside: the results so
+// far are written, valid, marked interrupted, with the sim time reached.
+const std::string kLongMesh = "run --bench message-mesh --param x=16 --param y=16 --param stop_ns=1000000000000";
+
+void expect_interrupted_results(const fs::path& out) {
+  rapidjson::Document d;
+  d.Parse(test::read_file(out / "results.json").c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_TRUE(d["interrupted"].GetBool());
+  EXPECT_GT(d["sim_time_ns"].GetDouble(), 0.0);
+  EXPECT_LT(d["sim_time_ns"].GetDouble(), 1e12);
+  EXPECT_GT(d["events"].GetUint64(), 0u);
+}
+
+TEST(Reliability, AWallTimeBudgetStopsTheRunAndKeepsItsResults) {
+  auto out = test::temp_dir() / "max_wall";
+  auto r = test::run_kbsim(kLongMesh + " --max-wall 0.5 --out " + out.string());
+  EXPECT_EQ(r.code, 8) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("kbsim: error: INTERRUPTED: bench message-mesh stopped by --max-wall at sim time "));
+  expect_interrupted_results(out);
+}
+
+TEST(Reliability, CtrlCStopsTheRunAndKeepsItsResults) {
+  auto dir = test::temp_dir() / "sigint";
+  fs::create_directories(dir);
+  const std::string script = std::string(KBSIM_BIN) + " " + kLongMesh + " --out " + (dir / "out").string() +
+                             " >/dev/null 2>" + (dir / "err").string() +
+                             " & pid=$!; sleep 1; kill -INT $pid; wait $pid; "
+                             "echo $? > " +
+                             (dir / "code").string();
+  ASSERT_EQ(std::system(("bash -c '" + script + "'").c_str()), 0);
+  EXPECT_EQ(test::read_file(dir / "code"), "8\n") << test::read_file(dir / "err");
+  EXPECT_THAT(test::read_file(dir / "err"), HasSubstr("stopped by SIGINT"));
+  expect_interrupted_results(dir / "out");
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ const std::map<std::string, std::set<std::string>> kCoreModules = {
     {"topology", {"plugin"}},
     {"component", {"sim", "fabric", "plugin"}},
     {"report", {"component", "plugin"}},
-    {"run", {"component", "topology", "report", "plugin"}},
+    {"run", {"component", "topology", "report", "plugin", "sim"}},
     {"cli", {"run", "report", "component", "topology", "plugin", "fabric", "sim"}},
     {"testing", {"component", "plugin", "fabric", "sim"}},
 };

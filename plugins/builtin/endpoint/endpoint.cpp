@@ -65,6 +65,7 @@ class Endpoint final : public kbsim::Component {
   void setup() override {
     const std::string& to = params().get_string("send_to");
     if (to.empty() || params().get_int("count") == 0) return;
+    params().check(to != id(), "send_to", "names this endpoint itself; give another node");
     route_ = &route_to(find_node(to));
     schedule(kbsim::ns_to_ticks(params().get_float("start_ns")));
   }

@@ -165,14 +165,16 @@ class Component {
 
   /// Send a whole message on out-port `out`, handing it to the link `delay` from now.
   void send(PortIndex out, Ref<Message> msg, Tick delay = 0) {
-    ctx_.sim->send(ctx_.index, out, std::move(msg), now() + delay);
+    ctx_.sim->send(ctx_.index, out, std::move(msg), later(delay));
   }
   /// Forward one flit on out-port `out`, handing it to the link at absolute time `at` (>= now).
   void forward(PortIndex out, const Flit& flit, Tick at) { ctx_.sim->forward(ctx_.index, out, flit, at); }
   /// Fire on_timer(tag, msg) `delay` from now. Lower priority runs first at equal times.
   EventId schedule(Tick delay, std::uint64_t tag = 0, Ref<Message> msg = {}, std::uint8_t priority = 128) {
-    return ctx_.sim->schedule(ctx_.index, now() + delay, tag, std::move(msg), priority);
+    return ctx_.sim->schedule(ctx_.index, later(delay), tag, std::move(msg), priority);
   }
+  /// now() + delay, or kNever when that would run past the 64-bit clock (the core refuses it, naming you).
+  Tick later(Tick delay) const noexcept { return delay >= kNever - now() ? kNever : now() + delay; }
   void cancel(EventId id) noexcept { ctx_.sim->cancel(id); }
 
   /// The cached path from this node to `dst` within routing view `view`

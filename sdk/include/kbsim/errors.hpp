@@ -9,12 +9,14 @@ namespace kbsim {
 /// Documented process exit codes of the `kbsim` command.
 enum class ExitCode : int {
   kOk = 0,
-  kInternal = 1,  ///< a bug: an unexpected exception
-  kUsage = 2,     ///< bad command line
-  kConfig = 3,    ///< bad topology, components.yaml, parameter or override
-  kPlugin = 4,    ///< a plugin library could not be found, loaded or registered
-  kSim = 5,       ///< the simulation failed (bad address, stuck run, component fault)
-  kBench = 6,     ///< a bench ran but failed its own contract or checks
+  kInternal = 1,     ///< a bug: an unexpected exception
+  kUsage = 2,        ///< bad command line
+  kConfig = 3,       ///< bad topology, components.yaml, parameter or override
+  kPlugin = 4,       ///< a plugin library could not be found, loaded or registered
+  kSim = 5,          ///< the simulation failed (bad address, stuck run, component fault)
+  kBench = 6,        ///< a bench ran but failed its own contract or checks
+  kCrash = 7,        ///< a fatal signal (SIGSEGV, SIGBUS, ...) inside the run: the component is named
+  kInterrupted = 8,  ///< stopped by Ctrl-C, SIGTERM or --max-wall; the results so far are written, marked interrupted
 };
 
 class Error : public std::runtime_error {

@@ -1,6 +1,7 @@
 // test.thrower: a component that throws from the stage its `stage` parameter
 // names (construct, setup, timer, finish), either a std::runtime_error or an
 // int (`what`: std or int). kbsim must name it, its library and the sim time.
+#include <csignal>
 #include <stdexcept>
 #include <string>
 
@@ -16,7 +17,7 @@ class Thrower final : public kbsim::Component {
     i.type = "thrower";
     i.summary = "test component that throws from one stage";
     i.params = {kbsim::param_string("stage", "timer", "construct, setup, timer or finish"),
-                kbsim::param_string("what", "std", "std (a std::runtime_error) or int")};
+                kbsim::param_string("what", "std", "std (a std::runtime_error), int, or segv (a fatal signal)")};
     return i;
   }
   void setup() override {
@@ -30,6 +31,7 @@ class Thrower final : public kbsim::Component {
   void maybe_throw(const char* stage) {
     if (params().get_string("stage") != stage) return;
     if (params().get_string("what") == "int") throw 42;
+    if (params().get_string("what") == "segv") std::raise(SIGSEGV);
     throw std::runtime_error(std::string("thrown from ") + stage);
   }
 };

@@ -1,0 +1,23 @@
+// A fatal signal inside a run (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) is
+// still a crash, but it ends with one line saying whose: the component being
+// dispatched (its implementation, library and the sim time) or the bench
+// running, written async-signal-safely, then exit code 7 (ExitCode::kCrash).
+#pragma once
+
+#include "kbsim/component.hpp"
+
+namespace kbsim::core {
+class Simulation;
+}
+
+namespace kbsim::core::crash {
+
+/// Install the handlers (on an alternate stack, so a stack overflow is reported too).
+void install() noexcept;
+/// The bench whose code runs now (nullptr: none). The name must outlive the run.
+void set_bench(const char* name) noexcept;
+/// The simulation dispatching events now (nullptr: none), and the node whose handler runs.
+void set_dispatch(const Simulation* sim) noexcept;
+extern NodeIndex g_node;
+
+}  // namespace kbsim::core::crash

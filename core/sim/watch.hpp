@@ -1,0 +1,25 @@
+// The run's watch: a stop request any engine honours at its next heartbeat
+// (set from a signal handler, or by a wall-time budget), and a heartbeat
+// callback the command line uses to show progress. Engines beat about every
+// 2^16 events, so the loop pays one mask test per event.
+#pragma once
+
+#include <cstdint>
+
+#include "kbsim/time.hpp"
+
+namespace kbsim::core::watch {
+
+/// Ask every running engine to stop at its next heartbeat (async-signal-safe).
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+/// Forget a stop request (tests, and a process that runs twice).
+void clear() noexcept;
+
+/// Called from the engines' loops about every 2^16 events with the engine's
+/// time and event count; nullptr (the default) for none.
+using Beat = void (*)(Tick now, std::uint64_t events);
+void set_beat(Beat beat) noexcept;
+void beat(Tick now, std::uint64_t events);
+
+}  // namespace kbsim::core::watch
