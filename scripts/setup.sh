@@ -44,6 +44,10 @@ usage: bash scripts/setup.sh COMMAND [ARGS...]
          against the reference's figures (kbsim-out/fidelity); with ARGS, run
          `kbsim run ARGS` instead, e.g. --bench message-mesh --param x=16
   test   build, then run the whole test suite with ctest (ARGS go to ctest)
+  fuzz   install clang, build the libFuzzer harnesses of the configuration
+         loaders (build-fuzz/) and run each for KBSIM_FUZZ_SECONDS (default
+         60) from the repository's own files; fails on a crash, a leak or a
+         sanitizer report (the input is kept in build-fuzz/findings)
 
 environment: KBSIM_BUILD_DIR (default <repo>/build), KBSIM_CMAKE_ARGS
 EOF
@@ -131,6 +135,37 @@ run_tests() {
   say "all tests passed"
 }
 
+# libFuzzer harnesses of the configuration loaders (tests/fuzz), each run for
+# a bounded time from a corpus seeded with the repository's own files.
+fuzz() {
+  PACKAGES+=(clang)
+  deps
+  local dir="$REPO/build-fuzz" seconds="${KBSIM_FUZZ_SECONDS:-60}"
+  say "configuring $dir (clang, libFuzzer, ASan + UBSan)"
+  CXX=clang++ cmake -S "$REPO" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKBSIM_FUZZ=ON >/dev/null
+  cmake --build "$dir" -j "$JOBS" --target fuzz_topology fuzz_components
+  mkdir -p "$dir/findings"
+  local name seeds corpus
+  for name in topology components; do
+    corpus="$dir/corpus-$name"
+    seeds="$dir/seeds-$name"
+    rm -rf "$seeds" && mkdir -p "$corpus" "$seeds"
+    if [[ $name == topology ]]; then
+      cp "$REPO/topology.yaml" "$REPO"/examples/topologies/*.yaml "$seeds/"
+      printf '%s\n#set\nsystem.sips.count=4\nsystem.sips.topology=torus_2d\n' "$(cat "$REPO/topology.yaml")" >"$seeds/with_set.yaml"
+    else
+      cp "$REPO/components.yaml" "$seeds/"
+    fi
+    say "fuzzing the $name loader for ${seconds} s"
+    ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+      "$dir/bin/fuzz_$name" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=16384 \
+      -print_final_stats=1 -artifact_prefix="$dir/findings/$name-" "$corpus" "$seeds" 2>"$dir/fuzz-$name.log" ||
+      die "the $name loader failed under the fuzzer: see $dir/fuzz-$name.log and $dir/findings/"
+    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$dir/fuzz-$name.log" | sed 's/^/    /'
+  done
+  say "no crash, leak or sanitizer report"
+}
+
 main() {
   local cmd="${1:-}"
   [[ $# -gt 0 ]] && shift
@@ -139,6 +174,7 @@ main() {
     build) build ;;
     run) run "$@" ;;
     test) run_tests "$@" ;;
+    fuzz) fuzz ;;
     -h | --help | help)
       usage
       exit 0

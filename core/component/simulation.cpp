@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <queue>
 
@@ -27,6 +28,25 @@ std::vector<std::string> port_labels(const ComponentInfo& info) {
 }
 }  // namespace
 
+namespace {
+/// Node ids are printed, logged and written everywhere: they keep to a documented set of characters
+/// (docs/model.md, "Terms"), so no terminal escape, newline or invalid byte can reach a user's screen or file.
+void check_id(const std::string& id, const std::string& origin) {
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("_.:/+@-").find(c) != std::string_view::npos;
+    if (ok) continue;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    std::string shown;
+    for (char d : id) shown += (d >= 0x20 && d < 0x7f) ? d : '?';
+    throw ConfigError(origin + ": node id '" + shown + "' has the byte " + hex + " at position " + std::to_string(i) +
+                      "; ids use letters, digits and _ . : / + @ -");
+  }
+}
+}  // namespace
+
 Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_(registry) {
   if (graph.nodes.size() >= (std::size_t{1} << 28))
     throw ConfigError(graph.source + ": " + std::to_string(graph.nodes.size()) + " nodes; at most 2^28 are supported");
@@ -38,6 +58,7 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
     n.id = spec.id;
     n.impl = spec.impl;
     if (n.id.empty()) throw ConfigError(spec.origin + ": node without an id");
+    check_id(n.id, spec.origin);
     auto [it, fresh] = index_.emplace(n.id, static_cast<NodeIndex>(i));
     if (!fresh)
       throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " + graph.nodes[it->second].origin +

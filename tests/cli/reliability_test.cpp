@@ -167,6 +167,32 @@ TEST(Reliability, AnImplementationNameGivenTwiceInOneFileIsAnError) {
   EXPECT_THAT(r.err, HasSubstr("c.yaml:3:3: implementation 'my.sw' is given twice (first at "));
 }
 
+TEST(Reliability, HostileTextNeverReachesATerminalOrBreaksAFile) {
+  auto dir = test::temp_dir() / "hostile";
+  fs::create_directories(dir);
+  // An escape sequence in a node id: refused, naming the byte, and nothing raw printed.
+  test::write_file(dir / "esc.yaml", "nodes:\n  - { id: \"a\\e[31mb\", impl: builtin.endpoint }\n");
+  auto esc = test::run_kbsim("topology --topology " + (dir / "esc.yaml").string());
+  EXPECT_EQ(esc.code, 3) << esc.err;
+  EXPECT_THAT(esc.err, HasSubstr("node id 'a?[31mb' has the byte 0x1b at position 1"));
+  EXPECT_EQ(esc.err.find('\x1b'), std::string::npos);
+  // A newline in a user string: the error stays one line.
+  test::write_file(dir / "nl.yaml", "nodes:\n  - { id: a, impl: \"x\\ny\" }\n");
+  auto nl = test::run_kbsim("topology --topology " + (dir / "nl.yaml").string());
+  EXPECT_EQ(nl.code, 3) << nl.err;
+  EXPECT_THAT(nl.err, HasSubstr("unknown implementation 'x\\ny'"));
+  EXPECT_EQ(std::count(nl.err.begin(), nl.err.end(), '\n'), 1) << nl.err;
+  // A file name that is not UTF-8 ends up in results.json, which stays valid JSON.
+  const fs::path odd = dir / "t\xff.yaml";
+  fs::copy_file(KBSIM_SOURCE_DIR "/examples/topologies/two_switch.yaml", odd);
+  auto run = test::run_kbsim("run --bench traffic --topology '" + odd.string() + "' --out " + (dir / "out").string());
+  ASSERT_EQ(run.code, 0) << run.err;
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseValidateEncodingFlag>(test::read_file(dir / "out" / "results.json").c_str());
+  EXPECT_FALSE(d.HasParseError());
+  EXPECT_THAT(std::string(d["topology"]["source"].GetString()), HasSubstr("t\xEF\xBF\xBD.yaml"));
+}
+
 // A run of hours (10^12 ns of message-mesh), stopped from outside: the results so
 // far are written, valid, marked interrupted, with the sim time reached.
 const std::string kLongMesh = "run --bench message-mesh --param x=16 --param y=16 --param stop_ns=1000000000000";

@@ -82,7 +82,8 @@ BlockSpec in_pe(const BlockSpec& block, const std::vector<std::pair<std::string,
                 unsigned cube, unsigned pe) {
   BlockSpec out = block;
   for (const auto& [name, sibling] : refs) {
-    std::erase_if(out.attrs, [&](const RawParam& a) { return a.name == name; });
+    const std::string& key = name;  // a lambda may not capture a structured binding before clang 16
+    std::erase_if(out.attrs, [&](const RawParam& a) { return a.name == key; });
     out.attrs.push_back({name, sibling.empty() ? std::string() : names::pe_part(sip, cube, pe, sibling),
                          block.origin.empty() ? "the PE template" : block.origin});
   }

@@ -41,12 +41,13 @@ class Cursor {
     read(c);
   }
 
-  void number(const std::string& key, double& out, double min = 0.0) const {
+  void number(const std::string& key, double& out, double min = 0.0, double max = 1e15) const {
     if (!has(key)) return;
     std::optional<double> v = scalar_number(node_[key]);
     if (!v) fail(key, "must be a number");
     out = *v;
-    if (!std::isfinite(out) || out < min) fail(key, "must be a finite number >= " + format_ns(min));
+    if (!std::isfinite(out) || out < min || out > max)
+      fail(key, "must be a number between " + format_ns(min) + " and " + format_ns(max));
   }
   template <class U>
   void whole(const std::string& key, U& out, std::int64_t min, std::int64_t max) const {
@@ -282,12 +283,13 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
               if (mm.has(k))
                 (k[0] == 'w' ? s.cube_w_origin : s.cube_h_origin) =
                     mm.where(mm.node()[k]) + ": cube.geometry.cube_mm." + k;
-            mm.number("w", s.cube_w_mm, 1.0);
-            mm.number("h", s.cube_h_mm, 1.0);
+            // A cube is a die: at most 100 mm a side (a router grid of at most a few hundred routers).
+            mm.number("w", s.cube_w_mm, 1.0, 100.0);
+            mm.number("h", s.cube_h_mm, 1.0, 100.0);
           });
-          g.number("pe_pitch_mm", s.pe_pitch_mm, 0.1);
-          g.number("max_router_spacing_mm", s.max_router_spacing_mm, 0.5);
-          g.number("hbm_gap_mm", s.hbm_gap_mm, 0.1);
+          g.number("pe_pitch_mm", s.pe_pitch_mm, 0.1, 100.0);
+          g.number("max_router_spacing_mm", s.max_router_spacing_mm, 0.5, 100.0);
+          g.number("hbm_gap_mm", s.hbm_gap_mm, 0.1, 100.0);
         });
         cube.with_map("pe_layout", {"corners", "pe_per_corner"}, [&](Cursor& l) {
           l.whole("pe_per_corner", s.pe_per_corner, 1, 4);

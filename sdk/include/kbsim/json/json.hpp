@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kbsim/errors.hpp"
 
@@ -47,6 +48,35 @@ class JsonWriter {
 };
 
 namespace detail {
+/// `s` as valid UTF-8: each byte that does not start or continue a well-formed
+/// sequence becomes U+FFFD, so whatever a user named, the file stays JSON.
+inline std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size() && !(len == 2 && c < 0xC2) && !(len == 4 && c > 0xF4);
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (ok && len == 3) {  // no overlong forms, no surrogates
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+    }
+    if (ok && len == 4) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
 class RapidWriter final : public JsonWriter {
  public:
   explicit RapidWriter(std::FILE* f) : stream_(f, buffer_, sizeof buffer_), w_(stream_) { w_.SetIndent(' ', 2); }
@@ -54,9 +84,15 @@ class RapidWriter final : public JsonWriter {
   void end_object() override { w_.EndObject(); }
   void begin_array() override { w_.StartArray(); }
   void end_array() override { w_.EndArray(); }
-  void key(const std::string& k) override { w_.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size())); }
-  void value(const std::string& v) override { w_.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size())); }
-  void value(const char* v) override { w_.String(v); }
+  void key(const std::string& k) override {
+    const std::string s = valid_utf8(k);
+    w_.Key(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  }
+  void value(const std::string& v) override {
+    const std::string s = valid_utf8(v);
+    w_.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  }
+  void value(const char* v) override { value(std::string(v)); }
   void value(double v) override {
     if (std::isfinite(v)) {
       w_.Double(v);
