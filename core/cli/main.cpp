@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -43,6 +44,11 @@ int main(int argc, char** argv) {
   } catch (const kbsim::Error& e) {
     std::fprintf(stderr, "kbsim: error: %s\n", one_line(e.what()).c_str());
     return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "kbsim: error: out of memory: the run needs more than this machine can give (a smaller "
+                 "system or workload, or a machine with more memory)\n");
+    return static_cast<int>(kbsim::ExitCode::kConfig);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kbsim: internal error: %s\n", one_line(e.what()).c_str());
     return static_cast<int>(kbsim::ExitCode::kInternal);

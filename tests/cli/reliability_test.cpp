@@ -11,6 +11,7 @@
 #include <string>
 
 #include "harness.hpp"
+#include "kbsim/host_memory.hpp"
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -146,6 +147,20 @@ TEST(Reliability, AbsurdSizesAndTimesAreConfigurationErrorsNamingTheKey) {
   auto itself = test::run_kbsim(two + " --set nodes.host.params.send_to=host");
   EXPECT_EQ(itself.code, 3) << itself.err;
   EXPECT_THAT(itself.err, HasSubstr("parameter 'send_to' names this endpoint itself"));
+}
+
+TEST(Reliability, ARunTooLargeForTheMachineIsRefusedWithAnEstimate) {
+  if (available_memory_bytes() == 0 || available_memory_bytes() > 40e9)
+    GTEST_SKIP() << "this machine could hold the run; the test needs one with less than 40 GB available";
+  auto mesh = test::run_kbsim("run --bench message-mesh --param x=4096 --param y=4096 --out " +
+                              (test::temp_dir() / "mesh_huge").string());
+  EXPECT_EQ(mesh.code, 3) << mesh.err;
+  EXPECT_THAT(mesh.err, HasSubstr("message-mesh 4096x4096 (16777216 nodes) needs about 50.3 GB of memory; this "
+                                  "machine has "));
+  auto gemm = test::run_kbsim("run --bench gemm-single-pe --param M=50000 --param K=50000 --param N=64 --out " +
+                              (test::temp_dir() / "gemm_huge").string());
+  EXPECT_EQ(gemm.code, 3) << gemm.err;
+  EXPECT_THAT(gemm.err, HasSubstr("50000x50000x64 GEMM operands needs about 30.1 GB of memory"));
 }
 
 TEST(Reliability, TheTopologyCommandCatchesWhatARunWould) {

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "kbsim/ahbm/names.hpp"
+#include "kbsim/host_memory.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/plan.hpp"
 #include "kbsim/plugin.hpp"
@@ -96,9 +97,9 @@ class GemmBench : public kbsim::Bench {
   void run(kbsim::BenchContext& ctx) override {
     const kbsim::Params& p = ctx.params();
     const std::int64_t m = p.get_int("M"), k = p.get_int("K"), n = p.get_int("N");
-    p.check(m > 0, "M", "must be > 0");
-    p.check(k > 0, "K", "must be > 0");
-    p.check(n > 0, "N", "must be > 0");
+    p.check(m > 0 && m <= (1 << 24), "M", "must be in 1..16777216");
+    p.check(k > 0 && k <= (1 << 24), "K", "must be in 1..16777216");
+    p.check(n > 0 && n <= (1 << 24), "N", "must be in 1..16777216");
     std::int64_t variant = kLoadRef;
     bool relu = false;
     if (composite_) {
@@ -118,6 +119,12 @@ class GemmBench : public kbsim::Bench {
     rt::Tensor a = r.empty({m, k}, DType::kF16, one_pe, "A");
     rt::Tensor b = r.empty({k, n}, DType::kF16, one_pe, "B");
     rt::Tensor c = r.empty({m, n}, DType::kF16, one_pe, "C");
+    // Host-side operands: values (8 B an element) and their f16 encoding (2 B), kept once more by the memory
+    // store (2 B), for A, B and C.
+    const double elements = static_cast<double>(m) * static_cast<double>(k) + static_cast<double>(k) * n +
+                            static_cast<double>(m) * static_cast<double>(n);
+    kbsim::require_memory(12.0 * elements,
+                          std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + " GEMM operands");
     const std::vector<double> va = values(m * k, 1), vb = values(k * n, 2);
     r.write(a, encode(va));
     r.write(b, encode(vb));
