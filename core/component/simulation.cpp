@@ -290,6 +290,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
     fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
                    std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
   if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
+  msg->stamp_sender(nodes_[from].id);
   Link::Shape shape = link.shape(msg->bytes);
   Tick start = link.reserve(at, shape, true);
   // Flits count hops along the message's route; a whole message may be sent

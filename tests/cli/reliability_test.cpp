@@ -65,6 +65,22 @@ TEST(Reliability, AFatalSignalInAComponentNamesIt) {
 #endif
 }
 
+TEST(Reliability, APayloadTypeMismatchNamesBothTypesAndTheSender) {
+  auto dir = test::temp_dir() / "picky";
+  fs::create_directories(dir);
+  test::write_file(dir / "c.yaml", "components:\n  test.picky: { library: test_thrower, type: picky }\n");
+  test::write_file(dir / "t.yaml",
+                   "nodes:\n  - { id: host, impl: builtin.endpoint, params: { send_to: reader } }\n"
+                   "  - { id: reader, impl: test.picky }\n"
+                   "edges:\n  - { src: host, dst: reader, bandwidth_gbs: 64, latency_ns: 1 }\n");
+  auto r = test::run_kbsim("run --bench system --plugins " + plugin_dir("thrower") + " --components " +
+                           (dir / "c.yaml").string() + " --topology " + (dir / "t.yaml").string() + " --out " +
+                           (dir / "out").string());
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("reader: message type mismatch: expected test.Picky, got endpoint.Packet (sent by host)"));
+}
+
 TEST(Reliability, AnUnresolvedSymbolIsRefusedWhenTheLibraryLoads) {
   auto r = test::run_kbsim("list --plugins " + plugin_dir("bad_undefined"));
   EXPECT_EQ(r.code, 4) << r.err;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <new>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -40,6 +41,12 @@ class Message {
   virtual ~Message() = default;
 
   TypeId type() const noexcept { return type_; }
+  /// Its type's name ("family.Name"); "?" for one not made by make_message.
+  std::string_view type_name() const noexcept { return name_; }
+  /// The node that last sent it (the core stamps it on every send; empty before).
+  std::string_view sender() const noexcept { return sender_; }
+  /// Called by the core when a node sends it.
+  void stamp_sender(std::string_view node) noexcept { sender_ = node; }
   template <class T>
   bool is() const noexcept {
     return type_ == T::kType;
@@ -47,7 +54,9 @@ class Message {
   /// Checked downcast; throws SimError naming both types on a mismatch.
   template <class T>
   T& as() {
-    if (!is<T>()) throw SimError("message type mismatch: expected another payload type");
+    if (!is<T>())
+      throw SimError("message type mismatch: expected " + std::string(T::kName) + ", got " + std::string(name_) +
+                     (sender_.empty() ? std::string() : " (sent by " + std::string(sender_) + ")"));
     return static_cast<T&>(*this);
   }
 
@@ -81,6 +90,8 @@ class Message {
   friend class MessagePool;
   std::uint32_t refs_ = 0;
   void (*recycle_)(Message*) noexcept = nullptr;
+  std::string_view name_ = "?";
+  std::string_view sender_;
   TypeId type_;
   bool data_op_;
 };
@@ -140,6 +151,7 @@ class MessagePool {
     }
     T* obj = new (mem) T(std::forward<Args>(args)...);
     obj->recycle_ = &MessagePool::recycle;
+    obj->name_ = T::kName;  // a literal of the library that made it, which stays loaded
     return Ref<T>(obj);
   }
   ~MessagePool() {

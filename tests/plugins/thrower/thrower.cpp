@@ -36,6 +36,29 @@ class Thrower final : public kbsim::Component {
   }
 };
 
+/// test.picky: takes only its own message type, as a component reading its payload does.
+struct Picky final : kbsim::Message {
+  static constexpr std::string_view kName = "test.Picky";
+  static constexpr kbsim::TypeId kType = kbsim::type_id(kName);
+  Picky() : Message(kType) {}
+};
+
+class PickyReader final : public kbsim::Component {
+ public:
+  using Component::Component;
+  static kbsim::ComponentInfo info() {
+    kbsim::ComponentInfo i;
+    i.type = "picky";
+    i.summary = "test component that reads every message as a test.Picky";
+    i.ports = {{"*", "any link"}};
+    return i;
+  }
+  void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override { (void)msg->as<Picky>(); }
+};
+
 }  // namespace
 
-KBSIM_PLUGIN("test_thrower") { kbsim::add_component<Thrower>(plugin); }
+KBSIM_PLUGIN("test_thrower") {
+  kbsim::add_component<Thrower>(plugin);
+  kbsim::add_component<PickyReader>(plugin);
+}
