@@ -55,9 +55,18 @@ class Message {
   template <class T>
   T& as() {
     if (!is<T>())
-      throw SimError("message type mismatch: expected " + std::string(T::kName) + ", got " + std::string(name_) +
+      throw SimError("message type mismatch: expected " + std::string(expected_name<T>()) + ", got " +
+                     std::string(name_) +
                      (sender_.empty() ? std::string() : " (sent by " + std::string(sender_) + ")"));
     return static_cast<T&>(*this);
+  }
+
+  template <class T>
+  static constexpr std::string_view expected_name() noexcept {
+    if constexpr (requires { T::kName; })
+      return T::kName;
+    else
+      return "another type";
   }
 
   /// Size on the wire; decides the number of flits. 0 = control message (latency only).
@@ -151,7 +160,7 @@ class MessagePool {
     }
     T* obj = new (mem) T(std::forward<Args>(args)...);
     obj->recycle_ = &MessagePool::recycle;
-    obj->name_ = T::kName;  // a literal of the library that made it, which stays loaded
+    if constexpr (requires { T::kName; }) obj->name_ = T::kName;  // a literal of its library, which stays loaded
     return Ref<T>(obj);
   }
   ~MessagePool() {
