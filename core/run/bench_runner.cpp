@@ -84,11 +84,22 @@ void BenchRunner::run() {
   std::unique_ptr<Bench> bench(type_->create());
   auto t0 = Clock::now();
   crash::set_bench(options_.bench.c_str());
+  auto fault = [&](const std::string& what) {
+    auto it = registry_.benches().find(options_.bench);
+    const std::string library = it == registry_.benches().end() ? "?" : it->second.from.library;
+    return PluginError("bench '" + options_.bench + "' (library " + library + ") failed: " + what);
+  };
   try {
     bench->run(*this);
   } catch (const BenchError&) {
     // Stopped from outside, a bench may find its work unfinished: what it reached is the result.
     if (!watch::stop_requested()) throw;
+  } catch (const Error&) {
+    throw;  // a configuration or simulation error names itself
+  } catch (const std::exception& e) {
+    throw fault(e.what());  // a fault of the bench's own code is the plugin's, not kbsim's
+  } catch (...) {
+    throw fault("it threw something that is not a std::exception");
   }
   interrupted_ = watch::stop_requested();
   try {
