@@ -31,6 +31,12 @@ TEST(NestedBench, ReadsTheOtherBenchsMetricsAndCountsItsWork) {
   std::filesystem::remove_all(out);
 }
 
+TEST(NestedBench, ABenchsOwnFaultIsNamedAsThePlugins) {
+  auto r = nested("--param bench=!throw", test::temp_dir() / "nested_throw");
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_EQ(r.err, "kbsim: error: bench 'nested' (library test_nested_bench) failed: the bench's own bug\n");
+}
+
 TEST(NestedBench, ABadNestedRunIsTheCallingBenchsError) {
   auto out = test::temp_dir() / "nested_bad";
   auto unknown = nested("--param bench=nosuch", out);

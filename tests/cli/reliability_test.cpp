@@ -160,6 +160,9 @@ TEST(Reliability, AbsurdSizesAndTimesAreConfigurationErrorsNamingTheKey) {
   auto flits = test::run_kbsim(two + " --set nodes.host.params.send_bytes=1099511627776");  // 2^40 B: 2^32 flits
   EXPECT_EQ(flits.code, 5) << flits.err;
   EXPECT_THAT(flits.err, HasSubstr("more flits of 256 bytes than a message may have"));
+  auto nowhere = test::run_kbsim(two + " --set nodes.host.params.send_to=nowhere");
+  EXPECT_EQ(nowhere.code, 3) << nowhere.err;
+  EXPECT_THAT(nowhere.err, HasSubstr("parameter 'send_to' of host (builtin.endpoint) names unknown node 'nowhere'"));
   auto itself = test::run_kbsim(two + " --set nodes.host.params.send_to=host");
   EXPECT_EQ(itself.code, 3) << itself.err;
   EXPECT_THAT(itself.err, HasSubstr("parameter 'send_to' names this endpoint itself"));

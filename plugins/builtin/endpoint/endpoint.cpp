@@ -51,7 +51,7 @@ class Endpoint final : public kbsim::Component {
     kbsim::ComponentInfo i;
     i.type = "endpoint";
     i.summary = "traffic source and sink: sends packets along routed paths and records their latency";
-    i.params = {kbsim::param_string("send_to", "", "destination node id; empty: send nothing"),
+    i.params = {kbsim::param_node("send_to", "", "destination node id; empty: send nothing"),
                 kbsim::param_int("send_bytes", 4096, "payload bytes per packet"),
                 kbsim::param_int("count", 1, "packets to send"),
                 kbsim::param_float("start_ns", 0.0, "time of the first packet"),
@@ -63,10 +63,10 @@ class Endpoint final : public kbsim::Component {
   }
 
   void setup() override {
-    const std::string& to = params().get_string("send_to");
-    if (to.empty() || params().get_int("count") == 0) return;
-    params().check(to != id(), "send_to", "names this endpoint itself; give another node");
-    route_ = &route_to(find_node(to));
+    const kbsim::NodeIndex to = params().get_node("send_to");  // the core checked it names a node
+    if (to == kbsim::kNoNode || params().get_int("count") == 0) return;
+    params().check(to != index(), "send_to", "names this endpoint itself; give another node");
+    route_ = &route_to(to);
     schedule(kbsim::ns_to_ticks(params().get_float("start_ns")));
   }
 

@@ -1,5 +1,6 @@
 // test.nested: a bench that runs another bench (BenchContext::run_bench) with
 // one parameter and reports what it read from the other's metrics.
+#include <stdexcept>
 #include <string>
 
 #include "kbsim/bench.hpp"
@@ -18,6 +19,7 @@ class Nested final : public kbsim::Bench {
   void run(kbsim::BenchContext& ctx) override {
     const std::string& bench = ctx.params().get_string("bench");
     const std::string& arg = ctx.params().get_string("arg");
+    if (bench == "!throw") throw std::runtime_error("the bench's own bug");  // a fault of the bench's code
     // Running itself, it passes its own parameters on: a recursion the runner must stop.
     const kbsim::Metrics& inner =
         bench == "nested" ? ctx.run_bench(bench, {"bench=nested", "arg=" + arg}) : ctx.run_bench(bench, {arg});
