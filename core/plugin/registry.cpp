@@ -60,10 +60,15 @@ void Registry::discover() {
   for (const auto& l : library_list_) seen.insert(l.name);
   for (const fs::path& dir : dirs_) {
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir)) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const fs::path& p = entry.path();
-      if (entry.is_regular_file() && p.filename().string().find(".so") != std::string::npos) files.push_back(p);
+      if (p.filename().string().find(".so") == std::string::npos) continue;
+      std::error_code bad;
+      if (entry.is_regular_file(bad)) files.push_back(p);
+      if (bad) throw PluginError(p.string() + ": cannot load library: " + bad.message());
     }
+    if (ec) throw PluginError(dir.string() + ": plugin directory cannot be read: " + ec.message());
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
       std::string name = library_name(f);

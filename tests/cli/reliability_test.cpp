@@ -81,6 +81,18 @@ TEST(Reliability, APayloadTypeMismatchNamesBothTypesAndTheSender) {
               HasSubstr("reader: message type mismatch: expected test.Picky, got endpoint.Packet (sent by host)"));
 }
 
+TEST(Reliability, ADirectoryWhereAFileIsExpectedAndASymlinkLoopAreOneLineErrors) {
+  auto topo = test::run_kbsim("topology --topology " + test::temp_dir().string());
+  EXPECT_EQ(topo.code, 3) << topo.err;
+  EXPECT_THAT(topo.err, HasSubstr(test::temp_dir().string() + ": is a directory, not a file"));
+  auto dir = test::temp_dir() / "loop";
+  fs::create_directories(dir);
+  fs::create_symlink("libloop.so", dir / "libloop.so");  // a link to itself
+  auto list = test::run_kbsim("list --plugins " + dir.string());
+  EXPECT_EQ(list.code, 4) << list.err;
+  EXPECT_THAT(list.err, HasSubstr("libloop.so: cannot load library: Too many levels of symbolic links"));
+}
+
 TEST(Reliability, AnUnresolvedSymbolIsRefusedWhenTheLibraryLoads) {
   auto r = test::run_kbsim("list --plugins " + plugin_dir("bad_undefined"));
   EXPECT_EQ(r.code, 4) << r.err;

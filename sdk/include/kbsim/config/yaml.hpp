@@ -31,12 +31,16 @@ class YamlSource {
  public:
   /// Parse a file; a missing file or a syntax error throws ConfigError.
   static YamlSource load(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) throw ConfigError(file.string() + ": is a directory, not a file");
     std::ifstream in(file);
     if (!in) throw ConfigError(file.string() + ": cannot open file");
     try {
       return YamlSource(file.string(), YAML::Load(in));
     } catch (const YAML::Exception& e) {
       throw syntax_error(file.string(), e);
+    } catch (const std::exception& e) {  // the stream itself failed (a device, a vanished file)
+      throw ConfigError(file.string() + ": cannot read it (" + e.what() + ")");
     }
   }
   YamlSource(std::string name, YAML::Node root) : name_(std::move(name)), root_(std::move(root)) {}
