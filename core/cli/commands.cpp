@@ -109,7 +109,9 @@ class OutDir {
     std::error_code ec;
     auto refuse = [&](const std::string& why) { throw UsageError("--out " + dir.string() + ": " + why); };
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) refuse("exists and is not a directory");
-    for (fs::path at = fs::absolute(dir, ec); !at.empty() && !fs::exists(at, ec); at = at.parent_path()) {
+    fs::path start = fs::absolute(dir, ec).lexically_normal();
+    if (!start.has_filename()) start = start.parent_path();  // "out/" names the folder "out"
+    for (fs::path at = start; !at.empty() && !fs::exists(at, ec); at = at.parent_path()) {
       made_.push_back(at);  // deepest first
       if (at == at.parent_path()) break;
     }
@@ -369,7 +371,7 @@ int run_command_line(int argc, char** argv) {
                    suggest(word, names).c_str());
       return static_cast<int>(ExitCode::kUsage);
     }
-    std::fprintf(stderr, "kbsim: error: %s (see 'kbsim --help')\n", e.what());
+    std::fprintf(stderr, "kbsim: error: %s (see 'kbsim --help')\n", one_line(e.what()).c_str());
     return static_cast<int>(ExitCode::kUsage);
   }
 

@@ -11,27 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "component/crash.hpp"
-
-namespace {
-/// An error message as exactly one line of printable text: a newline a user
-/// string carried in shows as "\n", any other control byte as "\xNN".
-std::string one_line(const char* what) {
-  std::string out;
-  for (const char* p = what; *p; ++p) {
-    const auto c = static_cast<unsigned char>(*p);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", c);
-      out += b;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-}  // namespace
+#include "kbsim/text.hpp"
 
 int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("kbsim");
@@ -42,7 +22,7 @@ int main(int argc, char** argv) {
   try {
     return kbsim::cli::run_command_line(argc, argv);
   } catch (const kbsim::Error& e) {
-    std::fprintf(stderr, "kbsim: error: %s\n", one_line(e.what()).c_str());
+    std::fprintf(stderr, "kbsim: error: %s\n", kbsim::one_line(e.what()).c_str());
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr,
@@ -50,7 +30,7 @@ int main(int argc, char** argv) {
                  "system or workload, or a machine with more memory)\n");
     return static_cast<int>(kbsim::ExitCode::kConfig);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kbsim: internal error: %s\n", one_line(e.what()).c_str());
+    std::fprintf(stderr, "kbsim: internal error: %s\n", kbsim::one_line(e.what()).c_str());
     return static_cast<int>(kbsim::ExitCode::kInternal);
   }
 }

@@ -86,6 +86,8 @@ void install() noexcept {
 }
 
 void set_bench(const char* name) noexcept { g_bench = name; }
+const char* bench() noexcept { return g_bench; }
+const Simulation* dispatching() noexcept { return g_sim; }
 void set_dispatch(const Simulation* sim) noexcept {
   g_sim = sim;
   g_node = kNoNode;

@@ -18,6 +18,9 @@ void install() noexcept;
 void set_bench(const char* name) noexcept;
 /// The simulation dispatching events now (nullptr: none), and the node whose handler runs.
 void set_dispatch(const Simulation* sim) noexcept;
+const Simulation* dispatching() noexcept;
+/// The bench named now (to restore it after a nested run).
+const char* bench() noexcept;
 extern NodeIndex g_node;
 
 }  // namespace kbsim::core::crash

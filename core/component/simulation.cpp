@@ -12,6 +12,7 @@
 #include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
+#include "sim/watch.hpp"
 
 namespace kbsim::core {
 
@@ -382,11 +383,17 @@ Tick Simulation::dispatch(Component& c, Event& ev) {
 }
 
 void Simulation::run_until(Tick t) {
+  const Simulation* outer = crash::dispatching();
   crash::set_dispatch(this);
   struct Done {
-    ~Done() { crash::set_dispatch(nullptr); }
-  } done;
+    const Simulation* outer;
+    ~Done() { crash::set_dispatch(outer); }
+  } done{outer};
+  watch::beat(now(), engine_.events());  // a wall-time budget is checked when a run starts, too
   engine_.run_until(t);
+  // Stopped from outside (Ctrl-C, SIGTERM, --max-wall): whoever waits for this system's work must not loop on.
+  if (watch::stop_requested())
+    throw BenchError("INTERRUPTED", "the run was stopped at t=" + format_ns(ticks_to_ns(now())) + " ns");
 }
 
 Service* Simulation::find_service(std::string_view name) {

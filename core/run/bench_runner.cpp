@@ -83,7 +83,11 @@ System& BenchRunner::configured() {
 void BenchRunner::run() {
   std::unique_ptr<Bench> bench(type_->create());
   auto t0 = Clock::now();
-  crash::set_bench(options_.bench.c_str());
+  struct NamedBench {  // the crash handler names this bench while it runs, then the one before
+    const char* outer = crash::bench();
+    explicit NamedBench(const char* name) { crash::set_bench(name); }
+    ~NamedBench() { crash::set_bench(outer); }
+  } named(options_.bench.c_str());
   auto fault = [&](const std::string& what) {
     auto it = registry_.benches().find(options_.bench);
     const std::string library = it == registry_.benches().end() ? "?" : it->second.from.library;
@@ -143,7 +147,6 @@ const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<s
     nested_sim_time_ += runner.sim_time();
     nested_events_ += runner.events();
     nested_metrics_.push_back(std::make_unique<Metrics>(std::move(runner.metrics_)));
-    crash::set_bench(options_.bench.c_str());  // this bench's code runs again
   } catch (const BenchError& e) {
     std::string what = e.what();
     throw BenchError(e.reason(), who + ": " + what.substr(what.find(": ") + 2));
@@ -336,10 +339,14 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     for (const auto& [tmp, final] : staged) std::filesystem::remove(tmp, ec);
     throw;
   }
-  for (const auto& [tmp, final] : staged) {
+  for (std::size_t k = 0; k < staged.size(); ++k) {
     std::error_code ec;
-    std::filesystem::rename(tmp, final, ec);
-    if (ec) throw Error(final.string() + ": cannot write (" + ec.message() + ")");
+    std::filesystem::rename(staged[k].first, staged[k].second, ec);
+    if (ec) {  // remove what was not renamed yet
+      const std::string why = staged[k].second.string() + ": cannot write (" + ec.message() + ")";
+      for (std::size_t j = k; j < staged.size(); ++j) std::filesystem::remove(staged[j].first, ec);
+      throw Error(why);
+    }
   }
 }
 

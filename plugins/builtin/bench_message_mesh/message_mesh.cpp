@@ -26,7 +26,7 @@ class MessageMesh final : public kbsim::Bench {
     const std::int64_t x = p.get_int("x"), y = p.get_int("y"), stop_ns = p.get_int("stop_ns");
     p.check(x >= 1 && x <= 4096, "x", "must be in 1..4096");
     p.check(y >= 1 && y <= 4096, "y", "must be in 1..4096");
-    p.check(stop_ns >= 0, "stop_ns", "must be >= 0");
+    p.check(stop_ns >= 0 && stop_ns <= 1000000000000000, "stop_ns", "must be in 0..1e15 (the 64-bit picosecond clock)");
     // About 3 KB per node (its graph entry, the simulation's node and links, the component), measured at 300x300.
     kbsim::require_memory(
         3e3 * static_cast<double>(x * y),

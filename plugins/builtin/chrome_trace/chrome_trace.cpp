@@ -1,10 +1,13 @@
 #include "chrome_trace.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <variant>
 
@@ -83,7 +86,15 @@ void append_meta(std::string& s, const char* what, int pid, int tid, const std::
 
 }  // namespace
 
-ChromeTrace::ChromeTrace(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
+namespace {
+/// A temporary name beside `path`, unique to this process and call, so concurrent runs never share one.
+std::string temp_beside(const std::string& path) {
+  static unsigned counter = 0;
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+}  // namespace
+
+ChromeTrace::ChromeTrace(std::string path) : path_(std::move(path)), tmp_(temp_beside(path_)) {
   out_ = std::fopen(tmp_.c_str(), "wb");
   if (!out_) fail(path_, errno);
   std::setvbuf(out_, nullptr, _IOFBF, 1 << 16);

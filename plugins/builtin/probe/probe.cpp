@@ -254,7 +254,7 @@ class Probe final : public Command {
     std::string failed;
     for (const Invariant& i : report.invariants)
       if (!i.pass) failed += (failed.empty() ? "" : "; ") + i.name + (i.detail.empty() ? "" : " (" + i.detail + ")");
-    std::fprintf(stderr, "kbsim: error: SELF_CHECK: probe invariant failed: %s\n", failed.c_str());
+    std::fprintf(stderr, "kbsim: error: SELF_CHECK: probe invariant failed: %s\n", one_line(failed).c_str());
     return static_cast<int>(ExitCode::kBench);
   }
 };

@@ -66,6 +66,25 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return out;
 }
 
+/// A message as exactly one line of printable text: a newline shows as "\n",
+/// any other control byte as "\xNN" (errors are one line, whatever a user named).
+inline std::string one_line(std::string_view what) {
+  std::string out;
+  for (const char ch : what) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      out += b;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 /// A number of nanoseconds printed without trailing zeros ("545", "1.25").
 inline std::string format_ns(double ns) {
   char buf[64];
