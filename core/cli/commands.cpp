@@ -364,10 +364,7 @@ int run_command_line(int argc, char** argv) {
       names.push_back(sub->get_name());
     if (std::string word = argc > 1 ? argv[1] : "";
         !word.empty() && word[0] != '-' && std::find(names.begin(), names.end(), word) == names.end()) {
-      std::string shown = word;
-      for (char& ch : shown)
-        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';  // no control bytes to the terminal
-      std::fprintf(stderr, "kbsim: error: unknown subcommand '%s'%s (see 'kbsim --help')\n", shown.c_str(),
+      std::fprintf(stderr, "kbsim: error: unknown subcommand '%s'%s (see 'kbsim --help')\n", one_line(word).c_str(),
                    suggest(word, names).c_str());
       return static_cast<int>(ExitCode::kUsage);
     }

@@ -191,8 +191,8 @@ void Simulation::guard(const Node& n, const char* stage, F&& f) const {
 }
 
 void Simulation::plugin_fault(const Node& n, const char* stage, const std::string& what) const {
-  throw PluginError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + n.id + " (" + n.impl + ", library " + n.library +
-                    "): " + stage + " failed: " + what);
+  throw PluginError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + n.id + " (" + library_of(n) + "): " + stage +
+                    " failed: " + what);
 }
 
 Simulation::~Simulation() {
@@ -287,7 +287,8 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
   if (at == kNever) [[unlikely]]
     fail(from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
   Link& link = out_link(from, out);
-  if (msg->bytes / link.flit_bytes >= std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
+  // (a multiplication, not a division: this is the send path of every message)
+  if (msg->bytes >= std::uint64_t{link.flit_bytes} * std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
     fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
                    std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
   if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
@@ -352,16 +353,14 @@ Tick Simulation::on_event(Event& ev) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    fail(c.index(), std::string("component fault (") + library_of(c.index()) + "): " + e.what());
+    fail(c.index(), std::string("component fault (") + library_of(nodes_[c.index()]) + "): " + e.what());
   } catch (...) {
-    fail(c.index(), std::string("component fault (") + library_of(c.index()) +
+    fail(c.index(), std::string("component fault (") + library_of(nodes_[c.index()]) +
                         "): it threw something that is not a std::exception");
   }
 }
 
-std::string Simulation::library_of(NodeIndex node) const {
-  return nodes_[node].impl + ", library " + nodes_[node].library;
-}
+std::string Simulation::library_of(const Node& n) const { return n.impl + ", library " + n.library; }
 
 Tick Simulation::dispatch(Component& c, Event& ev) {
   switch (ev.kind) {

@@ -105,7 +105,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void guard(const Node& n, const char* stage, F&& f) const;
   [[noreturn]] void plugin_fault(const Node& n, const char* stage, const std::string& what) const;
   /// "impl, library name" of a node, for fault messages.
-  std::string library_of(NodeIndex node) const;
+  std::string library_of(const Node& n) const;
   /// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
   void check_type(const Link& link, const Message& msg) const;
   /// The accepted-types list of the port of `info` that takes edges of `kind` (0: any).

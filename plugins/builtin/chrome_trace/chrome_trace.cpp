@@ -1,7 +1,5 @@
 #include "chrome_trace.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -12,6 +10,7 @@
 #include <variant>
 
 #include "kbsim/errors.hpp"
+#include "kbsim/files.hpp"
 
 namespace kbsim::chrome_trace {
 
@@ -86,15 +85,7 @@ void append_meta(std::string& s, const char* what, int pid, int tid, const std::
 
 }  // namespace
 
-namespace {
-/// A temporary name beside `path`, unique to this process and call, so concurrent runs never share one.
-std::string temp_beside(const std::string& path) {
-  static unsigned counter = 0;
-  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-}
-}  // namespace
-
-ChromeTrace::ChromeTrace(std::string path) : path_(std::move(path)), tmp_(temp_beside(path_)) {
+ChromeTrace::ChromeTrace(std::string path) : path_(std::move(path)), tmp_(kbsim::temp_name(path_)) {
   out_ = std::fopen(tmp_.c_str(), "wb");
   if (!out_) fail(path_, errno);
   std::setvbuf(out_, nullptr, _IOFBF, 1 << 16);

@@ -46,11 +46,7 @@ class PeMmu : public ::testing::Test {
   }
   /// A 0-byte message's time along a route: link latencies and the transit costs in between.
   double latency(const std::string& from, const std::string& to) {
-    auto info = sim_->route_info(from, to, "memory");
-    double t = 0;
-    for (std::size_t k = 0; k + 1 < info.hops.size(); ++k) t += info.hops[k].link_latency_ns;
-    for (std::size_t k = 1; k + 1 < info.hops.size(); ++k) t += info.hops[k].transit_ns;
-    return t;
+    return sim_->route_info(from, to, "memory").latency_ns();
   }
 
   Graph graph_;

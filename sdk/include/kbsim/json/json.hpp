@@ -5,9 +5,7 @@
 
 #include <rapidjson/filewritestream.h>
 #include <rapidjson/prettywriter.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +18,7 @@
 #include <string_view>
 
 #include "kbsim/errors.hpp"
+#include "kbsim/files.hpp"
 
 namespace kbsim::json {
 
@@ -112,20 +111,11 @@ class RapidWriter final : public JsonWriter {
 };
 }  // namespace detail
 
-/// A temporary name beside `file`, unique to this process and call
-/// ("<file>.tmp.<pid>.<n>"), so concurrent runs writing one folder never share one.
-inline std::filesystem::path temp_name(const std::filesystem::path& file) {
-  static std::atomic<unsigned> counter{0};
-  std::filesystem::path tmp = file;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  return tmp;
-}
-
 /// Writes JSON into a temporary file beside `file` and returns its name; the
 /// caller renames it into place (or removes it). Nothing is left on failure.
 inline std::filesystem::path write_json_temp(const std::filesystem::path& file,
                                              const std::function<void(JsonWriter&)>& body) {
-  const std::filesystem::path tmp = temp_name(file);
+  const std::filesystem::path tmp = temp_name(file.string());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw Error(file.string() + ": cannot write (" + std::strerror(errno) + ")");
   try {
