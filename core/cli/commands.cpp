@@ -59,7 +59,9 @@ void add_common(CLI::App* app, Common& c) {
                   "extra components.yaml; its entries add to and override the default (repeatable)")
       ->type_name("FILE");
   app->add_option("--topology", c.topology, "topology file (default: topology.yaml)")->type_name("FILE");
-  app->add_option("--set", c.sets, "override a topology value by dotted path, e.g. nodes.sw0.impl=custom.store_forward")
+  app->add_option("--set", c.sets,
+                  "override a topology value by dotted path, e.g. nodes.sw0.impl=custom.store_forward "
+                  "(ccl.KEY=VALUE: a ccl.yaml default)")
       ->type_name("KEY=VALUE");
   app->add_option("--log-level", c.log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -138,6 +140,7 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
   OutDir out_dir(out);
   auto reg = make_registry(c);
   opts.topology = topology_file(c);
+  if (opts.ccl.empty()) opts.ccl = data_dir() / "ccl.yaml";
   opts.overrides = c.sets;
   core::BenchRunner runner(*reg, opts);
   RunWatch watch(max_wall_s);
@@ -269,6 +272,9 @@ int run_command_line(int argc, char** argv) {
   add_common(run, common);
   run->add_option("--bench", run_opts.bench, "bench to run (see 'kbsim list benches')")->capture_default_str();
   run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
+  run->add_option("--ccl", run_opts.ccl,
+                  "collective configuration (default: ccl.yaml); --set ccl.KEY=VALUE overrides its defaults")
+      ->type_name("FILE");
   run->add_option("--out", out, "directory for results.json and topology.json")->capture_default_str();
   run->add_flag("--verify-data", run_opts.verify_data,
                 "run the data pass: compute every op's values and check the bench's outputs against a reference");

@@ -7,10 +7,10 @@ namespace kbsim::core {
 void OpLog::start(NodeIndex node, std::string_view id, const Message& msg, Tick now) {
   if (pending_.count({&msg, node})) return;  // delivered again before it left: the first delivery counts
   OpRecord r;
+  r.component = node;  // describe_op may ask which node services it
+  r.component_id = id;
   if (!msg.describe_op(r)) return;  // captured now: the message may change before its record ends
   r.t_start = now;
-  r.component = node;
-  r.component_id = id;
   pending_.emplace(Key{&msg, node}, std::move(r));
 }
 

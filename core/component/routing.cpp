@@ -39,6 +39,16 @@ RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std
   return info;
 }
 
+std::vector<LinkUse> Simulation::link_use() const {
+  std::vector<LinkUse> out;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const Link& l = links_[i];
+    if (l.bytes == 0) continue;
+    out.push_back({nodes_[l.src].id, nodes_[l.dst].id, link_kinds_[i], l.messages, l.bytes, ticks_to_ns(l.busy)});
+  }
+  return out;
+}
+
 const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
   if (view >= view_names_.size())
     fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");

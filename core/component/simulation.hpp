@@ -77,6 +77,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Component& component(std::string_view node) override { return *nodes_[find_node(node)].component; }
   bool idle() const noexcept override { return engine_.empty(); }
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
+  std::vector<LinkUse> link_use() const override;
   std::string_view view_name(ViewId view) const override { return view_names_.at(view); }
   void provide(std::string_view name, Service& service) override;
   OpLogView* op_log() noexcept override { return oplog_; }

@@ -12,6 +12,7 @@
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
 #include "sim/watch.hpp"
+#include "topology/ccl_config.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
@@ -42,6 +43,10 @@ BenchRunner::BenchRunner(const Registry& registry, RunOptions options)
   params_ = resolve_params(type_->info.params, parse_params(options_.params), "bench " + options_.bench,
                            "bench " + options_.bench);
   request_ = {options_.bench, options_.verify_data, options_.trace, options_.op_log};
+  all_overrides_ = options_.overrides;
+  ccl_overrides_ = take_ccl_overrides(options_.overrides);
+  ccl_ = options_.ccl.empty() ? parse_ccl("", "(built-in CCL defaults)", ccl_overrides_, registry)
+                              : load_ccl(options_.ccl, ccl_overrides_, registry);
   // Observers decide now whether they take part; a bad request (say, an
   // unwritable --trace path) fails before the run.
   for (const auto& [name, entry] : registry.observers())
@@ -136,7 +141,8 @@ const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<s
   o.bench = std::string(name);
   o.params = params;
   o.topology = options_.topology;
-  o.overrides = options_.overrides;
+  o.ccl = options_.ccl;
+  o.overrides = all_overrides_;
   o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());
   try {
     // Only what the caller reads is kept: the nested systems go when the run ends.
@@ -238,11 +244,26 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                 w.field("edges", edges);
                                 w.key("overrides");
                                 w.begin_array();
-                                for (const auto& o : options_.overrides) w.value(o);
+                                for (const auto& o : all_overrides_) w.value(o);
                                 w.end_array();
                                 w.field("file", "topology.json");
                                 w.field("distinct_graphs", one_graph ? 1u : static_cast<unsigned>(graphs_.size()));
                                 w.end_object();
+
+                                if (ccl_used_) {  // the bench ran collectives: the configuration they ran with
+                                  w.key("ccl");
+                                  w.begin_object();
+                                  w.field("file", ccl_.source);
+                                  w.field("algorithm", ccl_.algorithm);
+                                  w.key("params");
+                                  w.begin_object();
+                                  for (const ParamEntry& e : ccl_.of().entries()) {
+                                    w.key(e.name);
+                                    write_param_value(w, e.value);
+                                  }
+                                  w.end_object();
+                                  w.end_object();
+                                }
 
                                 std::map<std::string, std::size_t> impl_count;
                                 for (const auto& s : systems_)

@@ -21,6 +21,7 @@ struct RunOptions {
   std::string bench = "message-mesh";
   std::vector<std::string> params;  ///< "key=value"
   std::filesystem::path topology;
+  std::filesystem::path ccl;           ///< the CCL configuration (empty: the built-in defaults)
   std::vector<std::string> overrides;  ///< --set "key=value"
   bool verify_data = false;            ///< run the data pass; benches check their outputs
   std::filesystem::path trace;         ///< write a Chrome/Perfetto timeline here (empty = none)
@@ -42,6 +43,10 @@ class BenchRunner final : public BenchContext {
   const Graph& topology() override;
   System& build(Graph graph) override;
   Metrics& metrics() noexcept override { return metrics_; }
+  const CclConfig& ccl() const override {
+    ccl_used_ = true;
+    return ccl_;
+  }
   void note(std::string_view line) override { notes_.emplace_back(line); }
   System& configured() override;
   bool verify_data() const noexcept override { return options_.verify_data; }
@@ -61,7 +66,11 @@ class BenchRunner final : public BenchContext {
 
  private:
   const Registry& registry_;
-  RunOptions options_;
+  RunOptions options_;                   ///< its overrides: the topology's only
+  std::vector<std::string> all_overrides_;  ///< every --set, as given
+  std::vector<std::string> ccl_overrides_;  ///< the ccl.* ones, relative to the CCL document
+  CclConfig ccl_;
+  mutable bool ccl_used_ = false;
   const BenchType* type_;
   Params params_;
   RunRequest request_;

@@ -73,29 +73,29 @@ const RawParam* param(const NodeSpec& n, const std::string& name) {
 // --- the default system ------------------------------------------------------------
 
 // Hand count of topology.yaml (4x4 cubes per SIP, IO ports on cube (0,0) N and (1,0) N):
-//   per cube: 32 routers + m_cpu + sram + 8 hbm_ctrl + 8 PEs x 8 parts (pe_cpu, pe_scheduler, pe_dma,
-//   pe_fetch_store, pe_gemm, pe_math, pe_tcm, pe_mmu) = 106                                   -> x16 = 1696
+//   per cube: 32 routers + m_cpu + sram + 8 hbm_ctrl + 8 PEs x 9 parts (pe_cpu, pe_scheduler, pe_dma,
+//   pe_fetch_store, pe_gemm, pe_math, pe_tcm, pe_mmu, pe_ipcq) = 114                         -> x16 = 1824
 //   UCIe sides per SIP: 24 cube seams x 2 sides + 2 IO-facing sides = 50, each port + 4 conns = 250
 //   IO chiplet: pcie_ep, io_cpu, io_noc + 2 PHYs x (io_ucie + 4 conns) = 13
-//   per SIP 1696 + 250 + 13 = 1959; 2 SIPs + fabric.switch0 = 3919 nodes.
+//   per SIP 1824 + 250 + 13 = 2087; 2 SIPs + fabric.switch0 = 4175 nodes.
 // Directed edges: per cube 48 mesh links (60 in a 6x6 grid - 12 touching the HBM zone) x 2 = 96, + m_cpu 2,
-//   sram 2, hbm 16, per PE (pe_dma, pe_cpu, pe_mmu)<->router 6 + 11 internal links x 2 = 28 -> x8 = 224;
-//   = 340 -> x16 = 5440; UCIe 50 sides x 4 conns x 4 = 800; seams 24 x 2 = 48;
+//   sram 2, hbm 16, per PE (pe_dma, pe_cpu, pe_mmu)<->router 6 + 13 internal links x 2 = 32 -> x8 = 256;
+//   = 372 -> x16 = 5952; UCIe 50 sides x 4 conns x 4 = 800; seams 24 x 2 = 48;
 //   IO: pcie 2 + ep/cpu<->noc 4 + 2 PHYs x (4 conns x 4 + 2 to the cube) = 42.
-//   Per SIP 6330; x2 = 12660 edges (both agree with `kbsim topology`).
+//   Per SIP 6842; x2 = 13684 edges (both agree with `kbsim topology`).
 TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
   Graph g = kbsim::test::load_topology(kDefault, {});
-  EXPECT_EQ(g.nodes.size(), 3919u);
-  EXPECT_EQ(g.edges.size(), 12660u);
-  EXPECT_EQ(count_ids(g, R"(sip\d+\..*)"), 3918u);
+  EXPECT_EQ(g.nodes.size(), 4175u);
+  EXPECT_EQ(g.edges.size(), 13684u);
+  EXPECT_EQ(count_ids(g, R"(sip\d+\..*)"), 4174u);
   EXPECT_EQ(count_ids(g, kRouter), 2u * 16 * 32);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.hbm_ctrl\.pe[0-7])"), 2u * 16 * 8);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.m_cpu)"), 32u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.sram)"), 32u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.pe_dma)"), 256u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.pe_tcm)"), 256u);
-  EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.(pe_cpu|pe_scheduler|pe_fetch_store|pe_gemm|pe_math|pe_mmu))"),
-            6u * 256);
+  EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.(pe_cpu|pe_scheduler|pe_fetch_store|pe_gemm|pe_math|pe_mmu|pe_ipcq))"),
+            7u * 256);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW])"), 100u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW]\.conn[0-3])"), 400u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.io\d+\..*)"), 26u);
@@ -114,7 +114,7 @@ TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
   for (const auto& [kind, n] : kinds) by_kind += kind + "=" + std::to_string(n) + " ";
   EXPECT_EQ(by_kind,
             "command=1024 cube_to_io=4 hbm_to_router=256 io_internal=72 io_to_cube=4 mcpu_to_router=32 pcie=4 "
-            "pe_data=512 pe_internal=5120 pe_to_router=256 router_mesh=3072 router_to_hbm=256 router_to_mcpu=32 "
+            "pe_data=512 pe_internal=6144 pe_to_router=256 router_mesh=3072 router_to_hbm=256 router_to_mcpu=32 "
             "router_to_pe=256 router_to_sram=32 router_to_ucie_conn=400 sram_to_router=32 ucie_conn_to_router=400 "
             "ucie_internal=800 ucie_mesh=96 ");
 }
@@ -201,7 +201,7 @@ TEST(AhbmTopology, ViewsAndAttributes) {
 TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
   Graph g = kbsim::test::load_topology(
       kDefault, {"system.sips.count=6", "system.sips.topology=torus_2d", "system.sips.w=3", "system.sips.h=2"});
-  EXPECT_EQ(g.nodes.size(), 6u * 1959 + 1);
+  EXPECT_EQ(g.nodes.size(), 6u * 2087 + 1);
   EXPECT_EQ(int_attr(g, "ahbm.sips"), 6);
   EXPECT_EQ(int_attr(g, "ahbm.sip_w"), 3);
   EXPECT_EQ(int_attr(g, "ahbm.sip_h"), 2);

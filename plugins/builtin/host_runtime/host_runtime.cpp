@@ -6,6 +6,7 @@
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
 #include "kbsim/text.hpp"
+#include "kbsim/waiting.hpp"
 #include "placement.hpp"
 #include "tensor_layout.hpp"
 
@@ -62,7 +63,7 @@ rt::Tensor HostRuntime::empty(const Shape& shape, DType dtype, const rt::DPPolic
   info->shape = shape;
   info->dtype = dtype;
   info->policy = dp;
-  info->shards = resolve_placement(dp, shape, dtype, 0, map_);
+  info->shards = resolve_placement(dp, shape, dtype, current_device(), map_);
   const std::uint64_t layout = lay_out_va(info->shards);
   std::size_t placed = 0;
   try {
@@ -189,9 +190,21 @@ void HostRuntime::on_complete(kbsim::ahbm::MemRequest& req) {
 
 void HostRuntime::run_until(const std::function<bool()>& done, const std::function<std::string()>& stuck) {
   while (!done()) {
-    if (system_.idle()) throw SimError("simulation stuck: " + stuck() + at(now()));
+    if (system_.idle()) {
+      std::string waits;  // who waits on what, as the components themselves say it
+      for (NodeIndex n = 0; n < system_.node_count(); ++n)
+        if (const auto* w = dynamic_cast<const Waiting*>(&system_.component(n)))
+          if (std::string what = w->waiting_for(); !what.empty()) waits += (waits.empty() ? "" : "; ") + what;
+      throw SimError("simulation stuck" + at(now()) + ": " + stuck() + (waits.empty() ? "" : "; blocked: " + waits));
+    }
     system_.run();
   }
+}
+
+void HostRuntime::set_device(unsigned sip) {
+  if (sip >= map_.sips)
+    bad_use("set_device(" + std::to_string(sip) + "): the system has " + std::to_string(map_.sips) + " SIPs");
+  workers_.device() = sip;
 }
 
 void HostRuntime::update_mmu(const rt::Tensor::Info& info, kbsim::ahbm::HostCommand::Kind kind) {

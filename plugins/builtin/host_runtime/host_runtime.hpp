@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "allocator.hpp"
+#include "workers.hpp"
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/pe/data_op.hpp"
@@ -35,6 +36,11 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   /// Wait for outstanding launches; NO_REQUESTS if nothing was ever submitted.
   void finish() override;
 
+  /// The spawn workers (rt::Distributed runs them; waits in a worker yield to the others).
+  Workers& workers() noexcept { return workers_; }
+  /// Run the system until `done()`; SimError with `stuck()` and who waits on what if it goes idle first.
+  void run_until(const std::function<bool()>& done, const std::function<std::string()>& stuck);
+
   /// Let launch() submit kernel names the catalogue does not know (to test the PE-side check).
   void allow_unknown_kernels() noexcept { check_kernels_ = false; }
   std::uint64_t page_size() const noexcept { return alloc_.page_size(); }
@@ -52,6 +58,8 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   const rt::LaunchResult& wait(rt::LaunchHandle h) override;
   void wait_all() override;
   std::uint64_t submitted() const noexcept override { return submitted_; }
+  void set_device(unsigned sip) override;
+  unsigned current_device() const override { return workers_.device(); }
   System& system() override { return system_; }
   Tick now() const override { return system_.now(); }
   unsigned cubes_per_sip() const override { return map_.cubes_per_sip; }
@@ -77,8 +85,6 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   rt::Tensor::Info& live(const rt::Tensor& t, const std::string& what);
   /// Submit `cmd` to the io_cpu of `sip` and record it under a new correlation id.
   Command& submit(unsigned sip, Ref<kbsim::ahbm::HostCommand> cmd);
-  /// Run the system until `done()`; SimError with `stuck()` if it goes idle first.
-  void run_until(const std::function<bool()>& done, const std::function<std::string()>& stuck);
   /// Map (or unmap) every shard of `info` in the MMU of every PE holding one; blocking.
   void update_mmu(const rt::Tensor::Info& info, kbsim::ahbm::HostCommand::Kind kind);
   /// Read or write `shards` of `info` through the SIP's pcie_ep, one request each; blocking.
@@ -99,6 +105,7 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   std::map<std::uint64_t, rt::LaunchResult> launches_;  ///< by correlation id; results once complete
   Transfer transfer_;
   DataPass* data_;  ///< nullptr: no data pass on this system
+  Workers workers_;
 };
 
 }  // namespace kbsim::host_runtime

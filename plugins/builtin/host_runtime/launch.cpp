@@ -26,7 +26,10 @@ tl::TensorArg tensor_arg(const rt::Tensor::Info& info) {
 
 }  // namespace
 
-rt::LaunchHandle HostRuntime::launch(std::string_view kernel, std::vector<rt::Arg> args, const rt::LaunchOptions& opt) {
+rt::LaunchHandle HostRuntime::launch(std::string_view kernel, std::vector<rt::Arg> args,
+                                     const rt::LaunchOptions& given) {
+  rt::LaunchOptions opt = given;
+  if (opt.sip == rt::LaunchOptions::kCurrentDevice) opt.sip = current_device();
   const std::string name(kernel);
   if (check_kernels_ && (!kernels_ || !kernels_->find(name))) {
     std::vector<std::string> known = kernels_ ? kernels_->names() : std::vector<std::string>{};
@@ -81,6 +84,7 @@ const rt::LaunchResult& HostRuntime::wait(rt::LaunchHandle h) {
   const Command& c = commands_.at(h.id);
   const kbsim::ahbm::HostCommand& cmd = *c.cmd;
   const std::string what = "launch of '" + r.kernel + "' (correlation " + std::to_string(h.id) + ")";
+  workers_.block([&c] { return c.done; }, what);  // a spawn worker lets the others go on meanwhile
   run_until([&] { return c.done; },
             [&] {
               return what + " never completed; " + std::to_string(cmd.targets.size() - cmd.results.size()) +

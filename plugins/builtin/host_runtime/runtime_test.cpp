@@ -45,7 +45,11 @@ class CommandSink final : public Component, public ahbm::CommandTarget {
   void on_timer(std::uint64_t, Ref<Message> msg) override {
     auto& cmd = msg->as<HostCommand>();
     if (cmd.kind == HostCommand::Kind::kLaunch)
-      for (auto it = cmd.targets.rbegin(); it != cmd.targets.rend(); ++it) cmd.results.push_back({*it});
+      for (auto it = cmd.targets.rbegin(); it != cmd.targets.rend(); ++it) {
+        kbsim::ahbm::PeResult r;
+        r.pe = *it;
+        cmd.results.push_back(r);
+      }
     if (cmd.kernel == "fail") cmd.completion = {false, "KERNEL_FAILED", "boom"};
     cmd.t_done = now();
     cmd.client->on_complete(cmd);
@@ -336,7 +340,7 @@ TEST_F(RuntimeTest, WaitReportsAStuckOrFailedLaunch) {
   rt_.allow_unknown_kernels();
   rt::LaunchHandle hang = rt_.launch("hang", {}, {.grid_pes = 2});
   EXPECT_EQ(error_of<SimError>([&] { rt_.wait(hang); }),
-            "simulation stuck: launch of 'hang' (correlation 1) never completed; 2 PEs pending (at t=0 ns)");
+            "simulation stuck (at t=0 ns): launch of 'hang' (correlation 1) never completed; 2 PEs pending");
   rt::LaunchHandle fail = rt_.launch("fail", {});
   EXPECT_EQ(error_of<SimError>([&] { rt_.wait(fail); }),
             "launch of 'fail' (correlation 2) failed: KERNEL_FAILED: boom (at t=50 ns)");

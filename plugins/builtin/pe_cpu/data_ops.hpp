@@ -45,6 +45,7 @@ class DataOps {
     if (d.pending) {
       o.space = tl::Space::kTcm;
       o.addr = d.addr;
+      o.as_of = d.loaded_at;  // a received slot: as of its recv (else kNever: at the reader's end)
     } else if (d.loaded_at != kbsim::kNever) {
       o.addr = d.loaded_pa;
       o.as_of = d.loaded_at;

@@ -24,9 +24,11 @@
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/pe/command.hpp"
+#include "kbsim/pe/ipcq.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
 #include "kbsim/plugin.hpp"
+#include "kbsim/waiting.hpp"
 
 namespace {
 
@@ -59,8 +61,9 @@ std::string shapes(std::span<const tl::Tensor> in) {
   return s;
 }
 
-class PeCpu final : public kbsim::Component, private tl::Program {
+class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::Program {
  public:
+  using Component::send;  // beside tl.send
   explicit PeCpu(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         dispatch_(kbsim::ns_to_ticks(params().get_float("dispatch_ns"))),
@@ -69,7 +72,8 @@ class PeCpu final : public kbsim::Component, private tl::Program {
         scratch_bytes_(static_cast<std::uint64_t>(params().get_int("scratch_kib")) * 1024),
         launches_(stat(kStatLaunches)),
         commands_(stat(kStatCommands)),
-        kernel_ns_(stat(kStatKernelNs)) {
+        kernel_ns_(stat(kStatKernelNs)),
+        ipcq_calls_(stat(kStatIpcqCalls)) {
     params().check(params().get_float("dispatch_ns") >= 0, "dispatch_ns", "must be >= 0");
     params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
     params().check(params().get_int("stack_kib") >= 16, "stack_kib", "must be >= 16");
@@ -84,6 +88,9 @@ class PeCpu final : public kbsim::Component, private tl::Program {
   static constexpr kbsim::StatDef kStatKernelNs{"kernel_ns", kbsim::StatKind::kValue, "ns",
                                                 "kernel run time (start barrier to return), summed"};
 
+  static constexpr kbsim::StatDef kStatIpcqCalls{"ipcq_calls", kbsim::StatKind::kCounter, "calls",
+                                                 "tl.send / tl.recv calls issued by kernels"};
+
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i;
     i.type = "pe_cpu";
@@ -95,12 +102,13 @@ class PeCpu final : public kbsim::Component, private tl::Program {
                 kbsim::param_node("scheduler", "pe_scheduler",
                                   "its PE's scheduler (in the PE template, a component name means that sibling)"),
                 kbsim::param_node("mmu", "pe_mmu", "its PE's MMU; empty: virtual addresses are physical"),
-                kbsim::param_node("gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself")};
+                kbsim::param_node("gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself"),
+                kbsim::param_node("ipcq", "pe_ipcq", "its PE's inter-PE queues (tl.send / tl.recv); empty: none")};
     i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers",
                 kbsim::message_types<HostCommand>()},
-               {"pe_internal", "to and from the PE scheduler: PE commands and their results",
-                kbsim::message_types<pe::Command>()}};
-    i.stats = {kStatLaunches, kStatCommands, kStatKernelNs};
+               {"pe_internal", "to and from the PE scheduler and the PE_IPCQ: PE commands, IPCQ calls and results",
+                kbsim::message_types<pe::Command, pe::IpcqCall>()}};
+    i.stats = {kStatLaunches, kStatCommands, kStatKernelNs, kStatIpcqCalls};
     return i;
   }
 
@@ -119,11 +127,22 @@ class PeCpu final : public kbsim::Component, private tl::Program {
     memory_ = &service<kbsim::MemoryStore>();
     kernels_ = &service<kbsim::KernelCatalogue>();
     gemm_engine_ = params().get_node("gemm");
+    if (const kbsim::NodeIndex q = params().get_node("ipcq"); q != kbsim::kNoNode) {
+      ipcq_ = kbsim::pe::as_ipcq(peer(q));
+      to_ipcq_ = out_port_to(q);
+      if (!ipcq_ || to_ipcq_ == kbsim::kNoPort)
+        fail("its 'ipcq' parameter names " + std::string(node_id(q)) +
+             ", which is not a PE_IPCQ reached by a pe_internal link");
+    }
     scratch_base_ = kbsim::ahbm::pe_tcm_addr(self_.sip, self_.cube, self_.pe, 0);
   }
 
   void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
     if (msg->is<pe::Command>()) return completed(msg->as<pe::Command>());
+    if (msg->is<pe::IpcqCall>()) {
+      const pe::IpcqCall& c = msg->as<pe::IpcqCall>();
+      return settle(c.id, c.ok, c.error);
+    }
     if (!msg->is<HostCommand>()) fail("received a message that is neither a launch nor a PE command");
     auto& leg = msg->as<HostCommand>();
     if (leg.is_response || leg.kind != HostCommand::Kind::kLaunch)
@@ -169,6 +188,9 @@ class PeCpu final : public kbsim::Component, private tl::Program {
     Tick composite_first = kbsim::kNever, composite_last = 0;
     std::uint64_t commands = 0;
     bool waiting = false;  ///< suspended until a command completes (not on a timer)
+    Tick since = 0;        ///< when it last started waiting
+    std::vector<std::pair<std::string, Tick>> phases;  ///< tl.phase marks
+    std::map<std::uint64_t, Ref<pe::IpcqCall>> futures;  ///< recv_async calls not yet waited for
     kbsim::EventId wake;
     std::string failure;  ///< the first failed command
     std::exception_ptr error;
@@ -199,22 +221,28 @@ class PeCpu final : public kbsim::Component, private tl::Program {
     suspend();
   }
   void await_completion() {
+    run_.since = now();
     run_.waiting = true;
     suspend();
     run_.waiting = false;
   }
 
   void completed(pe::Command& cmd) {
-    auto it = run_.in_flight.find(cmd.id);
-    if (!cmd.done || it == run_.in_flight.end()) fail("a PE command came back that no running kernel waits for");
+    if (!cmd.done || !run_.in_flight.count(cmd.id)) fail("a PE command came back that no running kernel waits for");
     for (std::size_t s = 0; s < pe::kStageTypes; ++s) run_.busy[s] += cmd.busy[s];
     if (cmd.is_composite()) {
       run_.composite_first = std::min(run_.composite_first, cmd.t_first);
       run_.composite_last = std::max(run_.composite_last, cmd.t_last);
       run_.composites.erase(cmd.id);
     }
-    if (!cmd.ok && run_.failure.empty())
-      run_.failure = "kernel '" + launch_->kernel + "': " + it->second + ": " + cmd.error;
+    settle(cmd.id, cmd.ok, cmd.error);
+  }
+
+  /// Call `id` (a command or an IPCQ call) came back; resume a kernel waiting for it.
+  void settle(std::uint64_t id, bool ok, const std::string& error) {
+    auto it = run_.in_flight.find(id);
+    if (it == run_.in_flight.end()) fail("a call came back that no running kernel waits for");
+    if (!ok && run_.failure.empty()) run_.failure = "kernel '" + launch_->kernel + "': " + it->second + ": " + error;
     run_.in_flight.erase(it);
     if (!run_.failure.empty()) cancel(run_.wake);
     if (run_.waiting || !run_.failure.empty()) resume();
@@ -248,6 +276,7 @@ class PeCpu final : public kbsim::Component, private tl::Program {
     r.composite_first = run_.composite_first;
     r.composite_last = run_.composite_last;
     r.commands = run_.commands;
+    r.phases = std::move(run_.phases);
     kernel_ns_.value += r.pe_exec_ns;
 
     Ref<HostCommand> answer = std::move(launch_);
@@ -475,6 +504,102 @@ class PeCpu final : public kbsim::Component, private tl::Program {
     return {cmd->id};
   }
 
+  // --- IPCQ ---
+
+  /// Issue an IPCQ call to this PE's queues (not waiting for it).
+  Ref<pe::IpcqCall> ipcq_call(pe::IpcqCall::Kind kind, std::string_view dir, std::uint64_t nbytes,
+                              std::string call) {
+    if (!ipcq_) throw tl::Error(call + ": this PE has no PE_IPCQ (pe_cpu parameter 'ipcq')");
+    if (!run_.failure.empty()) throw CommandFailed{};
+    if (dispatch_ > 0) sleep(dispatch_);
+    Ref<pe::IpcqCall> c = kbsim::make_message<pe::IpcqCall>();
+    c->kind = kind;
+    c->id = ++next_id_;
+    c->dir = std::string(dir);
+    c->nbytes = nbytes;
+    c->reply_to = index();
+    if (const pe::IpcqQueue* q = ipcq_->queue(dir))
+      call += (kind == pe::IpcqCall::Kind::kSend ? " to " : " from ") +
+              kbsim::ahbm::names::pe(q->peer.sip, q->peer.cube, q->peer.pe);
+    run_.in_flight.emplace(c->id, std::move(call));
+    ++ipcq_calls_.count;
+    send(to_ipcq_, c);
+    return c;
+  }
+  static std::string ipcq_text(std::string_view fn, std::string_view dir, const Shape& shape, DType dtype) {
+    return "tl." + std::string(fn) + "(" + std::string(dir) + ", " + shape.str() + ", " +
+           std::string(kbsim::dtype_name(dtype)) + ")";
+  }
+
+  void send(std::string_view dir, const tl::Tensor& src) override {
+    std::string call = ipcq_text("send", dir, src.shape(), src.dtype());
+    kbsim::OpTensor o = ops_.operand(src, call);
+    if (!src.pending() && src.desc().data) o.value = src.desc().data;  // known bytes travel as a snapshot
+    if (!o.value && o.as_of == kbsim::kNever) o.as_of = now();        // captured at issue
+    auto c = ipcq_call(pe::IpcqCall::Kind::kSend, dir, src.nbytes(), std::move(call));
+    c->source = std::move(o);
+    while (!c->done) await_completion();
+  }
+  void send(std::string_view dir, std::uint64_t src_addr, const Shape& shape, DType dtype, tl::Space space) override {
+    if (space == tl::Space::kHbm) return send(dir, load(src_addr, shape, dtype));
+    tl::Tensor raw(this, {shape, dtype, src_addr, tl::Space::kTcm, true, true, nullptr});
+    send(dir, raw);
+  }
+
+  tl::Tensor recv(std::string_view dir, const Shape& shape, DType dtype) override {
+    return wait(recv_async(dir, shape, dtype));
+  }
+  tl::Tensor recv(std::string_view dir, const Shape& shape, DType dtype, std::uint64_t dst_addr,
+                  tl::Space dst_space) override {
+    if (dst_space != tl::Space::kHbm)
+      throw tl::Error(ipcq_text("recv", dir, shape, dtype) +
+                      ": copying into a TCM destination is not modelled; use the returned slot tensor");
+    tl::Tensor t = recv(dir, shape, dtype);
+    store(dst_addr, t);
+    return t;
+  }
+  tl::RecvFuture recv_async(std::string_view dir, const Shape& shape, DType dtype) override {
+    const std::uint64_t nbytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
+    auto c = ipcq_call(pe::IpcqCall::Kind::kRecv, dir, nbytes, ipcq_text("recv", dir, shape, dtype));
+    c->source.shape = shape;  // what the kernel expects, kept for wait()
+    c->source.dtype = dtype;
+    run_.futures.emplace(c->id, c);
+    return {c->id};
+  }
+  tl::Tensor wait(tl::RecvFuture f) override {
+    auto it = run_.futures.find(f.id);
+    if (it == run_.futures.end())
+      throw tl::Error("tl.wait: recv future " + std::to_string(f.id) + " was never issued or was already waited for");
+    Ref<pe::IpcqCall> c = it->second;
+    run_.futures.erase(it);
+    while (!c->done) await_completion();
+    const Shape& shape = c->source.shape;
+    const DType dtype = c->source.dtype;
+    if (c->message_bytes != c->nbytes)
+      throw tl::Error(ipcq_text("recv", c->dir, shape, dtype) + " expects " + std::to_string(c->nbytes) +
+                      " bytes; the message from " + c->dir + " has " + std::to_string(c->message_bytes));
+    tl::Tensor::Desc d{shape, dtype, c->slot_addr, tl::Space::kTcm, true, !c->value, c->value};
+    if (!c->value) d.loaded_at = c->t_read;  // the data pass reads the slot as of its read, before it is reused
+    return tl::Tensor(this, std::move(d));
+  }
+  void recv_no_consume(std::string_view dir, const Shape& shape, DType dtype) override {
+    const std::uint64_t nbytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
+    auto c = ipcq_call(pe::IpcqCall::Kind::kRecvNoConsume, dir, nbytes, ipcq_text("recv_no_consume", dir, shape, dtype));
+    while (!c->done) await_completion();
+  }
+
+  // --- Waiting ---
+
+  std::string waiting_for() const override {
+    if (!launch_ || !run_.waiting) return {};
+    std::string calls;
+    for (const auto& [id, call] : run_.in_flight) calls += (calls.empty() ? "" : " and ") + call;
+    return std::string(kbsim::ahbm::names::pe(self_.sip, self_.cube, self_.pe)) + " (kernel '" + launch_->kernel +
+           "') waits in " + (calls.empty() ? "tl.wait" : calls) + " since t=" + ns(run_.since) + " ns";
+  }
+
+  void phase(std::string_view name) override { run_.phases.emplace_back(std::string(name), now()); }
+
   void cycles(std::uint64_t n) override {
     Tick t = kbsim::ns_to_ticks(static_cast<double>(n) / clock_ghz_);
     if (t > 0) sleep(t);
@@ -522,7 +647,9 @@ class PeCpu final : public kbsim::Component, private tl::Program {
   kbsim::MemoryStore* memory_ = nullptr;
   const kbsim::KernelCatalogue* kernels_ = nullptr;
   kbsim::NodeIndex gemm_engine_ = ~kbsim::NodeIndex{0};
-  kbsim::Stat &launches_, &commands_, &kernel_ns_;
+  kbsim::pe::IpcqPort* ipcq_ = nullptr;
+  kbsim::PortIndex to_ipcq_ = kbsim::kNoPort;
+  kbsim::Stat &launches_, &commands_, &kernel_ns_, &ipcq_calls_;
   std::uint64_t next_id_ = 0;
   std::deque<Ref<HostCommand>> queue_;  ///< launches waiting for this one to end
   Ref<HostCommand> launch_;             ///< the launch scheduled or running

@@ -13,11 +13,17 @@
 // stage that follows this engine's own previous stage of the same tile (e.g.
 // DMA_READ(B) right after DMA_READ(A)) goes to the front of its queue, behind
 // only the transfer in flight.
+//
+// It carries its PE's IPCQ traffic (docs/model.md, "IPCQ"): a packet or credit
+// from its PE_IPCQ goes out on the fabric towards the peer's DMA; one that
+// arrives for it goes to its PE_IPCQ, a packet after this engine has written
+// its rx slot (the slot tier's time, asked of the PE_IPCQ).
 #include <deque>
 
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_node.hpp"
 #include "kbsim/pe/command.hpp"
+#include "kbsim/pe/ipcq.hpp"
 #include "kbsim/plugin.hpp"
 
 namespace {
@@ -72,7 +78,8 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
                                   "false: it pays every overhead, as data does"),
                 kbsim::param_node("mmu", "pe_mmu",
                                   "its PE's MMU (in the PE template, a component name means that sibling); "
-                                  "empty: addresses are physical")};
+                                  "empty: addresses are physical"),
+                kbsim::param_node("ipcq", "pe_ipcq", "its PE's inter-PE queues, whose traffic it carries; empty: none")};
     i.ports = {{"pe_to_router", "to its PE's router: requests out, answers back"},
                {"router_to_pe", "from its PE's router"},
                {"pe_internal", "PE-internal control links: tile tokens from and to the other engines"},
@@ -86,6 +93,13 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     // No MMU (or no translator there): stage addresses are physical.
     const kbsim::NodeIndex mmu = params().get_node("mmu");
     mmu_ = mmu == kbsim::kNoNode ? nullptr : kbsim::ahbm::as_translator(peer(mmu));
+    if (const kbsim::NodeIndex q = params().get_node("ipcq"); q != kbsim::kNoNode) {
+      ipcq_ = kbsim::pe::as_ipcq(peer(q));
+      to_ipcq_ = out_port_to(q);
+      if (!ipcq_ || to_ipcq_ == kbsim::kNoPort)
+        fail("its 'ipcq' parameter names " + std::string(node_id(q)) +
+             ", which is not a PE_IPCQ reached by a pe_internal link");
+    }
   }
 
   void submit(Ref<MemRequest> r, kbsim::ahbm::MemClient* client) override {
@@ -139,6 +153,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   }
 
   void on_other(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
+    if (msg->is<kbsim::pe::IpcqPacket>() || msg->is<kbsim::pe::IpcqCredit>()) return ipcq(std::move(msg));
     // Traffic between the fabric and this PE's TCM passes through (store and forward).
     if (kbsim::PortIndex out = msg->route ? msg->route->out_port_at(index()) : kbsim::kNoPort; out != kbsim::kNoPort) {
       ++forwarded_.count;
@@ -162,6 +177,27 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     else
       complete(r);
     if (!ch.busy && !ch.queue.empty()) start(ch);
+  }
+
+  /// IPCQ traffic: out to the peer's DMA, or in to this PE's queues.
+  void ipcq(Ref<kbsim::Message> msg) {
+    const bool packet = msg->is<kbsim::pe::IpcqPacket>();
+    if (!msg->route) {  // from this PE's queues
+      kbsim::NodeIndex dst = packet ? msg->as<kbsim::pe::IpcqPacket>().dst_dma : msg->as<kbsim::pe::IpcqCredit>().dst_dma;
+      kbsim::ViewId view = packet ? msg->as<kbsim::pe::IpcqPacket>().view : msg->as<kbsim::pe::IpcqCredit>().view;
+      const kbsim::Route& r = route_to(dst, view);
+      msg->route = &r;
+      if (packet) msg->bytes = msg->as<kbsim::pe::IpcqPacket>().nbytes;
+      return send(r.ports.front(), std::move(msg));
+    }
+    if (kbsim::PortIndex out = msg->route->out_port_at(index()); out != kbsim::kNoPort) {
+      ++forwarded_.count;
+      return send(out, std::move(msg));
+    }
+    if (!ipcq_) fail("received IPCQ traffic but its PE has no PE_IPCQ (parameter 'ipcq')");
+    const Tick write = packet ? ipcq_->slot_write(msg->as<kbsim::pe::IpcqPacket>().nbytes) : 0;
+    msg->route = nullptr;
+    send(to_ipcq_, std::move(msg), write);
   }
 
   /// Queue a transfer on its channel (at the front, behind the one in flight, when `first`).
@@ -202,6 +238,8 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   Tick overhead_;
   bool request_channel_;
   const kbsim::ahbm::Translator* mmu_ = nullptr;
+  kbsim::pe::IpcqPort* ipcq_ = nullptr;
+  kbsim::PortIndex to_ipcq_ = kbsim::kNoPort;
   Channel read_, write_;
   kbsim::Stat &reads_, &writes_, &bytes_, &errors_, &read_busy_, &write_busy_, &forwarded_, &stages_;
 };

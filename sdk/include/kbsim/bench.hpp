@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kbsim/ccl.hpp"
 #include "kbsim/component.hpp"
 #include "kbsim/extension.hpp"
 #include "kbsim/graph.hpp"
@@ -45,6 +46,13 @@ struct RouteInfo {
   }
 };
 
+/// What one directed link carried so far.
+struct LinkUse {
+  std::string_view src, dst, kind;
+  std::uint64_t messages = 0, bytes = 0;
+  double busy_ns = 0.0;  ///< time its wire was occupied
+};
+
 /// A built, runnable simulation of one graph.
 class System {
  public:
@@ -74,6 +82,8 @@ class System {
   virtual std::string_view view_name(ViewId view) const = 0;
   /// The route the core would give a message from `from` to `to` in routing view `view`.
   virtual RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view = "all") = 0;
+  /// Every link that carried bytes so far, in link order (busiest first: sort by busy_ns).
+  virtual std::vector<LinkUse> link_use() const = 0;
   /// The graph's system-wide attributes (empty for explicit topologies).
   virtual std::span<const RawParam> attrs() const noexcept = 0;
   /// End the current run()/run_until() after the event being processed.
@@ -123,6 +133,8 @@ class BenchContext {
   /// `kbsim run --verify-data`: the data pass runs (tensors read back hold
   /// computed values) and a bench checks its outputs (kbsim/tl/verify.hpp).
   virtual bool verify_data() const noexcept = 0;
+  /// The run's collective configuration (ccl.yaml or --ccl, with --set ccl.*).
+  virtual const CclConfig& ccl() const = 0;
   /// Run another registered bench to completion on this run's topology, with
   /// this run's --set overrides followed by `overrides`, and return its
   /// metrics (as its results.json would hold them). Its notes are not printed

@@ -82,8 +82,9 @@ class Message {
   /// service of it (see kbsim/op_record.hpp).
   bool data_op() const noexcept { return data_op_; }
   /// Fill in kind, name, params, data and flow of the operation the receiving
-  /// component is about to service (called at delivery). False: this hop is
-  /// not an operation (e.g. the message is an answer).
+  /// component (r.component, already set) is about to service (called at
+  /// delivery). False: this hop is not an operation (e.g. the message is an
+  /// answer, or only passes through).
   virtual bool describe_op(OpRecord& r) const {
     (void)r;
     return false;

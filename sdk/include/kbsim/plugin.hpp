@@ -26,7 +26,7 @@
 namespace kbsim {
 
 /// Bumped whenever anything a plugin compiles against changes layout or meaning.
-inline constexpr std::uint32_t kAbiVersion = 6;
+inline constexpr std::uint32_t kAbiVersion = 7;
 
 #define KBSIM_STR2_(x) #x
 #define KBSIM_STR_(x) KBSIM_STR2_(x)
@@ -46,19 +46,6 @@ struct ComponentType {
 struct BenchType {
   BenchInfo info;
   Bench* (*create)();
-};
-
-/// A collective algorithm. The collective interface itself arrives with the
-/// CCL work; the registry already discovers, lists and deduplicates them.
-class CclAlgorithm {
- public:
-  virtual ~CclAlgorithm() = default;
-};
-
-struct CclInfo {
-  std::string name;
-  std::string summary;
-  std::vector<ParamSpec> params;
 };
 
 struct CclType {

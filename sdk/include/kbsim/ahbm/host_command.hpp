@@ -35,6 +35,8 @@ struct PeResult {
   std::array<double, 6> stage_busy_ns{};              ///< per pe::StageType, summed over the kernel's commands
   Tick composite_first = kNever, composite_last = 0;  ///< span of its composite pipelines (none: first > last)
   std::uint64_t commands = 0;
+  /// The phases the kernel marked (tl.phase): name and start, in order.
+  std::vector<std::pair<std::string, Tick>> phases;
 };
 
 class HostCommand : public Message {

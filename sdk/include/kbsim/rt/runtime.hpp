@@ -82,7 +82,8 @@ class Tensor {
 using Arg = std::variant<Tensor, std::int64_t, double>;
 
 struct LaunchOptions {
-  unsigned sip = 0;
+  static constexpr unsigned kCurrentDevice = ~0u;
+  unsigned sip = kCurrentDevice;  ///< the SIP; kCurrentDevice = the caller's device (set_device)
   /// The PEs the kernel runs on: cubes 0..grid_cubes-1 x PEs 0..grid_pes-1 of
   /// each. 0 = the largest placement among the tensor arguments.
   unsigned grid_pes = 0, grid_cubes = 0;
@@ -145,6 +146,10 @@ class Runtime : public Service {
   virtual std::uint64_t submitted() const noexcept = 0;
 
   // --- the device ---
+  /// The SIP the caller's tensors are placed on and its kernels launched on by
+  /// default (in a spawn worker: that worker's; elsewhere: the driver's; initially 0).
+  virtual void set_device(unsigned sip) = 0;
+  virtual unsigned current_device() const = 0;
   virtual System& system() = 0;
   virtual Tick now() const = 0;
   virtual unsigned cubes_per_sip() const = 0;

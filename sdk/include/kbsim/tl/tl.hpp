@@ -109,6 +109,11 @@ struct Handle {
   std::uint64_t id = 0;
 };
 
+/// A receive started with recv_async; tl.wait(future) returns what it received.
+struct RecvFuture {
+  std::uint64_t id = 0;
+};
+
 enum class Scope : std::uint8_t { kKTile, kOutputTile };
 
 /// A fused epilogue op of a composite GEMM: dequant / bias / relu / scale.
@@ -201,7 +206,29 @@ class Program {
   // --- composite (non-blocking) ---
   virtual Handle composite(const CompositeSpec& spec) = 0;
 
+  // --- IPCQ: queues between PEs (docs/model.md, "IPCQ"); directions as a CCL algorithm installed them ---
+  /// Send `src` to the peer in direction `dir`. Its value is captured now; the
+  /// call returns once the send is on its way (it waits only for a free slot).
+  virtual void send(std::string_view dir, const Tensor& src) = 0;
+  /// Send raw memory: `shape` x `dtype` at `src_addr` in `space` (HBM: loaded first).
+  virtual void send(std::string_view dir, std::uint64_t src_addr, const Shape& shape, DType dtype = DType::kF16,
+                    Space space = Space::kTcm) = 0;
+  /// Wait for the next message from `dir`, consume its slot and return it (the
+  /// tensor names the rx slot: "return slot" mode).
+  virtual Tensor recv(std::string_view dir, const Shape& shape, DType dtype = DType::kF16) = 0;
+  /// Same, then copy it to `dst_addr` in `dst_space` ("copy to destination" mode; HBM: stored with a DMA write).
+  virtual Tensor recv(std::string_view dir, const Shape& shape, DType dtype, std::uint64_t dst_addr,
+                      Space dst_space) = 0;
+  /// Start a recv and go on; tl.wait(future) completes it.
+  virtual RecvFuture recv_async(std::string_view dir, const Shape& shape, DType dtype = DType::kF16) = 0;
+  virtual Tensor wait(RecvFuture f) = 0;
+  /// Diagnostic: wait for the next message's arrival only (no slot read, no credit).
+  virtual void recv_no_consume(std::string_view dir, const Shape& shape, DType dtype = DType::kF16) = 0;
+
   // --- control ---
+  /// Mark the start of a named phase of this kernel (it ends where the next
+  /// one starts, or at the kernel's end); benches report time per phase.
+  virtual void phase(std::string_view name) = 0;
   /// `n` PE_CPU cycles of scalar work.
   virtual void cycles(std::uint64_t n) = 0;
   /// Wait for one composite, or (no argument) for all outstanding ones.

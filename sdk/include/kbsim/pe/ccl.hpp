@@ -1,0 +1,130 @@
+// CCL algorithms (docs/model.md, "Collectives"): what an algorithm plugin
+// provides to the distributed runtime.
+//
+//   class MyAllreduce final : public kbsim::ccl::Algorithm {
+//    public:
+//     static kbsim::CclInfo info();   // name, summary, its own parameters, SIP topologies, buffer kinds
+//     std::vector<Wire> wiring(const Setup&) const override;   // which PE talks to which, in which direction
+//     Launch launch(const Collective&) const override;         // its kernel, grid and arguments
+//   };
+//   KBSIM_PLUGIN("my_ccl") {
+//     kbsim::add_ccl<MyAllreduce>(plugin);
+//     kbsim::add_kernel(plugin, "my-allreduce", &my_allreduce_kernel, "...");
+//   }
+//
+// The runtime installs the wiring into every PE_IPCQ when the process group is
+// initialised (directions' rx rings and their reverse directions computed as
+// docs/model.md says), then for each all_reduce launches the kernel on every
+// rank's SIP with arguments (tensor, rank, world size, n_elem, launch.args...).
+// Kernels are ordinary tl code: tl.send / tl.recv in the directions wired.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kbsim/ahbm/host_command.hpp"
+#include "kbsim/graph.hpp"
+#include "kbsim/plugin.hpp"
+#include "kbsim/tl/dtype.hpp"
+
+namespace kbsim::ccl {
+
+using ahbm::PeRef;
+
+enum class SipTopology : std::uint8_t { kRing1d, kTorus2d, kMesh2dNoWrap };
+inline constexpr std::string_view kSipTopologyNames[] = {"ring_1d", "torus_2d", "mesh_2d_no_wrap"};
+
+/// The system a collective runs on, as the topology published it.
+struct SystemShape {
+  unsigned sips = 1, sip_w = 1, sip_h = 1;  ///< the SIP grid (ring_1d: sips x 1)
+  SipTopology topology = SipTopology::kRing1d;
+  unsigned cube_w = 1, cube_h = 1, pes_per_cube = 1;
+  unsigned cubes() const noexcept { return cube_w * cube_h; }
+
+  /// From the AHBM front-end's system attributes; ConfigError if they are missing.
+  static SystemShape from(std::span<const RawParam> attrs) {
+    auto get = [&](const char* key) -> const ParamValue& {
+      if (const ParamValue* p = find_attr(attrs, key)) return *p;
+      throw ConfigError(std::string("collectives need an AHBM system: the topology publishes no '") + key + "'");
+    };
+    auto u = [&](const char* key) { return static_cast<unsigned>(std::get<std::int64_t>(get(key))); };
+    SystemShape s;
+    s.sips = u("ahbm.sips");
+    s.sip_w = u("ahbm.sip_w");
+    s.sip_h = u("ahbm.sip_h");
+    const auto& name = std::get<std::string>(get("ahbm.sip_topology"));
+    for (std::size_t i = 0; i < std::size(kSipTopologyNames); ++i)
+      if (kSipTopologyNames[i] == name) s.topology = static_cast<SipTopology>(i);
+    s.cube_w = u("ahbm.cube_w");
+    s.cube_h = u("ahbm.cube_h");
+    s.pes_per_cube = u("ahbm.pes_per_cube");
+    return s;
+  }
+};
+
+/// The SIP neighbours of `rank` (ranks 0..world-1 laid out row-major on the
+/// SIP grid) by the system's SIP topology: global_E / global_W along a row
+/// (ring_1d: the ring), global_S / global_N along a column; torus_2d wraps,
+/// mesh_2d_no_wrap does not. A 2-rank ring has the same peer east and west.
+inline std::map<std::string, unsigned> sip_neighbors(const SystemShape& s, unsigned world, unsigned rank) {
+  std::map<std::string, unsigned> out;
+  if (world < 2) return out;
+  if (s.topology == SipTopology::kRing1d) {
+    out["global_E"] = (rank + 1) % world;
+    out["global_W"] = (rank + world - 1) % world;
+    return out;
+  }
+  const unsigned w = s.sip_w, h = s.sip_h, x = rank % w, y = rank / w;
+  const bool wrap = s.topology == SipTopology::kTorus2d;
+  auto at = [&](unsigned xx, unsigned yy) { return yy * w + xx; };
+  if (w > 1 && (wrap || x + 1 < w)) out["global_E"] = at((x + 1) % w, y);
+  if (w > 1 && (wrap || x > 0)) out["global_W"] = at((x + w - 1) % w, y);
+  if (h > 1 && (wrap || y + 1 < h)) out["global_S"] = at(x, (y + 1) % h);
+  if (h > 1 && (wrap || y > 0)) out["global_N"] = at(x, (y + h - 1) % h);
+  return out;
+}
+
+/// What the runtime asks for when it installs the queues.
+struct Setup {
+  SystemShape system;
+  unsigned world_size = 1;  ///< ranks: SIPs 0..world_size-1
+  const Params& params;     ///< the algorithm's ccl.yaml parameters (kbsim/ccl.hpp)
+};
+
+/// One queue the algorithm needs: `from` sends in direction `dir` to `to`.
+/// The receiving side's direction is found by the reverse-direction rule.
+struct Wire {
+  PeRef from;
+  std::string dir;
+  PeRef to;
+};
+
+/// One all_reduce on one rank.
+struct Collective {
+  Setup setup;
+  unsigned rank = 0;
+  std::uint64_t n_elem = 0;  ///< elements per shard
+  DType dtype = DType::kF16;
+  /// The cube grid the tensor's shards cover (one shard per cube's pe0: the
+  /// SIP's cube mesh; a tensor on one cube: 1 x 1).
+  unsigned cube_w = 1, cube_h = 1;
+};
+
+struct Launch {
+  std::string kernel;                ///< a registered tl kernel
+  unsigned grid_cubes = 1, grid_pes = 1;  ///< launched on cubes 0..grid_cubes-1 x PEs 0..grid_pes-1 of the rank's SIP
+  /// Arguments after (tensor, rank, world size, n_elem).
+  std::vector<std::variant<std::int64_t, double>> args;
+};
+
+class Algorithm : public CclAlgorithm {
+ public:
+  virtual std::vector<Wire> wiring(const Setup& setup) const = 0;
+  virtual Launch launch(const Collective& c) const = 0;
+};
+
+}  // namespace kbsim::ccl
