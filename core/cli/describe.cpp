@@ -127,8 +127,21 @@ void print_info(const core::Registry& reg, const std::string& name) {
   }
   if (auto it = reg.ccl().find(name); it != reg.ccl().end()) {
     const CclInfo& info = it->second.type->info;
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+      return v.empty() ? std::string("any") : s;
+    };
     std::printf("ccl algorithm %s: %s\n", info.name.c_str(), info.summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    std::printf("sip topologies: %s\n", list(info.sip_topologies).c_str());
+    std::printf("buffer kinds: %s\n", list(info.buffer_kinds).c_str());
+    std::printf("its own parameters (ccl.yaml algorithms.%s, or --set ccl.%s.KEY=VALUE):\n", info.name.c_str(),
+                info.name.c_str());
     print_params(info.params);
+    std::printf("shared parameters (ccl.yaml defaults, or --set ccl.KEY=VALUE; an algorithm entry may override "
+                "them):\n");
+    print_params(ccl_default_params());
     return;
   }
   if (auto it = reg.commands().find(name); it != reg.commands().end()) {

@@ -49,52 +49,64 @@ std::vector<LinkUse> Simulation::link_use() const {
   return out;
 }
 
-const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
-  if (view >= view_names_.size())
-    fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
-  std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
-  if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
+const Simulation::Search& Simulation::search(NodeIndex from, NodeIndex to, ViewId view) {
   // Dijkstra. Latency: link latency + one flit's serialization + the transit
   // cost of every node passed through; ties to the lower node index. Distance:
-  // the links' lengths; ties to the node whose id sorts first.
+  // the links' lengths; ties to the node whose id sorts first. A node's link
+  // is only replaced by a strictly shorter path, so resuming a search gives
+  // each destination the route a fresh search stopping there would.
   const bool distance = metric_ == RouteMetric::kDistance;
-  const std::size_t n = nodes_.size();
-  std::vector<Tick> dist(n, kNever);
-  std::vector<std::uint32_t> via(n, ~0u);   // link index used to reach the node
-  using Item = std::pair<Tick, NodeIndex>;  // (cost, tie rank)
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
   auto rank = [&](NodeIndex v) { return distance ? id_rank_[v] : v; };
-  dist[from] = 0;
-  queue.push({0, rank(from)});
-  while (!queue.empty()) {
-    auto [d, r] = queue.top();
-    queue.pop();
+  const std::uint64_t key = (std::uint64_t{view} << 32) | from;
+  auto [it, fresh] = searches_.try_emplace(key);
+  Search& s = it->second;
+  if (fresh) {
+    s.dist.assign(nodes_.size(), kNever);
+    s.via.assign(nodes_.size(), ~0u);
+    s.settled.assign(nodes_.size(), false);
+    s.dist[from] = 0;
+    s.queue.push({0, rank(from)});
+  }
+  while (!s.settled[to] && !s.queue.empty()) {
+    auto [d, r] = s.queue.top();
+    s.queue.pop();
     const NodeIndex u = distance ? by_rank_[r] : r;
-    if (d != dist[u]) continue;
-    if (u == to) break;
+    if (d != s.dist[u] || s.settled[u]) continue;
+    s.settled[u] = true;
     Tick pass = u == from ? 0 : nodes_[u].transit_cost;
     for (std::uint32_t li : out_links(u)) {
       const Link& l = links_[li];
       if (l.exclude_views & (1u << view)) continue;
       Tick nd = d + (distance ? route_nm_[li] : pass + l.latency + l.ser_full);
-      if (nd < dist[l.dst]) {
-        dist[l.dst] = nd;
-        via[l.dst] = li;
-        queue.push({nd, rank(l.dst)});
+      if (nd < s.dist[l.dst]) {
+        s.dist[l.dst] = nd;
+        s.via[l.dst] = li;
+        s.queue.push({nd, rank(l.dst)});
       }
     }
   }
-  if (dist[to] == kNever)
+  return s;
+}
+
+const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
+  if (view >= view_names_.size())
+    fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
+  std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
+  if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
+  const Search& found = search(from, to, view);
+  const std::vector<std::uint32_t>& via = found.via;
+  if (to != from && !found.settled[to])
     throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
                       (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") +
                       " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
   auto r = std::make_unique<Route>();
-  r->cost = dist[to];
+  r->cost = found.dist[to];
   for (NodeIndex v = to; v != from;) {
-    const Link& l = links_[via[v]];
+    const std::uint32_t li = via[v];
+    const Link& l = links_[li];
     r->nodes.push_back(l.src);
     auto ports = out_links(l.src);
-    r->ports.push_back(static_cast<PortIndex>(std::find(ports.begin(), ports.end(), via[v]) - ports.begin()));
+    r->ports.push_back(static_cast<PortIndex>(std::find(ports.begin(), ports.end(), li) - ports.begin()));
     v = l.src;
   }
   std::reverse(r->nodes.begin(), r->nodes.end());

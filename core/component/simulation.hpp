@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -119,6 +120,18 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::uint32_t> port_begin_;  ///< first entry in port_links_ per node (+1 sentinel)
   std::unordered_map<std::string_view, NodeIndex> index_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
+  /// One Dijkstra search per (view, source), resumed for each new destination and stopped as soon as it is
+  /// settled: every route from a source costs one search in all (a collective's all-pairs queues need
+  /// thousands of routes), and a source with one destination pays no more than a search for it.
+  struct Search {
+    std::vector<Tick> dist;
+    std::vector<std::uint32_t> via;  ///< per node: the link that reaches it (~0u: none yet)
+    std::vector<bool> settled;
+    std::priority_queue<std::pair<Tick, NodeIndex>, std::vector<std::pair<Tick, NodeIndex>>, std::greater<>> queue;
+  };
+  std::unordered_map<std::uint64_t, Search> searches_;
+  /// The search from `from`, run until `to` is settled (or nothing is left).
+  const Search& search(NodeIndex from, NodeIndex to, ViewId view);
   std::vector<std::string> view_names_;  ///< index = ViewId; 0 is "all"
   std::vector<std::string> link_kinds_;  ///< parallel to links_
   RouteMetric metric_ = RouteMetric::kLatency;

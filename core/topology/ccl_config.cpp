@@ -59,6 +59,9 @@ CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, cons
   if (!root.IsMap()) throw ConfigError(src.name() + ": a CCL configuration is a map with 'defaults' and 'algorithms'");
   if (!root["defaults"]) src.root()["defaults"] = YAML::Node(YAML::NodeType::Map);
   if (!root["algorithms"]) src.root()["algorithms"] = YAML::Node(YAML::NodeType::Map);
+  if (root["algorithms"].IsMap())  // so that --set ccl.ALGORITHM.KEY=VALUE finds an entry to set
+    for (const auto& [name, entry] : registry.ccl())
+      if (!root["algorithms"][name]) src.root()["algorithms"][name] = YAML::Node(YAML::NodeType::Map);
   apply_overrides(src, origins, overrides);
   config::check_keys(root, {"defaults", "algorithms"}, "the CCL configuration", where);
 

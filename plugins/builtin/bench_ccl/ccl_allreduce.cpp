@@ -38,8 +38,8 @@ class CclAllreduce final : public Bench {
             "reports the critical path, per-phase windows, bytes moved and the busiest link",
             {param_int("n_elem", 49152, "f16 elements per cube's shard (49152 = 96 KB)"),
              param_bool("fit_slot", true,
-                        "raise ccl.yaml's slot_size to one shard when it is smaller (as the reference's sweep does), "
-                        "so algorithms that send a shard per message run")}};
+                        "raise ccl.yaml's slot_size to what the algorithm needs when it is smaller (one shard for an "
+                        "algorithm that sends a shard per message, as the reference's sweep does)")}};
   }
 
   void run(BenchContext& ctx) override {
@@ -48,17 +48,28 @@ class CclAllreduce final : public Bench {
     p.check(n >= 1 && n <= (std::int64_t{1} << 24), "n_elem", "must be in 1..16777216");
     CclConfig cfg = ctx.ccl();
     const std::uint64_t shard_bytes = static_cast<std::uint64_t>(n) * 2;
+    System& sys = ctx.configured();
     Params& ap = cfg.algorithms.at(cfg.algorithm).params;
-    if (p.get_bool("fit_slot") && ap.get_int("slot_size") < static_cast<std::int64_t>(shard_bytes)) {
-      for (ParamEntry& e : ap.entries())
-        if (e.name == "slot_size") {
-          e.value = static_cast<std::int64_t>(shard_bytes);
-          e.origin = "ccl-allreduce fit_slot";
-        }
-      ctx.note("slot_size raised to " + std::to_string(shard_bytes) + " bytes to hold one shard (fit_slot)");
+    if (p.get_bool("fit_slot")) {
+      // The slot the algorithm needs for this collective (one shard, for one that sends a shard per message).
+      const auto shape = ccl::SystemShape::from(sys.attrs());
+      const std::unique_ptr<CclAlgorithm> made = cfg.create();
+      const auto* algo = dynamic_cast<const ccl::Algorithm*>(made.get());
+      const std::uint64_t need =
+          algo ? algo->min_slot_size({{shape, shape.sips, ap}, 0, static_cast<std::uint64_t>(n), DType::kF16,
+                                      shape.cube_w, shape.cube_h})
+               : 0;
+      if (ap.get_int("slot_size") < static_cast<std::int64_t>(need)) {
+        for (ParamEntry& e : ap.entries())
+          if (e.name == "slot_size") {
+            e.value = static_cast<std::int64_t>(need);
+            e.origin = "ccl-allreduce fit_slot";
+          }
+        ctx.note("slot_size raised to " + std::to_string(need) + " bytes: " + cfg.algorithm +
+                 " sends one shard per message (fit_slot)");
+      }
     }
 
-    System& sys = ctx.configured();
     auto& rt = sys.service<rt::Runtime>();
     auto& dist = sys.service<rt::Distributed>();
     dist.init_process_group(cfg);

@@ -166,6 +166,10 @@ class Lrab final : public ccl::Algorithm {
     return w;
   }
 
+  std::uint64_t min_slot_size(const ccl::Collective& c) const override {
+    return c.n_elem * kbsim::dtype_size(c.dtype);  // one shard per message
+  }
+
   ccl::Launch launch(const ccl::Collective& c) const override {
     const ccl::SystemShape& s = c.setup.system;
     const bool ring = s.topology == ccl::SipTopology::kRing1d;

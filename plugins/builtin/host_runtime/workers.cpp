@@ -21,12 +21,12 @@ namespace {
     throw ConfigError(who + x.what());
   } catch (const SimError& x) {
     throw SimError(who + x.what());
-  } catch (const Error& x) {
+  } catch (const Error&) {
     throw;
   } catch (const std::exception& x) {
-    throw BenchError("WORKER_FAILED", who + x.what());
+    throw std::runtime_error(who + x.what());  // the bench's own fault, named as its plugin's by the runner
   } catch (...) {
-    throw BenchError("WORKER_FAILED", who + "threw an exception that is not a std::exception");
+    throw std::runtime_error(who + "threw an exception that is not a std::exception");
   }
 }
 

@@ -11,10 +11,12 @@
 // pays the slot read when it consumes, advances the tail, sends a credit and
 // returns once the credit's path latency has passed.
 #include <deque>
+#include <unordered_map>
 
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/pe/ipcq.hpp"
 #include "kbsim/plugin.hpp"
+#include "kbsim/waiting.hpp"
 
 namespace {
 
@@ -23,7 +25,7 @@ using kbsim::Ref;
 using kbsim::Tick;
 using pe::IpcqCall;
 
-class PeIpcq final : public kbsim::Component, public pe::IpcqPort {
+class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim::Waiting {
  public:
   explicit PeIpcq(const kbsim::ComponentContext& ctx)
       : Component(ctx),
@@ -89,6 +91,8 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort {
         fail("cannot be re-installed while messages are in flight on direction " + q.spec.dir);
     cfg_ = cfg;
     queues_.clear();
+    by_dir_.clear();
+    by_peer_ring_.clear();
     for (pe::IpcqQueue& s : queues) {
       Queue q;
       const std::string peer = kbsim::ahbm::names::pe_part(s.peer.sip, s.peer.cube, s.peer.pe, "pe_dma");
@@ -97,15 +101,32 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort {
         fail("direction " + s.dir + ": the peer's DMA " + peer + " is not in this topology");
       q.view = find_view(s.peer.sip == self_.sip && s.peer.cube == self_.cube ? "local" : "data");
       q.spec = std::move(s);
+      by_dir_.emplace(q.spec.dir, queues_.size());
+      by_peer_ring_.emplace(q.spec.peer_rx_base, queues_.size());
       queues_.push_back(std::move(q));
     }
   }
   const pe::IpcqQueue* queue(std::string_view dir) const override {
-    for (const Queue& q : queues_)
-      if (q.spec.dir == dir) return &q.spec;
-    return nullptr;
+    auto it = by_dir_.find(std::string(dir));
+    return it == by_dir_.end() ? nullptr : &queues_[it->second].spec;
   }
   Tick slot_write(std::uint64_t nbytes) const override { return slot_access(nbytes); }
+
+  /// What a stuck run should know: sends waiting for credits, messages nobody took.
+  std::string waiting_for() const override {
+    std::string out;
+    auto peer = [](const Queue& q) { return kbsim::ahbm::names::pe(q.spec.peer.sip, q.spec.peer.cube, q.spec.peer.pe); };
+    for (const Queue& q : queues_) {
+      if (!q.sends.empty())
+        out += (out.empty() ? "" : "; ") + std::string(id()) + ": " + std::to_string(q.sends.size()) + " send(s) in " +
+               q.spec.dir + " wait for a credit from " + peer(q) + " (" + std::to_string(q.head - q.peer_tail) +
+               " of " + std::to_string(cfg_.n_slots) + " slots in flight)";
+      if (!q.arrived.empty())
+        out += (out.empty() ? "" : "; ") + std::string(id()) + ": holds " + std::to_string(q.arrived.size()) +
+               " message(s) from " + peer(q) + " in " + q.spec.dir + " that no recv took";
+    }
+    return out;
+  }
 
   // --- messages ---
 
@@ -160,10 +181,9 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort {
     return 0;
   }
 
-  Queue* find(std::string_view dir) {
-    for (Queue& q : queues_)
-      if (q.spec.dir == dir) return &q;
-    return nullptr;
+  Queue* find(const std::string& dir) {
+    auto it = by_dir_.find(dir);
+    return it == by_dir_.end() ? nullptr : &queues_[it->second];
   }
 
   void call(Ref<IpcqCall> c) {
@@ -220,10 +240,13 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort {
   }
 
   void arrived(pe::IpcqPacket& p) {
+    // The rx rings lie in address order, one span each: the address says which.
     Queue* q = nullptr;
     const std::uint64_t span = cfg_.bytes_per_direction();
-    for (Queue& k : queues_)
-      if (p.dst_addr >= k.spec.rx_base && p.dst_addr < k.spec.rx_base + span) q = &k;
+    if (!queues_.empty() && p.dst_addr >= queues_.front().spec.rx_base) {
+      const std::uint64_t k = (p.dst_addr - queues_.front().spec.rx_base) / span;
+      if (k < queues_.size() && p.dst_addr - queues_[k].spec.rx_base < span) q = &queues_[k];
+    }
     if (!q)
       fail("a message from " + std::string(node_id(p.src_dma)) + " (its direction " + p.src_dir + ") for address " +
            kbsim::ahbm::hex(p.dst_addr) + " matches no installed rx ring of this PE");
@@ -268,12 +291,12 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort {
   }
 
   void credit(const pe::IpcqCredit& cr) {
-    for (Queue& q : queues_)
-      if (q.spec.peer_rx_base == cr.dst_rx_base) {
-        q.peer_tail = std::max(q.peer_tail, cr.consumer_seq);
-        if (cfg_.backpressure == pe::Backpressure::kSleep) try_send(q);
-        return;
-      }
+    if (auto it = by_peer_ring_.find(cr.dst_rx_base); it != by_peer_ring_.end()) {
+      Queue& q = queues_[it->second];
+      q.peer_tail = std::max(q.peer_tail, cr.consumer_seq);
+      if (cfg_.backpressure == pe::Backpressure::kSleep) try_send(q);
+      return;
+    }
     fail("a credit from " + std::string(node_id(cr.src_dma)) + " for rx ring " + kbsim::ahbm::hex(cr.dst_rx_base) +
          " matches no installed queue of this PE");
   }
@@ -290,7 +313,9 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort {
   kbsim::ahbm::PeRef self_;
   kbsim::NodeIndex dma_ = kbsim::kNoNode;
   kbsim::PortIndex to_dma_ = kbsim::kNoPort;
-  std::vector<Queue> queues_;
+  std::vector<Queue> queues_;                                   ///< in rx address order
+  std::unordered_map<std::string, std::size_t> by_dir_;         ///< direction -> queue
+  std::unordered_map<std::uint64_t, std::size_t> by_peer_ring_;  ///< the peer's rx ring -> queue (credits)
   kbsim::Stat &sent_, &received_, &credits_, &stalls_, &bytes_sent_;
 };
 

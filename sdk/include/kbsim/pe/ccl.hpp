@@ -125,6 +125,12 @@ class Algorithm : public CclAlgorithm {
  public:
   virtual std::vector<Wire> wiring(const Setup& setup) const = 0;
   virtual Launch launch(const Collective& c) const = 0;
+  /// The smallest slot_size this collective needs (an algorithm that sends a
+  /// whole shard per message needs a slot that holds one); 0: any.
+  virtual std::uint64_t min_slot_size(const Collective& c) const {
+    (void)c;
+    return 0;
+  }
 };
 
 }  // namespace kbsim::ccl
