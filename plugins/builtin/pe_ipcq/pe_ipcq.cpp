@@ -267,7 +267,8 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
       ++received_.count;
       if (c->kind == IpcqCall::Kind::kRecvNoConsume) {
         c->t_read = now();
-        reply(std::move(c));  // arrival only: no slot read, the slot stays taken
+        credit_back(q);  // arrival only: no slot read and no wait for the credit, but the slot is freed
+        reply(std::move(c));
         continue;
       }
       schedule(slot_access(a.nbytes), tag(q, kSlotRead), std::move(c));
@@ -277,6 +278,12 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   /// The slot is read: free it, credit the sender, and return once the credit has travelled.
   void consumed(Queue& q, Ref<IpcqCall> c) {
     c->t_read = now();
+    credit_back(q);
+    schedule(control_latency(route_between(dma_, q.peer_dma, q.view)), kReply, std::move(c));
+  }
+
+  /// Free the oldest slot of `q`'s rx ring: advance the tail and tell the sender.
+  void credit_back(Queue& q) {
     ++q.tail;
     Ref<pe::IpcqCredit> cr = kbsim::make_message<pe::IpcqCredit>();
     cr->src_dma = dma_;
@@ -287,7 +294,6 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     cr->bytes = cfg_.credit_bytes;
     ++credits_.count;
     send(to_dma_, std::move(cr));
-    schedule(control_latency(route_between(dma_, q.peer_dma, q.view)), kReply, std::move(c));
   }
 
   void credit(const pe::IpcqCredit& cr) {
