@@ -139,8 +139,9 @@ void print_info(const core::Registry& reg, const std::string& name) {
     std::printf("its own parameters (ccl.yaml algorithms.%s, or --set ccl.%s.KEY=VALUE):\n", info.name.c_str(),
                 info.name.c_str());
     print_params(info.params);
-    std::printf("shared parameters (ccl.yaml defaults, or --set ccl.KEY=VALUE; an algorithm entry may override "
-                "them):\n");
+    std::printf(
+        "shared parameters (ccl.yaml defaults, or --set ccl.KEY=VALUE; an algorithm entry may override "
+        "them):\n");
     print_params(ccl_default_params());
     return;
   }

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <queue>
 #include <span>
 #include <string>
-#include <queue>
 #include <unordered_map>
 #include <vector>
 

@@ -66,7 +66,7 @@ class BenchRunner final : public BenchContext {
 
  private:
   const Registry& registry_;
-  RunOptions options_;                   ///< its overrides: the topology's only
+  RunOptions options_;                      ///< its overrides: the topology's only
   std::vector<std::string> all_overrides_;  ///< every --set, as given
   std::vector<std::string> ccl_overrides_;  ///< the ccl.* ones, relative to the CCL document
   CclConfig ccl_;

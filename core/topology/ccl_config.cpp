@@ -27,7 +27,6 @@ std::vector<RawParam> raw(const YAML::Node& map, const Origins& o, const std::st
   return out;
 }
 
-
 /// The parameters' values that every algorithm shares, checked beyond their types.
 void check_defaults(const Params& p) {
   auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {

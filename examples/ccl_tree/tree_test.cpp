@@ -1,11 +1,11 @@
 // tree_allreduce's wiring in isolation: every member but the root has a
 // parent, every parent points back at its children, and nothing else.
+#include "tree.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
-
-#include "tree.hpp"
 
 namespace {
 

@@ -23,7 +23,9 @@ const std::string kMesh =
     " --set system.sips.count=6 --set system.sips.topology=mesh_2d_no_wrap --set system.sips.w=3 --set system.sips.h=2";
 const std::string kRing = " --set system.sips.count=6 --set system.sips.topology=ring_1d";
 
-std::string stuck_plugins() { return " --plugins " + (std::filesystem::path(KBSIM_TEST_PLUGIN_DIR) / "ccl_stuck").string(); }
+std::string stuck_plugins() {
+  return " --plugins " + (std::filesystem::path(KBSIM_TEST_PLUGIN_DIR) / "ccl_stuck").string();
+}
 
 /// Run ccl-allreduce with `args`; the parsed results.json (exit code checked).
 rapidjson::Document allreduce(const std::string& args, std::string* out = nullptr) {
@@ -96,7 +98,8 @@ TEST(Ccl, EveryAlgorithmReducesCorrectlyOnEverySipTopology) {
     double lrab = 0;
     for (const char* a : {"lrab_hierarchical_allreduce", "ring_allreduce", "direct_allreduce"}) {
       std::string out;
-      rapidjson::Document d = allreduce("--param n_elem=256 --verify-data --set ccl.algorithm=" + std::string(a) + topo, &out);
+      rapidjson::Document d =
+          allreduce("--param n_elem=256 --verify-data --set ccl.algorithm=" + std::string(a) + topo, &out);
       ASSERT_TRUE(d.HasMember("metrics")) << a << topo;
       EXPECT_THAT(out, HasSubstr("verified: every rank holds the sum of all 6 ranks' shards")) << a << topo;
       EXPECT_EQ(std::string(d["ccl"]["algorithm"].GetString()), a);
@@ -123,7 +126,8 @@ TEST(Ccl, CalibrationAgainstTheReference) {
   EXPECT_DOUBLE_EQ(intra, 15725.8);
   EXPECT_LT(intra, 30000.0);
   // Slot memory at 64 KB per cube: TCM < HBM < SRAM.
-  const double tcm = crit("--param n_elem=32768" + kTorus), hbm = crit("--param n_elem=32768 --set ccl.buffer_kind=hbm" + kTorus),
+  const double tcm = crit("--param n_elem=32768" + kTorus),
+               hbm = crit("--param n_elem=32768 --set ccl.buffer_kind=hbm" + kTorus),
                sram = crit("--param n_elem=32768 --set ccl.buffer_kind=sram" + kTorus);
   EXPECT_DOUBLE_EQ(tcm, 18279.8);
   EXPECT_DOUBLE_EQ(hbm, 27639.8);
@@ -142,10 +146,12 @@ TEST(Ccl, TheReferenceModelIsPrintedBesideTheMeasuredValue) {
 }
 
 TEST(Ccl, BackpressurePollNoticesCreditsLaterThanSleep) {
-  const std::string tight = "--param n_elem=4096 --set ccl.algorithm=ring_allreduce --set ccl.n_slots=1 "
-                            "--set ccl.slot_size=128 --set system.sips.count=1 --verify-data";
-  const double sleep = crit(tight), poll = crit(tight + " --set ccl.backpressure=poll --set "
-                                                        "cube.pe_template.components.pe_ipcq.attrs.poll_interval_ns=50");
+  const std::string tight =
+      "--param n_elem=4096 --set ccl.algorithm=ring_allreduce --set ccl.n_slots=1 "
+      "--set ccl.slot_size=128 --set system.sips.count=1 --verify-data";
+  const double sleep = crit(tight), poll = crit(tight +
+                                                " --set ccl.backpressure=poll --set "
+                                                "cube.pe_template.components.pe_ipcq.attrs.poll_interval_ns=50");
   EXPECT_GT(poll, sleep);
 }
 
@@ -158,7 +164,8 @@ TEST(Ccl, IpcqIsNeverFasterThanARawDmaWrite) {
   const auto& cases = d["metrics"]["cases"];
   ASSERT_EQ(cases.Size(), 32u);  // 4 hops x 8 sizes
   for (const auto& c : cases.GetArray()) {
-    EXPECT_GE(c["ipcq_ns"].GetDouble(), c["raw_dma_ns"].GetDouble()) << c["hop"].GetString() << " " << c["bytes"].GetInt();
+    EXPECT_GE(c["ipcq_ns"].GetDouble(), c["raw_dma_ns"].GetDouble())
+        << c["hop"].GetString() << " " << c["bytes"].GetInt();
     EXPECT_LT(c["ipcq_arrival_ns"].GetDouble(), c["ipcq_ns"].GetDouble());
   }
   EXPECT_TRUE(d["metrics"]["ipcq_at_least_raw_dma"].GetBool());
@@ -169,9 +176,10 @@ TEST(Ccl, IpcqIsNeverFasterThanARawDmaWrite) {
 // A stuck collective ends the run (exit 5) with who waits on what, never a hang.
 TEST(Ccl, AStuckCollectiveSaysWhoWaitsOnWhat) {
   auto run = [](const std::string& fault) {
-    return test::run_kbsim("run --bench ccl-allreduce --param n_elem=8 --set ccl.algorithm=stuck_ring"
-                           " --set ccl.stuck_ring.fault=" + fault + stuck_plugins() + " --out " +
-                           (test::temp_dir() / ("stuck_" + fault)).string());
+    return test::run_kbsim(
+        "run --bench ccl-allreduce --param n_elem=8 --set ccl.algorithm=stuck_ring"
+        " --set ccl.stuck_ring.fault=" +
+        fault + stuck_plugins() + " --out " + (test::temp_dir() / ("stuck_" + fault)).string());
   };
   auto ok = run("none");
   EXPECT_EQ(ok.code, 0) << ok.err;

@@ -94,8 +94,9 @@ TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.sram)"), 32u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.pe_dma)"), 256u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.pe_tcm)"), 256u);
-  EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.(pe_cpu|pe_scheduler|pe_fetch_store|pe_gemm|pe_math|pe_mmu|pe_ipcq))"),
-            7u * 256);
+  EXPECT_EQ(
+      count_ids(g, R"(sip\d+\.cube\d+\.pe[0-7]\.(pe_cpu|pe_scheduler|pe_fetch_store|pe_gemm|pe_math|pe_mmu|pe_ipcq))"),
+      7u * 256);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW])"), 100u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW]\.conn[0-3])"), 400u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.io\d+\..*)"), 26u);

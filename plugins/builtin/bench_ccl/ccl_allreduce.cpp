@@ -55,10 +55,13 @@ class CclAllreduce final : public Bench {
       const auto shape = ccl::SystemShape::from(sys.attrs());
       const std::unique_ptr<CclAlgorithm> made = cfg.create();
       const auto* algo = dynamic_cast<const ccl::Algorithm*>(made.get());
-      const std::uint64_t need =
-          algo ? algo->min_slot_size({{shape, shape.sips, ap}, 0, static_cast<std::uint64_t>(n), DType::kF16,
-                                      shape.cube_w, shape.cube_h})
-               : 0;
+      const std::uint64_t need = algo ? algo->min_slot_size({{shape, shape.sips, ap},
+                                                             0,
+                                                             static_cast<std::uint64_t>(n),
+                                                             DType::kF16,
+                                                             shape.cube_w,
+                                                             shape.cube_h})
+                                      : 0;
       if (ap.get_int("slot_size") < static_cast<std::int64_t>(need)) {
         for (ParamEntry& e : ap.entries())
           if (e.name == "slot_size") {
@@ -106,7 +109,8 @@ class CclAllreduce final : public Bench {
     if (ctx.verify_data()) {
       std::size_t bad = 0;
       for (std::size_t m : mismatches) bad += m;
-      if (bad) throw BenchError("DATA_MISMATCH", std::to_string(bad) + " reduced values are wrong; first: " + first_bad);
+      if (bad)
+        throw BenchError("DATA_MISMATCH", std::to_string(bad) + " reduced values are wrong; first: " + first_bad);
       ctx.note("verified: every rank holds the sum of all " + std::to_string(world) + " ranks' shards (" +
                std::to_string(world * cubes * static_cast<std::uint64_t>(n)) + " f16 values)");
     }

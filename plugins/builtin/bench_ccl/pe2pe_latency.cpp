@@ -117,10 +117,8 @@ class Pe2PeLatency final : public Bench {
           opt.grid_cubes = h.cube + 1;
           opt.grid_pes = std::max(h.pe + 1, 1u);
           const auto dst = static_cast<std::int64_t>(ahbm::pe_tcm_addr(0, h.cube, h.pe, 0));
-          const rt::LaunchResult& r =
-              rt.wait(rt.launch("pe2pe-latency", {mode, std::int64_t{h.cube}, std::int64_t{h.pe}, n, dst,
-                                                  dir_index(h.dir)},
-                                opt));
+          const rt::LaunchResult& r = rt.wait(rt.launch(
+              "pe2pe-latency", {mode, std::int64_t{h.cube}, std::int64_t{h.pe}, n, dst, dir_index(h.dir)}, opt));
           ns[mode] = r.pe_exec_ns;
         }
         Metrics& c = cases.append();
@@ -131,8 +129,8 @@ class Pe2PeLatency final : public Bench {
         c.set("raw_dma_ns", ns[kRaw]);
         ordered = ordered && ns[kIpcq] >= ns[kRaw];
         char line[160];
-        std::snprintf(line, sizeof line, "%s %-22s %6lld B: ipcq %8.2f ns, arrival %8.2f ns, raw DMA %8.2f ns",
-                      h.name, h.what, static_cast<long long>(n), ns[kIpcq], ns[kArrival], ns[kRaw]);
+        std::snprintf(line, sizeof line, "%s %-22s %6lld B: ipcq %8.2f ns, arrival %8.2f ns, raw DMA %8.2f ns", h.name,
+                      h.what, static_cast<long long>(n), ns[kIpcq], ns[kArrival], ns[kRaw]);
         ctx.note(line);
       }
     ctx.metrics().set("ipcq_at_least_raw_dma", ordered);

@@ -50,11 +50,11 @@ TEST(Fidelity, TheDefaultSystemReproducesEveryMeasuredFigure) {
   ASSERT_TRUE(r.written);
   const auto& m = r.results["metrics"];
   EXPECT_TRUE(m["pass"].GetBool());
-  EXPECT_EQ(m["figures"].MemberCount(), 16u);
+  EXPECT_EQ(m["figures"].MemberCount(), 18u);
   for (const auto& f : m["figures"].GetObject()) EXPECT_TRUE(f.value["pass"].GetBool()) << f.name.GetString();
-  EXPECT_EQ(m["orderings"].MemberCount(), 20u);
+  EXPECT_EQ(m["orderings"].MemberCount(), 24u);
   for (const auto& o : m["orderings"].GetObject()) EXPECT_TRUE(o.value.GetBool()) << o.name.GetString();
-  EXPECT_EQ(m["pending"].MemberCount(), 5u);  // the collectives
+  EXPECT_EQ(m["pending"].MemberCount(), 0u);  // the collectives are measured now
   EXPECT_THAT(r.cli.out, HasSubstr("figures within 5%"));
   EXPECT_THAT(r.cli.out, Not(HasSubstr("MISS")));
   EXPECT_THAT(r.cli.out, Not(HasSubstr("FAIL ")));
@@ -72,6 +72,9 @@ TEST(Fidelity, CalibratedFiguresAreExact) {
   EXPECT_DOUBLE_EQ(figure(r, "eastbound flows through cube 1's ucie-W.conn0 (of 8)"), 7.0);
   EXPECT_DOUBLE_EQ(figure(r, "spread of kernel start times over the 128 PEs of SIP 0 (ns)"), 0.0);
   EXPECT_DOUBLE_EQ(figure(r, "512^3 composite GEMM: tiles (32/64/32)"), 2048.0);
+  EXPECT_DOUBLE_EQ(figure(r, "torus_2d over 6 SIPs (3 x 2), TCM slots, center root (us; the reference's later guard)"),
+                   26.3438);
+  EXPECT_DOUBLE_EQ(figure(r, "intra-SIP critical path, 1 SIP (us)"), 15.7258);
   EXPECT_DOUBLE_EQ(figure(r, "32x3072x32 load_ref: composite window (ns)"), 969.0);
   EXPECT_DOUBLE_EQ(figure(r, "32x3072x32 load_ref: kernel window (ns)"), 1740.0);
 }

@@ -173,12 +173,12 @@ class Lrab final : public ccl::Algorithm {
   ccl::Launch launch(const ccl::Collective& c) const override {
     const ccl::SystemShape& s = c.setup.system;
     const bool ring = s.topology == ccl::SipTopology::kRing1d;
-    return {"lrab-allreduce",
-            c.cube_w * c.cube_h,
-            1,
-            {std::int64_t{c.cube_w}, std::int64_t{c.cube_h}, std::int64_t{static_cast<int>(s.topology)},
-             std::int64_t{ring ? 0 : s.sip_w}, std::int64_t{ring ? 0 : s.sip_h},
-             std::int64_t{root(c.setup.params) == 1}}};
+    return {
+        "lrab-allreduce",
+        c.cube_w * c.cube_h,
+        1,
+        {std::int64_t{c.cube_w}, std::int64_t{c.cube_h}, std::int64_t{static_cast<int>(s.topology)},
+         std::int64_t{ring ? 0 : s.sip_w}, std::int64_t{ring ? 0 : s.sip_h}, std::int64_t{root(c.setup.params) == 1}}};
   }
 
  private:

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "allocator.hpp"
-#include "workers.hpp"
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/pe/data_op.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
 #include "kbsim/rt/runtime.hpp"
+#include "workers.hpp"
 
 namespace kbsim::host_runtime {
 

@@ -42,8 +42,8 @@ QueueTables plan_queues(const std::vector<ccl::Wire>& wires, const pe::IpcqConfi
     if (w.from == w.to) throw ConfigError("IPCQ wiring: " + name(w.from) + " direction " + w.dir + " points at itself");
     auto [it, fresh] = table[w.from].emplace(w.dir, w.to);
     if (!fresh && !(it->second == w.to))
-      throw ConfigError("IPCQ wiring: " + name(w.from) + " direction " + w.dir + " points at both " +
-                        name(it->second) + " and " + name(w.to));
+      throw ConfigError("IPCQ wiring: " + name(w.from) + " direction " + w.dir + " points at both " + name(it->second) +
+                        " and " + name(w.to));
   }
   // Address order and rx rings (I3.1: each PE's rings fit its IPCQ space, so rings never overlap).
   const std::uint64_t span = cfg.bytes_per_direction();

@@ -53,7 +53,7 @@ TEST(IpcqInstall, OtherNamesFollowInNameOrderAndPairByName) {
 
 TEST(IpcqInstall, BrokenWiringIsAConfigurationError) {
   EXPECT_THAT(error_of({{a, "E", b}}), HasSubstr("sip0.cube0.pe0 direction E points at sip0.cube1.pe0, which has no "
-                                                  "direction pointing back"));
+                                                 "direction pointing back"));
   EXPECT_THAT(error_of({{a, "E", b}, {a, "E", c}}), HasSubstr("direction E points at both"));
   EXPECT_THAT(error_of({{a, "x", b}, {a, "y", b}, {b, "z", a}}), HasSubstr("invariant I3 (one ring per sender)"));
   pe::IpcqConfig big;

@@ -52,17 +52,18 @@ void Workers::spawn(const std::function<void(unsigned)>& fn, unsigned n, const R
     }
   } reset{*this};
   for (unsigned r = 0; r < n; ++r)
-    workers_[r].fiber = bctx::fiber(std::allocator_arg, bctx::fixedsize_stack(8 << 20), [this, &fn, r](bctx::fiber&& d) {
-      driver_ = std::move(d);
-      try {
-        fn(r);
-      } catch (const bctx::detail::forced_unwind&) {
-        throw;
-      } catch (...) {
-        workers_[r].error = std::current_exception();
-      }
-      return std::move(driver_);
-    });
+    workers_[r].fiber =
+        bctx::fiber(std::allocator_arg, bctx::fixedsize_stack(8 << 20), [this, &fn, r](bctx::fiber&& d) {
+          driver_ = std::move(d);
+          try {
+            fn(r);
+          } catch (const bctx::detail::forced_unwind&) {
+            throw;
+          } catch (...) {
+            workers_[r].error = std::current_exception();
+          }
+          return std::move(driver_);
+        });
 
   auto resume = [&](unsigned r) {
     Worker& w = workers_[r];
@@ -112,8 +113,8 @@ void Workers::barrier() {
   const std::uint64_t gen = barrier_gen_;
   ++barrier_count_;
   release_barrier_if_complete();
-  block([this, gen] { return barrier_gen_ != gen; }, "the barrier (" + std::to_string(barrier_count_) + " of " +
-                                                         std::to_string(live()) + " workers there)");
+  block([this, gen] { return barrier_gen_ != gen; },
+        "the barrier (" + std::to_string(barrier_count_) + " of " + std::to_string(live()) + " workers there)");
 }
 
 void Workers::release_barrier_if_complete() {
@@ -128,7 +129,9 @@ std::string Workers::waiting() const {
   for (std::size_t r = 0; r < workers_.size(); ++r) {
     const Worker& w = workers_[r];
     out += (out.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " " +
-           (w.finished ? "returned" : w.until ? "waits for " + w.what : "is running");
+           (w.finished ? "returned"
+            : w.until  ? "waits for " + w.what
+                       : "is running");
   }
   return out;
 }

@@ -187,9 +187,9 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     std::array<Tick, pe::kStageTypes> busy{};
     Tick composite_first = kbsim::kNever, composite_last = 0;
     std::uint64_t commands = 0;
-    bool waiting = false;  ///< suspended until a command completes (not on a timer)
-    Tick since = 0;        ///< when it last started waiting
-    std::vector<std::pair<std::string, Tick>> phases;  ///< tl.phase marks
+    bool waiting = false;                                ///< suspended until a command completes (not on a timer)
+    Tick since = 0;                                      ///< when it last started waiting
+    std::vector<std::pair<std::string, Tick>> phases;    ///< tl.phase marks
     std::map<std::uint64_t, Ref<pe::IpcqCall>> futures;  ///< recv_async calls not yet waited for
     kbsim::EventId wake;
     std::string failure;  ///< the first failed command
@@ -507,8 +507,7 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   // --- IPCQ ---
 
   /// Issue an IPCQ call to this PE's queues (not waiting for it).
-  Ref<pe::IpcqCall> ipcq_call(pe::IpcqCall::Kind kind, std::string_view dir, std::uint64_t nbytes,
-                              std::string call) {
+  Ref<pe::IpcqCall> ipcq_call(pe::IpcqCall::Kind kind, std::string_view dir, std::uint64_t nbytes, std::string call) {
     if (!ipcq_) throw tl::Error(call + ": this PE has no PE_IPCQ (pe_cpu parameter 'ipcq')");
     if (!run_.failure.empty()) throw CommandFailed{};
     if (dispatch_ > 0) sleep(dispatch_);
@@ -535,7 +534,7 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     std::string call = ipcq_text("send", dir, src.shape(), src.dtype());
     kbsim::OpTensor o = ops_.operand(src, call);
     if (!src.pending() && src.desc().data) o.value = src.desc().data;  // known bytes travel as a snapshot
-    if (!o.value && o.as_of == kbsim::kNever) o.as_of = now();        // captured at issue
+    if (!o.value && o.as_of == kbsim::kNever) o.as_of = now();         // captured at issue
     auto c = ipcq_call(pe::IpcqCall::Kind::kSend, dir, src.nbytes(), std::move(call));
     c->source = std::move(o);
     while (!c->done) await_completion();
@@ -584,7 +583,8 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   }
   void recv_no_consume(std::string_view dir, const Shape& shape, DType dtype) override {
     const std::uint64_t nbytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
-    auto c = ipcq_call(pe::IpcqCall::Kind::kRecvNoConsume, dir, nbytes, ipcq_text("recv_no_consume", dir, shape, dtype));
+    auto c =
+        ipcq_call(pe::IpcqCall::Kind::kRecvNoConsume, dir, nbytes, ipcq_text("recv_no_consume", dir, shape, dtype));
     while (!c->done) await_completion();
   }
 

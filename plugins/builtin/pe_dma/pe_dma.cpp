@@ -71,15 +71,16 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     i.summary =
         "PE DMA engine: reads and writes any physical address, and runs the PE's DMA_READ / DMA_WRITE tile stages; "
         "read and write channels of capacity 1";
-    i.params = {kbsim::param_float("overhead_ns", 0.0, "setup time per transfer, once it holds its channel"),
-                kbsim::param_bool("stage_read_request_channel", true,
-                                  "a DMA_READ stage's request crosses routers on the request channel, without their "
-                                  "overhead (a tile read costs its data leg, as in the reference's pipeline); "
-                                  "false: it pays every overhead, as data does"),
-                kbsim::param_node("mmu", "pe_mmu",
-                                  "its PE's MMU (in the PE template, a component name means that sibling); "
-                                  "empty: addresses are physical"),
-                kbsim::param_node("ipcq", "pe_ipcq", "its PE's inter-PE queues, whose traffic it carries; empty: none")};
+    i.params = {
+        kbsim::param_float("overhead_ns", 0.0, "setup time per transfer, once it holds its channel"),
+        kbsim::param_bool("stage_read_request_channel", true,
+                          "a DMA_READ stage's request crosses routers on the request channel, without their "
+                          "overhead (a tile read costs its data leg, as in the reference's pipeline); "
+                          "false: it pays every overhead, as data does"),
+        kbsim::param_node("mmu", "pe_mmu",
+                          "its PE's MMU (in the PE template, a component name means that sibling); "
+                          "empty: addresses are physical"),
+        kbsim::param_node("ipcq", "pe_ipcq", "its PE's inter-PE queues, whose traffic it carries; empty: none")};
     i.ports = {{"pe_to_router", "to its PE's router: requests out, answers back"},
                {"router_to_pe", "from its PE's router"},
                {"pe_internal", "PE-internal control links: tile tokens from and to the other engines"},
@@ -183,7 +184,8 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   void ipcq(Ref<kbsim::Message> msg) {
     const bool packet = msg->is<kbsim::pe::IpcqPacket>();
     if (!msg->route) {  // from this PE's queues
-      kbsim::NodeIndex dst = packet ? msg->as<kbsim::pe::IpcqPacket>().dst_dma : msg->as<kbsim::pe::IpcqCredit>().dst_dma;
+      kbsim::NodeIndex dst =
+          packet ? msg->as<kbsim::pe::IpcqPacket>().dst_dma : msg->as<kbsim::pe::IpcqCredit>().dst_dma;
       kbsim::ViewId view = packet ? msg->as<kbsim::pe::IpcqPacket>().view : msg->as<kbsim::pe::IpcqCredit>().view;
       const kbsim::Route& r = route_to(dst, view);
       msg->route = &r;

@@ -115,7 +115,9 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   /// What a stuck run should know: sends waiting for credits, messages nobody took.
   std::string waiting_for() const override {
     std::string out;
-    auto peer = [](const Queue& q) { return kbsim::ahbm::names::pe(q.spec.peer.sip, q.spec.peer.cube, q.spec.peer.pe); };
+    auto peer = [](const Queue& q) {
+      return kbsim::ahbm::names::pe(q.spec.peer.sip, q.spec.peer.cube, q.spec.peer.pe);
+    };
     for (const Queue& q : queues_) {
       if (!q.sends.empty())
         out += (out.empty() ? "" : "; ") + std::string(id()) + ": " + std::to_string(q.sends.size()) + " send(s) in " +
@@ -139,9 +141,7 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   void on_timer(std::uint64_t tag, Ref<kbsim::Message> msg) override {
     const auto q = static_cast<std::size_t>(tag >> 8);
     switch (static_cast<Tag>(tag & 0xff)) {
-      case kPoll:
-        queues_[q].polling = false;
-        return try_send(queues_[q]);
+      case kPoll: queues_[q].polling = false; return try_send(queues_[q]);
       case kSlotRead: return consumed(queues_[q], Ref<IpcqCall>(&msg->as<IpcqCall>()));
       case kReply: return reply(Ref<IpcqCall>(&msg->as<IpcqCall>()));
     }
@@ -166,9 +166,7 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     bool polling = false;
   };
 
-  std::uint64_t tag(const Queue& q, Tag t) const {
-    return static_cast<std::uint64_t>(&q - queues_.data()) << 8 | t;
-  }
+  std::uint64_t tag(const Queue& q, Tag t) const { return static_cast<std::uint64_t>(&q - queues_.data()) << 8 | t; }
 
   Tick slot_access(std::uint64_t n) const {
     auto bw = [&](const char* p) { return kbsim::serialization_ticks(n, params().get_float(p)); };
@@ -319,8 +317,8 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   kbsim::ahbm::PeRef self_;
   kbsim::NodeIndex dma_ = kbsim::kNoNode;
   kbsim::PortIndex to_dma_ = kbsim::kNoPort;
-  std::vector<Queue> queues_;                                   ///< in rx address order
-  std::unordered_map<std::string, std::size_t> by_dir_;         ///< direction -> queue
+  std::vector<Queue> queues_;                                    ///< in rx address order
+  std::unordered_map<std::string, std::size_t> by_dir_;          ///< direction -> queue
   std::unordered_map<std::uint64_t, std::size_t> by_peer_ring_;  ///< the peer's rx ring -> queue (credits)
   kbsim::Stat &sent_, &received_, &credits_, &stalls_, &bytes_sent_;
 };

@@ -62,8 +62,8 @@ struct CclConfig {
     CclAlgorithm* (*create)() = nullptr;
     Params params;
   };
-  std::string source;     ///< the file it was read from
-  std::string algorithm;  ///< the selected algorithm (defaults.algorithm, or its --set)
+  std::string source;                       ///< the file it was read from
+  std::string algorithm;                    ///< the selected algorithm (defaults.algorithm, or its --set)
   std::map<std::string, Entry> algorithms;  ///< every registered algorithm, written in the file or not
 
   /// The entry of `name` (the selected algorithm when empty); ConfigError if it is not registered.

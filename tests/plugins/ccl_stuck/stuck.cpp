@@ -37,9 +37,7 @@ void stuck_kernel(tl::Program& tl, const tl::Args& a) {
         for (std::int64_t k = 0; k <= slots; ++k) tl.send("global_E", acc);
       break;
     case kUnwired: acc = acc + tl.recv("N", {n}); break;
-    default:
-      tl.send("global_E", acc);
-      acc = acc + tl.recv("global_W", {n});
+    default: tl.send("global_E", acc); acc = acc + tl.recv("global_W", {n});
   }
   tl.store(s->ptr, acc);
 }
@@ -76,8 +74,7 @@ class DistMisuse final : public kbsim::Bench {
   static kbsim::BenchInfo info() {
     return {"dist-misuse",
             "test bench: uses the distributed runtime wrongly on purpose",
-            {kbsim::param_string("case", "uninitialized",
-                                 "uninitialized, backend, op, outside_spawn or rank_throws")}};
+            {kbsim::param_string("case", "uninitialized", "uninitialized, backend, op, outside_spawn or rank_throws")}};
   }
   void run(kbsim::BenchContext& ctx) override {
     const std::string& c = ctx.params().get_string("case");

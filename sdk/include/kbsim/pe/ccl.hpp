@@ -115,7 +115,7 @@ struct Collective {
 };
 
 struct Launch {
-  std::string kernel;                ///< a registered tl kernel
+  std::string kernel;                     ///< a registered tl kernel
   unsigned grid_cubes = 1, grid_pes = 1;  ///< launched on cubes 0..grid_cubes-1 x PEs 0..grid_pes-1 of the rank's SIP
   /// Arguments after (tensor, rank, world size, n_elem).
   std::vector<std::variant<std::int64_t, double>> args;

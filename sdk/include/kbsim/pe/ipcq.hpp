@@ -35,14 +35,14 @@ namespace kbsim::pe {
 /// and the two ends of a ring (next / prev). An algorithm may use other names:
 /// they follow these in the PE's table, sorted by name.
 inline constexpr std::array<std::string_view, 14> kDirections = {
-    "N", "S", "E", "W", "global_N", "global_S", "global_E", "global_W", "intra_N", "intra_S", "intra_E", "intra_W",
-    "next", "prev"};
+    "N",        "S",       "E",       "W",       "global_N", "global_S", "global_E",
+    "global_W", "intra_N", "intra_S", "intra_E", "intra_W",  "next",     "prev"};
 
 /// The direction facing `dir` (N <-> S, global_E <-> global_W, next <-> prev, ...); empty if it has none.
 inline std::string_view opposite_direction(std::string_view dir) noexcept {
   static constexpr std::array<std::string_view, 14> kOpposite = {
-      "S", "N", "W", "E", "global_S", "global_N", "global_W", "global_E", "intra_S", "intra_N", "intra_W", "intra_E",
-      "prev", "next"};
+      "S",        "N",       "W",       "E",       "global_S", "global_N", "global_W",
+      "global_E", "intra_S", "intra_N", "intra_W", "intra_E",  "prev",     "next"};
   for (std::size_t i = 0; i < kDirections.size(); ++i)
     if (kDirections[i] == dir) return kOpposite[i];
   return {};
@@ -76,10 +76,10 @@ struct IpcqConfig {
 
 /// One installed queue pair of a PE, seen from that PE.
 struct IpcqQueue {
-  std::string dir;              ///< this PE's direction name
-  std::string peer_dir;         ///< the peer's direction that points back (the reverse-direction rule)
-  ahbm::PeRef peer;             ///< the PE at the other end
-  std::uint64_t rx_base = 0;    ///< this PE's rx ring for `dir`
+  std::string dir;                 ///< this PE's direction name
+  std::string peer_dir;            ///< the peer's direction that points back (the reverse-direction rule)
+  ahbm::PeRef peer;                ///< the PE at the other end
+  std::uint64_t rx_base = 0;       ///< this PE's rx ring for `dir`
   std::uint64_t peer_rx_base = 0;  ///< the peer's rx ring for `peer_dir`: where this PE's sends land
 };
 
@@ -136,10 +136,10 @@ class IpcqPacket : public Message {
   IpcqPacket() noexcept : Message(kType, true) {}
 
   NodeIndex src_dma = 0, dst_dma = 0;  ///< the two PE_DMA engines
-  ViewId view = 0;                      ///< the routing view between them ("local" inside a cube, else "data")
-  std::uint64_t dst_addr = 0;           ///< the rx slot it is written to
-  std::uint64_t sender_seq = 0;         ///< the sender's head before this send
-  std::string src_dir;                  ///< diagnostic only
+  ViewId view = 0;                     ///< the routing view between them ("local" inside a cube, else "data")
+  std::uint64_t dst_addr = 0;          ///< the rx slot it is written to
+  std::uint64_t sender_seq = 0;        ///< the sender's head before this send
+  std::string src_dir;                 ///< diagnostic only
   std::uint64_t nbytes = 0;
   OpTensor source;  ///< the sent value, as captured when the send was issued
   Tick t_sent = 0;
