@@ -111,8 +111,9 @@ run() {
     "$bin" run --out "$REPO/kbsim-out" "$@"
   else
     # The main job on the default AHBM system: every memory path, the PE DMA
-    # bench, a 512^3 composite GEMM on one PE, verified, with its timeline, and
-    # every figure the reference measured against this system.
+    # bench, a 512^3 composite GEMM on one PE, verified, with its timeline, an
+    # allreduce over both SIPs, verified, and every figure the reference
+    # measured against this system.
     say "running: kbsim probe"
     "$bin" probe
     say "running: kbsim run --bench pe-dma-perf --out $REPO/kbsim-out"
@@ -122,6 +123,8 @@ run() {
     mkdir -p "$REPO/kbsim-out/matmul"
     "$bin" run "${mm[@]}" --trace "$REPO/kbsim-out/matmul/trace.json" --out "$REPO/kbsim-out/matmul"
     say "results: $REPO/kbsim-out/matmul/results.json; timeline: $REPO/kbsim-out/matmul/trace.json (ui.perfetto.dev)"
+    say "running: kbsim run --bench ccl-allreduce --verify-data --out $REPO/kbsim-out/allreduce"
+    "$bin" run --bench ccl-allreduce --verify-data --out "$REPO/kbsim-out/allreduce"
     say "running: kbsim run --bench fidelity --out $REPO/kbsim-out/fidelity"
     "$bin" run --bench fidelity --out "$REPO/kbsim-out/fidelity"
   fi

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "kbsim/ahbm/names.hpp"
+
 namespace kbsim::bench_ccl {
 
 void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const CclConfig& cfg,
@@ -50,6 +52,23 @@ void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const
             [&](const std::string& a, const std::string& b) { return windows[a].first < windows[b].first; });
   Metrics& phases = out.object("phase_window_ns");
   for (const std::string& name : order) phases.set(name, ticks_to_ns(windows[name].second - windows[name].first));
+  // The phases of the PE that passes through the most of them (the longest-running among those): its times add up
+  // to its kernel's, so they say which phase the collective spends its time in (for lrab, a root cube's pe0).
+  const ahbm::PeResult* path = nullptr;
+  for (const rt::LaunchResult& l : r.ranks)
+    for (const ahbm::PeResult& pe : l.pes)
+      if (!path || pe.phases.size() > path->phases.size() ||
+          (pe.phases.size() == path->phases.size() && pe.pe_exec_ns > path->pe_exec_ns))
+        path = &pe;
+  if (path && !path->phases.empty()) {
+    Metrics& along = out.object("phases_of_busiest_pe");
+    along.set("pe", ahbm::names::pe(path->pe.sip, path->pe.cube, path->pe.pe));
+    Metrics& ns = along.object("ns");
+    for (std::size_t k = 0; k < path->phases.size(); ++k) {
+      const Tick end = k + 1 < path->phases.size() ? path->phases[k + 1].second : path->end;
+      ns.set(path->phases[k].first, ticks_to_ns(end - path->phases[k].second));
+    }
+  }
 
   // IPCQ payload moved, and the busiest link over the collective's window.
   std::uint64_t bytes = 0, messages = 0;
@@ -87,10 +106,16 @@ void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const
                 model);
   ctx.note(line);
   if (shard_bytes == 96 * 1024) ctx.note("an external simulator (FSIM) reported 366 us for 96 KB per PE");
-  for (const std::string& name : order) {
-    std::snprintf(line, sizeof line, "  phase %-18s %10.1f ns", name.c_str(),
-                  ticks_to_ns(windows[name].second - windows[name].first));
-    ctx.note(line);
+  if (path && !path->phases.empty()) {
+    ctx.note("phases of " + ahbm::names::pe(path->pe.sip, path->pe.cube, path->pe.pe) +
+             " (the PE through most of them), and each phase's window over all PEs:");
+    for (std::size_t k = 0; k < path->phases.size(); ++k) {
+      const auto& [name, start] = path->phases[k];
+      const Tick end = k + 1 < path->phases.size() ? path->phases[k + 1].second : path->end;
+      std::snprintf(line, sizeof line, "  %-18s %10.1f ns   window %10.1f ns", name.c_str(), ticks_to_ns(end - start),
+                    ticks_to_ns(windows[name].second - windows[name].first));
+      ctx.note(line);
+    }
   }
 }
 
