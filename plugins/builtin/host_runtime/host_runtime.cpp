@@ -141,6 +141,11 @@ rt::TransferResult HostRuntime::write(const rt::Tensor& t, std::span<const std::
 
 std::vector<std::byte> HostRuntime::read(const rt::Tensor& t, rt::TransferResult* timing) {
   const rt::Tensor::Info& info = live(t, "read");
+  // A host-read barrier: the launches still running on the tensor's SIP may write it, so they finish first.
+  for (const auto& [id, c] : commands_)
+    if (!c.done && c.cmd->kind == kbsim::ahbm::HostCommand::Kind::kLaunch && !c.cmd->targets.empty() &&
+        c.cmd->targets.front().sip == info.shards.front().sip)
+      wait({id});
   const std::vector<const rt::ShardSpec*> pieces = distinct_pieces(info.shards);
   rt::TransferResult r = transfer(info, kbsim::ahbm::MemOp::kRead, pieces);
   std::vector<std::byte> out(t.nbytes()), buf;

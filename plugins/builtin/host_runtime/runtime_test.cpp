@@ -329,6 +329,26 @@ TEST_F(RuntimeTest, LaunchGridDefaultsToOnePeAndHonoursTheOptions) {
             "BAD_USE: launch of 'test-noop': a grid of 1 cubes x 9 PEs does not fit a SIP of 16 cubes x 8 PEs");
 }
 
+TEST_F(RuntimeTest, AHostReadWaitsForTheLaunchesRunningOnItsSip) {
+  rt::Tensor t = rt_.zeros({4, 4}, DType::kF16, {}, "t");
+  const Tick t0 = rt_.now();
+  rt_.launch("test-noop", {t});  // on SIP 0: the read must wait for it
+  rt_.launch("test-noop", {}, {.sip = 1, .grid_pes = 1, .grid_cubes = 1});  // on SIP 1: no barrier for t's read
+  rt::TransferResult r;
+  rt_.read(t, &r);
+  EXPECT_EQ(r.t_submit, t0 + kSinkDelay);  // the SIP 0 launch's end, no later
+}
+
+TEST_F(RuntimeTest, SetDeviceScopesPlacementAndLaunches) {
+  rt_.set_device(1);
+  EXPECT_EQ(rt_.current_device(), 1u);
+  rt::Tensor t = rt_.empty({4, 4}, DType::kF16, {}, "t");
+  EXPECT_EQ(t.shards().front().sip, 1u);
+  const rt::LaunchResult& r = rt_.wait(rt_.launch("test-noop", {t}));
+  EXPECT_EQ(r.pes.front().pe, (ahbm::PeRef{1, 0, 0}));
+  EXPECT_EQ(error_of<BenchError>([&] { rt_.set_device(7); }), "BAD_USE: set_device(7): the system has 2 SIPs");
+}
+
 TEST_F(RuntimeTest, UnknownKernelsCanBeAllowedForThePeSideCheck) {
   rt_.allow_unknown_kernels();
   rt::LaunchHandle h = rt_.launch("not-registered", {});

@@ -127,7 +127,8 @@ class Runtime : public Service {
   // --- data (through PCIE_EP and the memory path; blocking) ---
   /// Write raw bytes of the whole tensor (row-major, tensor.nbytes() long).
   virtual TransferResult write(const Tensor& t, std::span<const std::byte> bytes) = 0;
-  /// Read the whole tensor back (row-major bytes; replicated tensors: the first replica).
+  /// Read the whole tensor back (row-major bytes; replicated tensors: the first replica), once the launches
+  /// still running on its SIP have finished (they may write it).
   virtual std::vector<std::byte> read(const Tensor& t, TransferResult* timing = nullptr) = 0;
   std::vector<double> read_values(const Tensor& t) {
     std::vector<std::byte> b = read(t);
