@@ -1,6 +1,7 @@
 #include "run/command_runner.hpp"
 
 #include "component/simulation.hpp"
+#include "report/json.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
@@ -17,5 +18,12 @@ const Graph& CommandRunner::topology() {
 std::unique_ptr<System> CommandRunner::build(const Graph& graph) {
   return std::make_unique<Simulation>(graph, registry_);
 }
+
+std::string CommandRunner::topology_json() {
+  const Graph& g = topology();
+  return json::write_json_string([&](JsonWriter& w) { write_graph(w, g, registry_); });
+}
+
+std::string CommandRunner::view(std::string_view name) { return view_topology(file_, overrides_, registry_, name); }
 
 }  // namespace kbsim::core

@@ -22,6 +22,8 @@ class CommandRunner final : public CommandContext {
   const Params& options() const noexcept override { return options_; }
   const Graph& topology() override;
   std::unique_ptr<System> build(const Graph& graph) override;
+  std::string topology_json() override;
+  std::string view(std::string_view name) override;
 
  private:
   const Registry& registry_;

@@ -127,13 +127,7 @@ CclConfig load_ccl(const std::filesystem::path& file, const std::vector<std::str
 
 CclConfig parse_ccl(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
                     const Registry& registry) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw config::syntax_error(name, e);
-  }
-  YamlSource src(name, root);
+  YamlSource src = YamlSource::parse(text, name);
   return build(src, overrides, registry);
 }
 

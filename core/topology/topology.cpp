@@ -297,13 +297,7 @@ Graph load_topology(const std::filesystem::path& file, const std::vector<std::st
 
 Graph parse_topology(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
                      const Registry& registry) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw config::syntax_error(name, e);
-  }
-  return compile(*open(YamlSource(name, root), overrides, registry), registry);
+  return compile(*open(YamlSource::parse(text, name), overrides, registry), registry);
 }
 
 std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& file,
@@ -319,6 +313,13 @@ std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& fi
   std::vector<std::filesystem::path> files = doc->frontend->draw(doc->origins, components, dir);
   if (files.empty()) throw ConfigError(file.string() + ": its topology front-end draws no pictures");
   return files;
+}
+
+std::string view_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                          const Registry& registry, std::string_view name) {
+  auto doc = open(YamlSource::load(file), overrides, registry);
+  if (!doc->frontend) return {};
+  return doc->frontend->view(doc->origins, RegistryComponents(registry), name);
 }
 
 }  // namespace kbsim::core

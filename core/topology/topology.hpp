@@ -43,4 +43,8 @@ std::vector<std::filesystem::path> draw_topology(const std::filesystem::path& fi
                                                  const std::vector<std::string>& overrides, const Registry& registry,
                                                  const std::filesystem::path& dir);
 
+/// The claiming front-end's interactive picture `name` (config::FrontEnd::view); empty if it has none.
+std::string view_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                          const Registry& registry, std::string_view name);
+
 }  // namespace kbsim::core

@@ -24,6 +24,10 @@ class AhbmFrontEnd final : public config::FrontEnd {
                                           const std::filesystem::path& dir) const override {
     return write_svgs(ahbm_topology::compile(doc.source(), doc, components), dir);
   }
+  std::string view(const config::Origins& doc, const config::Components& components,
+                   std::string_view name) const override {
+    return view_svg(ahbm_topology::compile(doc.source(), doc, components), name);
+  }
 };
 
 }  // namespace kbsim::ahbm_topology

@@ -61,11 +61,22 @@ const char* const kStyle =
     ".die{fill:#f7f7f2;stroke:#333;stroke-width:2}.hbm{fill:#d8d0f0;stroke:#75a;stroke-dasharray:4 3}"
     ".router{fill:#4a7;stroke:#253}.mesh{stroke:#4a7;stroke-width:2}.pe{fill:#cde;stroke:#246}"
     ".attach{stroke:#246;stroke-width:1.5}.hbmtext{fill:#75a}.ctl{fill:#f6d6d6;stroke:#933}"
-    ".ucie{fill:#f2c14e;stroke:#a70}.uline{stroke:#c90;stroke-width:1.5}";
+    ".ucie{fill:#f2c14e;stroke:#a70}.uline{stroke:#c90;stroke-width:1.5}.hbmctl{fill:#efeaff;stroke:#75a}"
+    ".part{fill:#dfeaf6;stroke:#246;stroke-width:1.5}.plink{stroke:#246;stroke-width:2}.pctl{stroke:#888;stroke-"
+    "dasharray:4 3}";
 
-/// An SVG document under construction; every shape may carry a tooltip (`title`).
+/// An SVG document under construction; every shape may carry a tooltip (`title`),
+/// and the next shape drawn after tag() says which node (data-node), link
+/// (data-edge="src>dst") or view (data-view, e.g. "cube/0/5") it stands for,
+/// for viewers that make the picture interactive (`kbsim web`).
 class Svg {
  public:
+  void tag(std::string node, std::string view = {}, std::string edge = {}) {
+    tag_ = (node.empty() ? "" : " data-node=\"" + esc(node) + '"') +
+           (view.empty() ? "" : " data-view=\"" + esc(view) + '"') +
+           (edge.empty() ? "" : " data-edge=\"" + esc(edge) + '"');
+  }
+  void edge(const std::string& src, const std::string& dst) { tag({}, {}, src + ">" + dst); }
   void rect(Box b, std::string_view cls, std::string_view title = {}) {
     shape("rect", attr("x", b.x) + attr("y", b.y) + attr("width", b.w) + attr("height", b.h),
           {{b.x, b.y}, {b.x + b.w, b.y + b.h}}, cls, title);
@@ -120,7 +131,8 @@ class Svg {
   void shape(std::string_view tag, const std::string& attrs, const std::vector<Pt>& pts, std::string_view cls,
              std::string_view title) {
     for (Pt p : pts) grow(p);
-    body_ << '<' << tag << attrs << " class=\"" << cls << '"';
+    body_ << '<' << tag << attrs << " class=\"" << cls << '"' << tag_;
+    tag_.clear();
     if (title.empty())
       body_ << "/>\n";
     else
@@ -131,6 +143,7 @@ class Svg {
     x1_ = std::max(x1_, p.first), y1_ = std::max(y1_, p.second);
   }
   std::ostringstream body_;
+  std::string tag_;
   double x0_ = 1e300, y0_ = 1e300, x1_ = -1e300, y1_ = -1e300;
 };
 
@@ -222,17 +235,21 @@ std::string system_svg(const AhbmSpec& s) {
       std::vector<Pt> pts{{sw.x + sw.w / 2, sw.y + sw.h}, {sw.x + sw.w / 2, top - 30}};
       if (i >= s.sip_w) pts.insert(pts.end(), {{trunk, top - 30}, {trunk, lane}});
       pts.insert(pts.end(), {{ex, lane}, {ex, sip(i).y + 8}});
+      g.edge(names::switch0(), names::io(i, k, "pcie_ep"));
       g.polyline(pts, "pcie",
                  names::switch0() + " <-> " + names::io(i, k, "pcie_ep") + ": PCIe " + num(s.pcie.bw_gbs) + " GB/s, " +
                      num(s.pcie.distance_mm) + " mm");
     }
+  g.tag(names::switch0());
   g.rect(sw, "switch", s.switch0.impl);
   g.text({sw.x + sw.w / 2, sw.y + 20}, names::switch0(), 13, "middle", "bold");
   g.text({sw.x + sw.w / 2, sw.y + 36}, s.switch0.impl, 10);
   for (unsigned i = 0; i < s.sips; ++i) {
     const Box b = sip(i);
+    g.tag({}, "sip/" + to_string(i));
     g.rect(b, "sip", names::sip(i));
     for (unsigned k = 0; k < n_io; ++k) {
+      g.tag(names::io(i, k, "pcie_ep"));
       g.rect(ep(i, k), "ep", names::io(i, k, "pcie_ep"));
       g.label(ep(i, k), s.io_chiplets[k].id + ".pcie_ep", 9);
     }
@@ -259,7 +276,7 @@ std::string system_svg(const AhbmSpec& s) {
 constexpr double kCube = 110, kSeam = 40, kPitch = kCube + kSeam;
 
 /// IO chiplet `k` outside side `side` of the w x h cube mesh, `off` px out: blocks, PHYs and links to the cubes.
-void io_chiplet(Svg& g, const AhbmSpec& s, unsigned k, Side side, double off, double w, double h) {
+void io_chiplet(Svg& g, const AhbmSpec& s, unsigned sip, unsigned k, Side side, double off, double w, double h) {
   const IoChipletSpec& io = s.io_chiplets[k];
   const bool hz = horizontal(side);
   const double la = hz ? 84 : 24, ld = hz ? 24 : 84, depth = hz ? 100 : 204, reserve = hz ? 44 : 28;
@@ -286,44 +303,61 @@ void io_chiplet(Svg& g, const AhbmSpec& s, unsigned k, Side side, double off, do
     for (std::size_t j = 0; j < slot.size(); ++j)
       slot[i] += std::pair(along(io.cube_ports[j]), j) < std::pair(along(io.cube_ports[i]), i);
   const Pt noc = block(1, 3, d_core).centre();
-  for (unsigned i = 0; i < 3; i += 2) g.line(block(i, 3, d_core).centre(), noc, "internal");
+  for (unsigned i = 0; i < 3; i += 2) {
+    g.edge(names::io(sip, k, core[i].first), names::io(sip, k, "io_noc"));
+    g.line(block(i, 3, d_core).centre(), noc, "internal");
+  }
   for (unsigned i = 0; i < io.cube_ports.size(); ++i) {
     const CubePort& p = io.cube_ports[i];
     const Pt phy = block(slot[i], n_phy, d_phy).centre();
+    g.edge(names::io(sip, k, "io_noc"), names::io(sip, k, "io_ucie-" + p.phy) + ".conn0");
     g.line(phy, noc, "internal");
     auto [px, py] = outside(p.side, kCube / 2, 0, kCube, kCube);  // the middle of the cube's side
     const Pt port{px + p.x * kPitch, py + p.y * kPitch};
+    g.edge(names::io(sip, k, "io_ucie-" + p.phy),
+           names::cube(sip, p.y * s.cube_w + p.x) + ".ucie-" + side_name(p.side));
     g.line(phy, port, "iolink",
            io.id + ".io_ucie-" + p.phy + " <-> cube" + to_string(p.y * s.cube_w + p.x) + ".ucie-" + side_name(p.side) +
                ": " + num(io.per_connection_bw_gbs * io.n_connections) + " GB/s, " + num(p.distance_mm) + " mm");
   }
   for (unsigned i = 0; i < 3; ++i) {
+    g.tag(names::io(sip, k, core[i].first));
     g.rect(block(i, 3, d_core), "block", io.id + "." + core[i].first + " (" + core[i].second->impl + ")");
     g.label(block(i, 3, d_core), core[i].first, 10);
   }
   for (unsigned i = 0; i < io.cube_ports.size(); ++i) {
     std::string name = "io_ucie-" + io.cube_ports[i].phy;
+    g.tag(names::io(sip, k, name));
     g.rect(block(slot[i], n_phy, d_phy), "phy",
            io.id + "." + name + " (" + to_string(io.n_connections) + " x " + num(io.per_connection_bw_gbs) + " GB/s)");
     g.label(block(slot[i], n_phy, d_phy), name, 10);
   }
 }
 
-std::string sip_svg(const AhbmSpec& s) {
+std::string sip_svg(const AhbmSpec& s, unsigned sip) {
   Svg g;
+  auto port = [&](unsigned c, Side side) { return names::cube(sip, c) + ".ucie-" + side_name(side); };
   const double w = s.cube_w * kPitch - kSeam, h = s.cube_h * kPitch - kSeam;
   const std::string tip = "UCIe seam: " + num(s.ucie_link.bw_gbs) + " GB/s, " + num(s.ucie_link.distance_mm) + " mm";
   for (unsigned y = 0; y < s.cube_h; ++y)
     for (unsigned x = 0; x < s.cube_w; ++x) {
       const double cx = x * kPitch + kCube / 2, cy = y * kPitch + kCube / 2;
-      if (x + 1 < s.cube_w) g.line({cx + kCube / 2, cy}, {cx + kCube / 2 + kSeam, cy}, "seam", tip);
-      if (y + 1 < s.cube_h) g.line({cx, cy + kCube / 2}, {cx, cy + kCube / 2 + kSeam}, "seam", tip);
+      const unsigned c = y * s.cube_w + x;
+      if (x + 1 < s.cube_w) {
+        g.edge(port(c, Side::kE), port(c + 1, Side::kW));
+        g.line({cx + kCube / 2, cy}, {cx + kCube / 2 + kSeam, cy}, "seam", tip);
+      }
+      if (y + 1 < s.cube_h) {
+        g.edge(port(c, Side::kS), port(c + s.cube_w, Side::kN));
+        g.line({cx, cy + kCube / 2}, {cx, cy + kCube / 2 + kSeam}, "seam", tip);
+      }
     }
   for (unsigned y = 0; y < s.cube_h; ++y)
     for (unsigned x = 0; x < s.cube_w; ++x) {
       const unsigned c = y * s.cube_w + x;
       const Box b{x * kPitch, y * kPitch, kCube, kCube};
-      g.rect(b, "cube", names::cube(0, c) + " (every SIP alike)");
+      g.tag({}, "cube/" + to_string(sip) + "/" + to_string(c));
+      g.rect(b, "cube", names::cube(sip, c) + (sip == 0 ? " (every SIP alike)" : ""));
       g.text({b.x + kCube / 2, b.y + kCube / 2}, "cube" + to_string(c), 15, "middle", "bold");
       g.text({b.x + kCube / 2, b.y + kCube / 2 + 20}, "(" + to_string(x) + "," + to_string(y) + ")", 12);
     }
@@ -331,7 +365,7 @@ std::string sip_svg(const AhbmSpec& s) {
   for (unsigned k = 0; k < s.io_chiplets.size(); ++k) {
     const auto& ports = s.io_chiplets[k].cube_ports;
     const Side side = ports.empty() ? Side::kN : ports.front().side;
-    io_chiplet(g, s, k, side, 60 + lanes[static_cast<int>(side)]++ * (horizontal(side) ? 130 : 234), w, h);
+    io_chiplet(g, s, sip, k, side, 60 + lanes[static_cast<int>(side)]++ * (horizontal(side) ? 130 : 234), w, h);
   }
   const double top = lanes[0] ? -30.0 - 130 * lanes[0] : 0.0, left = lanes[3] ? -30.0 - 234 * lanes[3] : 0.0;
   g.text({left, top - 24},
@@ -356,7 +390,7 @@ constexpr double kPxPerMm = 40;
 std::string rc(Cell c) { return "r" + to_string(c.row) + "c" + to_string(c.col); }
 
 /// The UCIe port of one side: a bar outside the cube edge and a line to each connection's router.
-void ucie_side(Svg& g, const MeshLayout& m, Side side, double w, double h) {
+void ucie_side(Svg& g, const MeshLayout& m, const std::string& cube, Side side, double w, double h) {
   const auto& conns = m.ucie[static_cast<int>(side)];
   if (conns.empty()) return;
   auto pos = [&](Cell c) { return Pt{m.col_x[c.col] * kPxPerMm, m.row_y[c.row] * kPxPerMm}; };
@@ -368,17 +402,21 @@ void ucie_side(Svg& g, const MeshLayout& m, Side side, double w, double h) {
   const std::string name = std::string("ucie-") + side_name(side), label = std::string("UCIe-") + side_name(side);
   for (std::size_t i = 0; i < conns.size(); ++i) {
     const Pt r = pos(conns[i]);
+    g.edge(cube + "." + name + ".conn" + to_string(i), cube + "." + rc(conns[i]));
     g.line(r, outside(side, horizontal(side) ? r.first : r.second, 36, w, h), "uline",
            name + ".conn" + to_string(i) + " <-> " + rc(conns[i]));
   }
+  g.tag(cube + "." + name);
   g.rect(outside_box(side, lo, hi - lo, 36, 16, w, h), "ucie", label + ": " + to_string(conns.size()) + " connections");
   g.text(horizontal(side) ? outside(side, (lo + hi) / 2, side == Side::kN ? 60 : 66, w, h)
                           : outside(side, hi + 16, 44, w, h),
          label, 12, "middle", "bold");
 }
 
-std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
+std::string cube_svg(const AhbmSpec& s, const MeshLayout& m, unsigned sip, unsigned cube) {
   Svg g;
+  const std::string id = names::cube(sip, cube);
+  auto router = [&](Cell c) { return id + "." + rc(c); };
   const double k = kPxPerMm, w = s.cube_w_mm * k, h = s.cube_h_mm * k;
   auto X = [&](unsigned c) { return m.col_x[c] * k; };
   auto Y = [&](unsigned r) { return m.row_y[r] * k; };
@@ -394,18 +432,27 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
   const std::string mesh_tip = "router link " + num(s.router_link_bw_gbs) + " GB/s";
   for (unsigned r = 0; r < m.rows(); ++r)
     for (unsigned c = 0; c < m.cols(); ++c) {
-      if (m.has(r, c) && m.has(r, c + 1)) g.line({X(c), Y(r)}, {X(c + 1), Y(r)}, "mesh", mesh_tip);
-      if (m.has(r, c) && m.has(r + 1, c)) g.line({X(c), Y(r)}, {X(c), Y(r + 1)}, "mesh", mesh_tip);
+      if (m.has(r, c) && m.has(r, c + 1)) {
+        g.edge(router({r, c}), router({r, c + 1}));
+        g.line({X(c), Y(r)}, {X(c + 1), Y(r)}, "mesh", mesh_tip);
+      }
+      if (m.has(r, c) && m.has(r + 1, c)) {
+        g.edge(router({r, c}), router({r + 1, c}));
+        g.line({X(c), Y(r)}, {X(c), Y(r + 1)}, "mesh", mesh_tip);
+      }
     }
-  for (unsigned side = 0; side < 4; ++side) ucie_side(g, m, static_cast<Side>(side), w, h);
+  for (unsigned side = 0; side < 4; ++side) ucie_side(g, m, id, static_cast<Side>(side), w, h);
 
   // Blocks on a router hang below-right of it (between its links), stacked when several share one router.
   std::map<std::pair<unsigned, unsigned>, double> next_dy;
-  auto attach = [&](Cell c, double bw, double below, std::string_view cls, const std::string& tip) {
+  auto attach = [&](Cell c, double bw, double below, std::string_view cls, const std::string& tip,
+                    const std::string& node, const std::string& view) {
     double& dy = next_dy.try_emplace({c.row, c.col}, 12.0).first->second;
     const Box b{X(c.col) + 11, Y(c.row) + dy, bw, 16};
     dy += 22 + below;
+    g.edge(node, router(c));
     g.line({X(c.col), Y(c.row)}, {b.x + 4, b.y + 4}, "attach");
+    g.tag(view.empty() ? node : std::string(), view);
     g.rect(b, cls, tip);
     return b;
   };
@@ -413,18 +460,25 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
   for (const auto& [name, block] : s.pe_components) parts += (parts.empty() ? "" : ", ") + name;
   for (unsigned i = 0; i < m.pe.size(); ++i) {
     const std::string pe = "pe" + to_string(i);
-    const Box b =
-        attach(m.pe[i], 36, 10, "pe", pe + " at (" + num(m.pe_x[i]) + ", " + num(m.pe_y[i]) + ") mm: " + parts);
+    const Box b = attach(
+        m.pe[i], 36, 10, "pe", pe + " at (" + num(m.pe_x[i]) + ", " + num(m.pe_y[i]) + ") mm: " + parts,
+        names::pe_part(sip, cube, i, "pe_dma"), "pe/" + to_string(sip) + "/" + to_string(cube) + "/" + to_string(i));
     g.label(b, pe, 10, "bold");
+    g.tag(names::hbm_ctrl(sip, cube, i));
+    g.rect({b.x - 4, b.y + b.h + 2, b.w + 8, 11}, "hbmctl", "hbm_ctrl.pe" + to_string(i) + ", on " + rc(m.pe[i]));
     g.text({b.x + b.w / 2, b.y + b.h + 10}, "hbm.pe" + to_string(i), 8, "middle", "hbmtext");
   }
-  g.label(attach(m.m_cpu, 44, 0, "ctl", "m_cpu, " + num(s.mcpu_to_router_bw_gbs) + " GB/s"), "M_CPU", 10, "bold");
-  g.label(attach(m.sram, 44, 0, "ctl", "sram, " + num(s.sram_to_router_bw_gbs) + " GB/s"), "SRAM", 10, "bold");
+  g.label(
+      attach(m.m_cpu, 44, 0, "ctl", "m_cpu, " + num(s.mcpu_to_router_bw_gbs) + " GB/s", names::m_cpu(sip, cube), {}),
+      "M_CPU", 10, "bold");
+  g.label(attach(m.sram, 44, 0, "ctl", "sram, " + num(s.sram_to_router_bw_gbs) + " GB/s", names::sram(sip, cube), {}),
+          "SRAM", 10, "bold");
   unsigned present = 0;
   for (unsigned r = 0; r < m.rows(); ++r)
     for (unsigned c = 0; c < m.cols(); ++c) {
       if (!m.has(r, c)) continue;
       ++present;
+      g.tag(router({r, c}));
       g.rect({X(c) - 7, Y(r) - 7, 14, 14}, "router", rc({r, c}));
       g.text({X(c) - 9, Y(r) - 9}, rc({r, c}), 9, "end");
     }
@@ -445,6 +499,62 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m) {
   g.line({w + 90, 220}, {w + 90 + k, 220}, "mesh");
   g.text({w + 98 + k, 224}, "1 mm", 11, "start");
   return g.finish("AHBM cube: " + to_string(present) + " routers, " + to_string(m.pe.size()) + " PEs");
+}
+
+// ---- one PE --------------------------------------------------------------
+
+/// One PE's parts on a circle, its internal links (solid: data, dashed: control
+/// only) and the router its DMA / CPU attach to.
+std::string pe_svg(const AhbmSpec& s, const MeshLayout& m, unsigned sip, unsigned cube, unsigned pe) {
+  Svg g;
+  const double r = 230, bw = 130, bh = 34;
+  const auto n = static_cast<double>(s.pe_components.size());
+  auto at = [&](std::size_t i) {
+    const double a = 2 * 3.14159265358979 * static_cast<double>(i) / n - 3.14159265358979 / 2;
+    return Pt{r * std::cos(a), r * std::sin(a)};
+  };
+  auto index = [&](const std::string& part) {
+    for (std::size_t i = 0; i < s.pe_components.size(); ++i)
+      if (s.pe_components[i].first == part) return i;
+    return s.pe_components.size();
+  };
+  const std::string router = names::cube(sip, cube) + "." + rc(m.pe[pe]);
+  const Pt rpos{r + 230, 0};
+  for (const PeLinkSpec& l : s.pe_links) {
+    const std::size_t a = index(l.src), b = index(l.dst);
+    if (a >= s.pe_components.size() || b >= s.pe_components.size()) continue;
+    g.edge(names::pe_part(sip, cube, pe, l.src), names::pe_part(sip, cube, pe, l.dst));
+    g.line(
+        at(a), at(b), l.bw_gbs > 0 ? "plink" : "pctl",
+        l.src + (l.bidir ? " <-> " : " -> ") + l.dst + (l.bw_gbs > 0 ? ": " + num(l.bw_gbs) + " GB/s" : ": control"));
+  }
+  for (std::size_t i = 0; i < s.pe_components.size(); ++i) {
+    const auto& [part, block] = s.pe_components[i];
+    if (block.attach != "dma" && block.attach != "cpu") continue;
+    g.edge(names::pe_part(sip, cube, pe, part), router);
+    g.line(at(i), rpos, "attach", part + " <-> " + rc(m.pe[pe]) + (block.attach == "dma" ? " (data)" : " (commands)"));
+  }
+  for (std::size_t i = 0; i < s.pe_components.size(); ++i) {
+    const auto& [part, block] = s.pe_components[i];
+    const Box b{at(i).first - bw / 2, at(i).second - bh / 2, bw, bh};
+    g.tag(names::pe_part(sip, cube, pe, part));
+    g.rect(b, "part", part + " (" + block.impl + ")");
+    g.label({b.x, b.y - 6, b.w, b.h}, part, 12, "bold");
+    g.text({b.x + bw / 2, b.y + bh - 6}, block.impl, 9);
+  }
+  g.tag(router, "cube/" + to_string(sip) + "/" + to_string(cube));
+  g.rect({rpos.first - 40, rpos.second - 18, 80, 36}, "router",
+         "router " + rc(m.pe[pe]) + " of " + names::cube(sip, cube));
+  g.label({rpos.first - 40, rpos.second - 18, 80, 36}, rc(m.pe[pe]), 12, "bold");
+  g.text({-r - 80, -r - 60}, "PE " + names::pe(sip, cube, pe) + ": " + to_string(s.pe_components.size()) + " parts", 18,
+         "start", "title");
+  legend(g, {r + 340, -r},
+         {{"part", "PE part (cube.pe_template.components)"},
+          {"plink", "data link"},
+          {"pctl", "control link (commands, tile tokens)"},
+          {"attach", "attachment to its router"},
+          {"router", "its router (click: the cube)"}});
+  return g.finish("PE " + names::pe(sip, cube, pe));
 }
 
 void write_atomic(const fs::path& dir, const fs::path& file, const std::string& text) {
@@ -469,10 +579,33 @@ void write_atomic(const fs::path& dir, const fs::path& file, const std::string& 
 
 }  // namespace
 
+std::string view_svg(const Compiled& system, std::string_view name) {
+  const AhbmSpec& s = system.spec;
+  std::vector<unsigned> at;
+  std::string_view kind = name.substr(0, name.find('/'));
+  for (std::size_t p = name.find('/'); p != std::string_view::npos;) {
+    const std::size_t q = name.find('/', p + 1);
+    const std::string_view part = name.substr(p + 1, q == std::string_view::npos ? q : q - p - 1);
+    unsigned v = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || end != part.data() + part.size()) return {};
+    at.push_back(v);
+    p = q;
+  }
+  const bool sip_ok = !at.empty() && at[0]<s.sips, cube_ok = at.size()> 1 && at[1] < s.cubes_per_sip();
+  if (kind == "system" && at.empty()) return system_svg(s);
+  if (kind == "sip" && at.size() == 1 && sip_ok) return sip_svg(s, at[0]);
+  if (kind == "cube" && at.size() == 2 && sip_ok && cube_ok) return cube_svg(s, system.mesh, at[0], at[1]);
+  if (kind == "pe" && at.size() == 3 && sip_ok && cube_ok && at[2] < s.pes_per_cube())
+    return pe_svg(s, system.mesh, at[0], at[1], at[2]);
+  return {};
+}
+
 std::vector<fs::path> write_svgs(const Compiled& system, const fs::path& dir) {
-  const std::array<std::pair<const char*, std::string>, 3> files{{{"system.svg", system_svg(system.spec)},
-                                                                  {"sip.svg", sip_svg(system.spec)},
-                                                                  {"cube.svg", cube_svg(system.spec, system.mesh)}}};
+  const std::array<std::pair<const char*, std::string>, 3> files{
+      {{"system.svg", system_svg(system.spec)},
+       {"sip.svg", sip_svg(system.spec, 0)},
+       {"cube.svg", cube_svg(system.spec, system.mesh, 0, 0)}}};
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec))

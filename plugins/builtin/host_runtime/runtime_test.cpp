@@ -332,7 +332,7 @@ TEST_F(RuntimeTest, LaunchGridDefaultsToOnePeAndHonoursTheOptions) {
 TEST_F(RuntimeTest, AHostReadWaitsForTheLaunchesRunningOnItsSip) {
   rt::Tensor t = rt_.zeros({4, 4}, DType::kF16, {}, "t");
   const Tick t0 = rt_.now();
-  rt_.launch("test-noop", {t});  // on SIP 0: the read must wait for it
+  rt_.launch("test-noop", {t});                                             // on SIP 0: the read must wait for it
   rt_.launch("test-noop", {}, {.sip = 1, .grid_pes = 1, .grid_cubes = 1});  // on SIP 1: no barrier for t's read
   rt::TransferResult r;
   rt_.read(t, &r);

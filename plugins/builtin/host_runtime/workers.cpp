@@ -1,14 +1,17 @@
 #include "workers.hpp"
 
-#include <boost/context/fixedsize_stack.hpp>
-
 #include "kbsim/errors.hpp"
 
 namespace kbsim::host_runtime {
 
 namespace bctx = boost::context;
+using fiber::finish_switch;
+using fiber::start_switch;
 
 namespace {
+
+/// Thrown out of a blocked worker's wait when spawn ends early; not a std::exception.
+struct Cancelled {};
 
 /// The error of rank `r`, of the same kind (and exit code) as the original.
 [[noreturn]] void rethrow_for_rank(std::exception_ptr e, unsigned r) {
@@ -43,48 +46,41 @@ void Workers::spawn(const std::function<void(unsigned)>& fn, unsigned n, const R
   if (n == 0) throw BenchError("BAD_USE", "spawn: nprocs must be at least 1");
   workers_.resize(n);
   for (Worker& w : workers_) w.device = device_;
-  struct Reset {  // leave no worker behind, however spawn ends (destroying a fiber unwinds it)
+  struct Reset {  // however spawn ends, every worker has returned before its fiber goes
     Workers& self;
     ~Reset() {
+      self.cancel_all();
       self.workers_.clear();
       self.current_ = -1;
       self.barrier_count_ = 0;
+      self.cancelling_ = false;
     }
   } reset{*this};
-  for (unsigned r = 0; r < n; ++r)
-    workers_[r].fiber =
-        bctx::fiber(std::allocator_arg, bctx::fixedsize_stack(8 << 20), [this, &fn, r](bctx::fiber&& d) {
-          driver_ = std::move(d);
-          try {
-            fn(r);
-          } catch (const bctx::detail::forced_unwind&) {
-            throw;
-          } catch (...) {
-            workers_[r].error = std::current_exception();
-          }
-          return std::move(driver_);
-        });
-
-  auto resume = [&](unsigned r) {
+  for (unsigned r = 0; r < n; ++r) {
     Worker& w = workers_[r];
-    w.until = nullptr;
-    w.started = true;
-    current_ = static_cast<int>(r);
-    w.fiber = std::move(w.fiber).resume();
-    current_ = -1;
-    if (!w.fiber) {
-      w.finished = true;
-      if (w.error) rethrow_for_rank(w.error, r);
-      release_barrier_if_complete();
-    }
-  };
+    w.fiber = bctx::fiber(std::allocator_arg, fiber::RecordingStack{bctx::fixedsize_stack(8 << 20), &w.stack},
+                          [this, &fn, r](bctx::fiber&& d) {
+                            finish_switch(nullptr, &driver_stack_);
+                            driver_ = std::move(d);
+                            try {
+                              if (!cancelling_) fn(r);
+                            } catch (const Cancelled&) {  // spawn ends early: nothing to report
+                            } catch (...) {
+                              workers_[r].error = std::current_exception();
+                            }
+                            start_switch(nullptr, driver_stack_);
+                            return std::move(driver_);
+                          });
+  }
   for (;;) {
     bool progressed = false;
     for (unsigned r = 0; r < n; ++r) {
       Worker& w = workers_[r];
       if (w.finished || (w.started && w.until && !w.until())) continue;
-      resume(r);
       progressed = true;
+      if (enter(r)) continue;
+      if (w.error) rethrow_for_rank(w.error, r);
+      release_barrier_if_complete();
     }
     if (live() == 0) return;
     if (progressed) continue;
@@ -98,14 +94,37 @@ void Workers::spawn(const std::function<void(unsigned)>& fn, unsigned n, const R
   }
 }
 
+bool Workers::enter(unsigned r) {
+  Worker& w = workers_[r];
+  w.until = nullptr;
+  w.started = true;
+  current_ = static_cast<int>(r);
+  start_switch(&driver_fake_, w.stack);
+  w.fiber = std::move(w.fiber).resume();
+  finish_switch(driver_fake_, nullptr);
+  current_ = -1;
+  if (!w.fiber) w.finished = true;
+  return !w.finished;
+}
+
+void Workers::cancel_all() {
+  cancelling_ = true;
+  for (unsigned r = 0; r < workers_.size(); ++r)
+    for (int tries = 0; !workers_[r].finished && tries < 1000; ++tries) enter(r);
+}
+
 void Workers::block(std::function<bool()> done, std::string what) {
   if (!in_worker() || done()) return;
   Worker& w = workers_[static_cast<std::size_t>(current_)];
   w.until = std::move(done);
   w.what = std::move(what);
   const int me = current_;
+  if (cancelling_) throw Cancelled{};
+  start_switch(&w.fake_stack, driver_stack_);
   driver_ = std::move(driver_).resume();
+  finish_switch(w.fake_stack, &driver_stack_);
   current_ = me;
+  if (cancelling_) throw Cancelled{};
 }
 
 void Workers::barrier() {

@@ -6,11 +6,12 @@
 // condition holds. Deterministic: the same inputs switch in the same order.
 #pragma once
 
-#include <boost/context/fiber.hpp>
 #include <exception>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "kbsim/fiber.hpp"
 
 namespace kbsim::host_runtime {
 
@@ -45,14 +46,23 @@ class Workers {
     unsigned device = 0;
     bool started = false, finished = false;
     std::exception_ptr error;
+    fiber::StackBounds stack;  ///< for AddressSanitizer's fiber annotations
+    void* fake_stack = nullptr;
   };
   unsigned live() const;
   void release_barrier_if_complete();
+  /// Switch from the driver into worker `r` until it blocks or ends; false when it ended.
+  bool enter(unsigned r);
+  /// End every worker not finished: each is resumed and its pending wait throws, so its stack unwinds normally.
+  void cancel_all();
 
   std::vector<Worker> workers_;
   int current_ = -1;
   unsigned device_ = 0;
-  boost::context::fiber driver_;  ///< the driver, while a worker runs
+  boost::context::fiber driver_;     ///< the driver, while a worker runs
+  fiber::StackBounds driver_stack_;  ///< the driver's stack (AddressSanitizer)
+  void* driver_fake_ = nullptr;
+  bool cancelling_ = false;
   std::uint64_t barrier_gen_ = 0;
   unsigned barrier_count_ = 0;
 };

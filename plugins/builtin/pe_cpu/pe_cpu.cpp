@@ -12,8 +12,6 @@
 // writes known bytes at issue, through the PE_MMU; compute results are pending.
 // Each command carries a DataOp (data_ops.hpp) saying what the data pass
 // computes for it. Launches that arrive while a kernel runs wait for it (FIFO).
-#include <boost/context/fiber.hpp>
-#include <boost/context/fixedsize_stack.hpp>
 #include <deque>
 #include <exception>
 #include <map>
@@ -23,6 +21,7 @@
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
+#include "kbsim/fiber.hpp"
 #include "kbsim/pe/command.hpp"
 #include "kbsim/pe/ipcq.hpp"
 #include "kbsim/pe/kernels.hpp"
@@ -78,6 +77,13 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
     params().check(params().get_int("stack_kib") >= 16, "stack_kib", "must be >= 16");
     params().check(params().get_int("scratch_kib") >= 0, "scratch_kib", "must be >= 0");
+  }
+
+  /// A kernel still waiting (a run that stopped or got stuck) unwinds from its wait, on its own stack.
+  ~PeCpu() override {
+    if (!fiber_) return;
+    cancelled_ = true;
+    switch_in();
   }
 
   // Statistics, declared once: info() lists them, stat() binds them.
@@ -160,19 +166,22 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     start_ = now();
     ++launches_.count;
     run_ = Run{};
-    fiber_ = bctx::fiber(std::allocator_arg, bctx::fixedsize_stack(stack_bytes_), [this](bctx::fiber&& main) {
-      main_ = std::move(main);
-      try {
-        static const tl::Args kNoArgs;
-        kernels_->find(launch_->kernel)(*this, launch_->args ? *launch_->args : kNoArgs);
-        wait();  // the kernel ends when its composites do
-      } catch (const bctx::detail::forced_unwind&) {
-        throw;  // the fiber is being destroyed: let Boost.Context unwind it
-      } catch (...) {
-        run_.error = std::current_exception();
-      }
-      return std::move(main_);
-    });
+    fiber_ = bctx::fiber(std::allocator_arg, kbsim::fiber::RecordingStack{bctx::fixedsize_stack(stack_bytes_), &stack_},
+                         [this](bctx::fiber&& main) {
+                           kbsim::fiber::finish_switch(nullptr, &main_stack_);
+                           main_ = std::move(main);
+                           try {
+                             static const tl::Args kNoArgs;
+                             kernels_->find(launch_->kernel)(*this, launch_->args ? *launch_->args : kNoArgs);
+                             wait();  // the kernel ends when its composites do
+                           } catch (const bctx::detail::forced_unwind&) {
+                             throw;  // the fiber is being destroyed: let Boost.Context unwind it
+                           } catch (...) {
+                             run_.error = std::current_exception();
+                           }
+                           kbsim::fiber::start_switch(nullptr, main_stack_);
+                           return std::move(main_);
+                         });
     resume();
   }
 
@@ -208,15 +217,28 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
 
   /// Continue the kernel until it next waits; handle its end.
   void resume() {
-    fiber_ = std::move(fiber_).resume();
+    switch_in();
     if (!fiber_) finished();
   }
   /// (In the kernel) hand control back to the event loop until resumed.
   void suspend() {
+    kbsim::fiber::start_switch(&fiber_fake_, main_stack_);
     main_ = std::move(main_).resume();
-    if (!run_.failure.empty()) throw CommandFailed{};
+    kbsim::fiber::finish_switch(fiber_fake_, &main_stack_);
+    alive();
+  }
+  /// Switch into the kernel until it waits again or ends.
+  void switch_in() {
+    kbsim::fiber::start_switch(&main_fake_, stack_);
+    fiber_ = std::move(fiber_).resume();
+    kbsim::fiber::finish_switch(main_fake_, nullptr);
+  }
+  /// (In the kernel) stop here if a command failed or the component is going away.
+  void alive() const {
+    if (cancelled_ || !run_.failure.empty()) throw CommandFailed{};
   }
   void sleep(Tick t) {
+    alive();
     run_.wake = schedule(t, kWake);
     suspend();
   }
@@ -295,7 +317,7 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   // --- issuing commands (in the kernel) ---
 
   Ref<pe::Command> issue(Ref<pe::Command> cmd, std::string call) {
-    if (!run_.failure.empty()) throw CommandFailed{};
+    alive();
     if (dispatch_ > 0) sleep(dispatch_);
     cmd->id = ++next_id_;
     cmd->reply_to = index();
@@ -509,7 +531,7 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   /// Issue an IPCQ call to this PE's queues (not waiting for it).
   Ref<pe::IpcqCall> ipcq_call(pe::IpcqCall::Kind kind, std::string_view dir, std::uint64_t nbytes, std::string call) {
     if (!ipcq_) throw tl::Error(call + ": this PE has no PE_IPCQ (pe_cpu parameter 'ipcq')");
-    if (!run_.failure.empty()) throw CommandFailed{};
+    alive();
     if (dispatch_ > 0) sleep(dispatch_);
     Ref<pe::IpcqCall> c = kbsim::make_message<pe::IpcqCall>();
     c->kind = kind;
@@ -655,8 +677,12 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   Ref<HostCommand> launch_;             ///< the launch scheduled or running
   Tick start_ = 0;
   Run run_;
-  bctx::fiber main_;   ///< the event loop, while the kernel runs
-  bctx::fiber fiber_;  ///< the kernel, while it waits (destroyed first: unwinds a kernel cut short)
+  bctx::fiber main_;                              ///< the event loop, while the kernel runs
+  bctx::fiber fiber_;                             ///< the kernel, while it waits
+  kbsim::fiber::StackBounds stack_, main_stack_;  ///< for AddressSanitizer's fiber annotations
+  void* main_fake_ = nullptr;
+  void* fiber_fake_ = nullptr;
+  bool cancelled_ = false;  ///< going away: a kernel still waiting unwinds from its wait
 };
 
 }  // namespace

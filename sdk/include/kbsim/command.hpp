@@ -30,6 +30,11 @@ class CommandContext {
   virtual const Graph& topology() = 0;
   /// Elaborate a graph into a fresh runnable system, owned by the caller.
   virtual std::unique_ptr<System> build(const Graph& graph) = 0;
+  /// The resolved topology as JSON, as a run's topology.json has it (every node's parameters resolved).
+  virtual std::string topology_json() = 0;
+  /// The topology front-end's interactive picture `name` (an SVG; "system" first), or empty when the front-end
+  /// has none by that name (config::FrontEnd::view).
+  virtual std::string view(std::string_view name) = 0;
 
  protected:
   ~CommandContext() = default;

@@ -58,6 +58,16 @@ class FrontEnd {
     (void)dir;
     return {};
   }
+  /// One interactive picture by name (`kbsim web`): an SVG whose shapes carry
+  /// data-node (a node id), data-edge ("src>dst") and data-view (the name of
+  /// the picture to open on a click). "system" is the first; empty: no such
+  /// picture (the default: none).
+  virtual std::string view(const Origins& doc, const Components& components, std::string_view name) const {
+    (void)doc;
+    (void)components;
+    (void)name;
+    return {};
+  }
 };
 
 /// Register front-end T (with `static FrontEndInfo info()`).

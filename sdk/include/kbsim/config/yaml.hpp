@@ -43,6 +43,14 @@ class YamlSource {
       throw ConfigError(file.string() + ": cannot read it (" + e.what() + ")");
     }
   }
+  /// Parse YAML text; `name` stands for the file in messages. A syntax error throws ConfigError.
+  static YamlSource parse(const std::string& text, std::string name) {
+    try {
+      return YamlSource(name, YAML::Load(text));
+    } catch (const YAML::Exception& e) {
+      throw syntax_error(name, e);
+    }
+  }
   YamlSource(std::string name, YAML::Node root) : name_(std::move(name)), root_(std::move(root)) {}
 
   const std::string& name() const noexcept { return name_; }

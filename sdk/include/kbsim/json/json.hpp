@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -145,6 +146,23 @@ inline void write_json_file(const std::filesystem::path& file, const std::functi
     std::filesystem::remove(tmp, ec);
     throw Error(file.string() + ": cannot write (" + why + ")");
   }
+}
+
+/// The JSON `body` writes, as a string.
+inline std::string write_json_string(const std::function<void(JsonWriter&)>& body) {
+  char* buf = nullptr;
+  std::size_t size = 0;
+  std::FILE* f = open_memstream(&buf, &size);
+  if (!f) throw Error("cannot open a memory stream for JSON");
+  {
+    auto w = std::make_unique<detail::RapidWriter>(f);
+    body(*w);
+    w->flush();
+  }
+  std::fclose(f);
+  std::string out(buf, size);
+  std::free(buf);
+  return out;
 }
 
 inline void write_json_stdout(const std::function<void(JsonWriter&)>& body) {

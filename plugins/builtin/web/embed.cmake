@@ -1,0 +1,12 @@
+# Writes OUT, a C++ file defining the viewer's assets as string views: cmake -DSRC=dir -DOUT=file -P embed.cmake
+set(text "// Generated from plugins/builtin/web/assets by embed.cmake; do not edit.\n#include \"web_assets.hpp\"\n\nnamespace kbsim::web {\n")
+foreach(pair "kIndexHtml:index.html" "kViewerJs:viewer.js" "kViewerCss:viewer.css")
+  string(REPLACE ":" ";" parts ${pair})
+  list(GET parts 0 var)
+  list(GET parts 1 file)
+  file(READ "${SRC}/${file}" body)
+  string(APPEND text "const std::string_view ${var} = R\"KBSIMWEB(${body})KBSIMWEB\";\n")
+endforeach()
+string(APPEND text "}  // namespace kbsim::web\n")
+file(WRITE "${OUT}.tmp" "${text}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
