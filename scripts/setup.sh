@@ -22,6 +22,7 @@ PACKAGES=(
   libboost-dev libboost-context-dev libyaml-cpp-dev rapidjson-dev libcli11-dev
   libfmt-dev libspdlog-dev libeigen3-dev librange-v3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libcpp-httplib-dev chromium
   python3
 )
 

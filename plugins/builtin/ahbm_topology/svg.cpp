@@ -150,8 +150,8 @@ class Svg {
 /// A legend at `at`: per row a sample of CSS class `first` (a line or a box; also of class "legend", so samples
 /// are not counted as parts of the picture) and the text `second`.
 void legend(Svg& g, Pt at, const std::vector<std::pair<std::string, std::string>>& rows) {
-  static const std::vector<std::string> kLines{"pcie",     "logical", "seam",   "iolink",
-                                               "internal", "mesh",    "attach", "uline"};
+  static const std::vector<std::string> kLines{"pcie", "logical", "seam",  "iolink", "internal",
+                                               "mesh", "attach",  "uline", "plink",  "pctl"};
   auto [x, y] = at;
   g.text(at, "Legend", 13, "start", "bold");
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -229,12 +229,18 @@ async function loadFolders() {
   for (const f of state.folders) {
     const d = document.createElement("div");
     const title = document.createElement("div");
-    title.innerHTML = `<strong>${f.index}: ${f.label}</strong> `;
-    for (const slot of [0, 1]) {
-      const b = document.createElement("button");
-      b.textContent = "as " + "AB"[slot];
-      b.onclick = () => loadRun(f.index, slot).catch((x) => noteError(x.message));
-      title.append(b);
+    title.innerHTML = `<strong>${f.index}: ${f.label}</strong>`;
+    // Every run in the folder (a results.json at its top or one level down, e.g. kbsim-out/allreduce).
+    for (const sub of f.files.filter((n) => /(^|\/)results\.json$/.test(n)).map((n) => n.replace(/\/?results\.json$/, ""))) {
+      const row = document.createElement("div");
+      row.append(sub || "(top)", " ");
+      for (const slot of [0, 1]) {
+        const b = document.createElement("button");
+        b.textContent = "as " + "AB"[slot];
+        b.onclick = () => loadRun(f.index, slot, sub).catch((x) => noteError(x.message));
+        row.append(b);
+      }
+      title.append(row);
     }
     const files = document.createElement("div");
     files.className = "files";
@@ -250,17 +256,18 @@ async function loadFolders() {
   }
 }
 
-async function loadRun(index, slot) {
+async function loadRun(index, slot, sub = "") {
   const f = state.folders[index];
   if (!f) throw new Error("no result folder " + index);
-  const results = await getJson(`/results/${index}/results.json`);
+  const results = await getJson(`/results/${index}/${sub ? sub + "/" : ""}results.json`);
   const strip = (id) => id.replace(/^s\d+\//, "");
   const links = new Map();
   for (const l of results.links || []) {
     const key = strip(l.src) + ">" + strip(l.dst), prev = links.get(key);
     if (!prev || l.utilization > prev.utilization) links.set(key, l);
   }
-  state.runs[slot] = { index, label: f.label, results, links, components: results.components || {} };
+  const label = f.label + (sub ? "/" + sub : "");
+  state.runs[slot] = { index, label, results, links, components: results.components || {} };
   const overlay = document.getElementById("overlay");
   overlay.value = state.runs[0] && state.runs[1] ? "diff" : slot === 0 ? "a" : "b";
   applyOverlay();
