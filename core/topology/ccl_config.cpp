@@ -27,29 +27,6 @@ std::vector<RawParam> raw(const YAML::Node& map, const Origins& o, const std::st
   return out;
 }
 
-/// The parameters' values that every algorithm shares, checked beyond their types.
-void check_defaults(const Params& p) {
-  auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {
-    const std::string& v = p.get_string(key);
-    std::string list;
-    for (const char* a : allowed) {
-      if (v == a) return;
-      list += (list.empty() ? "" : ", ") + std::string(a);
-    }
-    p.check(false, key, "must be one of " + list + ", got '" + v + "'");
-  };
-  one_of("buffer_kind", {"tcm", "sram", "hbm"});
-  one_of("backpressure", {"sleep", "poll"});
-  p.check(p.get_int("n_slots") >= 1 && p.get_int("n_slots") <= 1024, "n_slots", "must be between 1 and 1024");
-  p.check(p.get_int("slot_size") >= 1 && p.get_int("slot_size") <= (std::int64_t{1} << 30), "slot_size",
-          "must be between 1 byte and 1 GiB");
-  p.check(p.get_int("vc_chunk_size") == 256, "vc_chunk_size",
-          "other than 256 is not modelled: IPCQ messages cross links in the topology's flits (flit_bytes)");
-  p.check(p.get_int("ipcq_credit_size_bytes") >= 0 && p.get_int("ipcq_credit_size_bytes") <= 4096,
-          "ipcq_credit_size_bytes", "must be between 0 and 4096");
-  p.check(p.get_int("world_size") >= 0, "world_size", "must be >= 0 (0: one rank per SIP)");
-}
-
 CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, const Registry& registry) {
   if (src.root().IsNull()) src.root() = YAML::Node(YAML::NodeType::Map);
   Origins origins(src);
@@ -90,7 +67,6 @@ CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, cons
       merged.push_back(std::move(r));
     }
     Params p = resolve_params(specs, merged, "CCL algorithm " + name, src.name());
-    check_defaults(p);
     out.algorithms.emplace(name, CclConfig::Entry{&entry.type->info, entry.type->create, std::move(p)});
   }
   if (!out.algorithms.count(out.algorithm)) {

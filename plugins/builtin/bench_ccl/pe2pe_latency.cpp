@@ -115,7 +115,7 @@ class Pe2PeLatency final : public Bench {
           rt::LaunchOptions opt;
           opt.sip = 0;
           opt.grid_cubes = h.cube + 1;
-          opt.grid_pes = std::max(h.pe + 1, 1u);
+          opt.grid_pes = h.pe + 1;
           const auto dst = static_cast<std::int64_t>(ahbm::pe_tcm_addr(0, h.cube, h.pe, 0));
           const rt::LaunchResult& r = rt.wait(rt.launch(
               "pe2pe-latency", {mode, std::int64_t{h.cube}, std::int64_t{h.pe}, n, dst, dir_index(h.dir)}, opt));

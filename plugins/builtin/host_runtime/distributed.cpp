@@ -62,6 +62,7 @@ void Distributed::init_process_group(const CclConfig& ccl, std::string_view back
     throw PluginError("CCL algorithm " + ccl.algorithm +
                       " does not implement the PE kit's ccl::Algorithm (kbsim/pe/ccl.hpp)");
   const Params& p = e.params;
+  const pe::IpcqConfig cfg = ipcq_config(p);  // the shared values first: they are checked there
   const std::string topo(ccl::kSipTopologyNames[static_cast<int>(shape_.topology)]);
   if (!listed(e.info->sip_topologies, topo))
     throw ConfigError(ccl.source + ": CCL algorithm " + ccl.algorithm + " does not support SIP topology " + topo +
@@ -69,13 +70,14 @@ void Distributed::init_process_group(const CclConfig& ccl, std::string_view back
   if (!listed(e.info->buffer_kinds, p.get_string("buffer_kind")))
     p.check(false, "buffer_kind",
             "is not supported by " + ccl.algorithm + " (it supports " + joined(e.info->buffer_kinds) + ")");
+  p.check(p.get_int("world_size") >= 0, "world_size", "must be >= 0 (0: one rank per SIP)");
   const auto ws = static_cast<unsigned>(p.get_int("world_size"));
   p.check(ws <= shape_.sips, "world_size",
           "asks for " + std::to_string(ws) + " ranks; the system has " + std::to_string(shape_.sips) + " SIPs");
   const unsigned world = ws ? ws : shape_.sips;
   if (world != shape_.sips && shape_.topology != ccl::SipTopology::kRing1d)
     p.check(false, "world_size", "must cover every SIP of a " + topo + " grid");
-  install(algo->wiring({shape_, world, p}), p);
+  install(algo->wiring({shape_, world, p}), cfg);
   owned_ = std::move(a);
   algorithm_ = algo;
   algorithm_name_ = ccl.algorithm;
@@ -84,16 +86,15 @@ void Distributed::init_process_group(const CclConfig& ccl, std::string_view back
   calls_.assign(world, 0);
 }
 
-void Distributed::install_ipcq(const std::vector<ccl::Wire>& wires, const CclConfig& ccl) { install(wires, ccl.of()); }
+void Distributed::install_ipcq(const std::vector<ccl::Wire>& wires, const CclConfig& ccl) {
+  install(wires, ipcq_config(ccl.of()));
+}
 
-void Distributed::install(const std::vector<ccl::Wire>& wires, const Params& params) {
-  const pe::IpcqConfig cfg = ipcq_config(params);
+void Distributed::install(const std::vector<ccl::Wire>& wires, const pe::IpcqConfig& cfg) {
   QueueTables tables = plan_queues(wires, cfg);
   // Every PE_IPCQ gets its table (an empty one clears an earlier install).
-  auto* ms = find_attr(system_.attrs(), "ahbm.cubes_per_sip");
-  const auto cubes = ms ? static_cast<unsigned>(std::get<std::int64_t>(*ms)) : shape_.cubes();
   for (unsigned s = 0; s < shape_.sips; ++s)
-    for (unsigned c = 0; c < cubes; ++c)
+    for (unsigned c = 0; c < shape_.cubes(); ++c)
       for (unsigned p = 0; p < shape_.pes_per_cube; ++p) {
         const ahbm::PeRef pe{s, c, p};
         const NodeIndex n = system_.lookup_node(names::pe_part(s, c, p, "pe_ipcq"));

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "host_runtime.hpp"
+#include "kbsim/pe/ipcq.hpp"
 #include "kbsim/rt/distributed.hpp"
 
 namespace kbsim::host_runtime {
@@ -29,7 +30,7 @@ class Distributed final : public rt::Distributed {
 
  private:
   void require_initialized(const char* call) const;
-  void install(const std::vector<ccl::Wire>& wires, const Params& params);
+  void install(const std::vector<ccl::Wire>& wires, const pe::IpcqConfig& cfg);
 
   System& system_;
   HostRuntime& rt_;

@@ -24,6 +24,25 @@ bool direction_less(const std::string& a, const std::string& b) {
 }  // namespace
 
 pe::IpcqConfig ipcq_config(const Params& p) {
+  // The values the core's reading of ccl.yaml checked only for type (it does not know what they mean).
+  auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {
+    const std::string& v = p.get_string(key);
+    std::string list;
+    for (const char* a : allowed) {
+      if (v == a) return;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    p.check(false, key, "must be one of " + list + ", got '" + v + "'");
+  };
+  one_of("buffer_kind", {"tcm", "sram", "hbm"});
+  one_of("backpressure", {"sleep", "poll"});
+  p.check(p.get_int("n_slots") >= 1 && p.get_int("n_slots") <= 1024, "n_slots", "must be between 1 and 1024");
+  p.check(p.get_int("slot_size") >= 1 && p.get_int("slot_size") <= (std::int64_t{1} << 30), "slot_size",
+          "must be between 1 byte and 1 GiB");
+  p.check(p.get_int("vc_chunk_size") == 256, "vc_chunk_size",
+          "other than 256 is not modelled: IPCQ messages cross links in the topology's flits (flit_bytes)");
+  p.check(p.get_int("ipcq_credit_size_bytes") >= 0 && p.get_int("ipcq_credit_size_bytes") <= 4096,
+          "ipcq_credit_size_bytes", "must be between 0 and 4096");
   pe::IpcqConfig c;
   const std::string& kind = p.get_string("buffer_kind");
   c.buffer_kind = kind == "sram" ? pe::BufferKind::kSram : kind == "hbm" ? pe::BufferKind::kHbm : pe::BufferKind::kTcm;

@@ -23,7 +23,8 @@ using QueueTables = std::map<ahbm::PeRef, std::vector<pe::IpcqQueue>, PeLess>;
 /// the wiring breaks a rule.
 QueueTables plan_queues(const std::vector<ccl::Wire>& wires, const pe::IpcqConfig& cfg);
 
-/// The IPCQ configuration in a CCL algorithm's parameters (kbsim/ccl.hpp).
+/// The IPCQ configuration in a CCL algorithm's parameters (kbsim/ccl.hpp); ConfigError (naming the ccl.yaml
+/// place) for a value out of range.
 pe::IpcqConfig ipcq_config(const Params& p);
 
 }  // namespace kbsim::host_runtime

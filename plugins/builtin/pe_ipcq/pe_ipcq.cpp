@@ -222,7 +222,6 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
       p->src_dir = q.spec.dir;
       p->nbytes = c->nbytes;
       p->source = c->source;
-      p->t_sent = now();
       p->bytes = 0;  // the DMA sets the wire size when it routes it
       ++sent_.count;
       bytes_sent_.count += c->nbytes;

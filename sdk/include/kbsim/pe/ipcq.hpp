@@ -142,7 +142,6 @@ class IpcqPacket : public Message {
   std::string src_dir;                 ///< diagnostic only
   std::uint64_t nbytes = 0;
   OpTensor source;  ///< the sent value, as captured when the send was issued
-  Tick t_sent = 0;
 
   bool describe_op(OpRecord& r) const override {
     if (r.component != dst_dma) return false;  // only the receiving DMA's slot write is an operation
