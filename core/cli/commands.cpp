@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <optional>
 
 #include "cli/describe.hpp"
 #include "cli/run_watch.hpp"
+#include "cluster/world.hpp"
 #include "component/simulation.hpp"
 #include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
@@ -135,9 +137,17 @@ class OutDir {
 };
 
 int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, double max_wall_s) {
+  // Under mpirun every rank runs the bench (its sweep points are shared out); rank 0 writes and reports.
+  const bool writer = core::cluster::world().rank == 0;
+  if (!writer) {
+    opts.trace.clear();
+    opts.op_log.clear();
+  }
   check_output("--trace", opts.trace);
   check_output("--op-log", opts.op_log);
-  OutDir out_dir(out);
+  std::optional<OutDir> out_dir;
+  if (writer) out_dir.emplace(out);
+  opts.progress = ::isatty(STDERR_FILENO) != 0;
   auto reg = make_registry(c);
   opts.topology = topology_file(c);
   if (opts.ccl.empty()) opts.ccl = data_dir() / "ccl.yaml";
@@ -148,25 +158,40 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
     runner.run();
   } catch (const BenchError&) {
     // A bench that failed its own checks has usually said why, line by line: show that (nothing is written).
-    if (!runner.notes().empty()) std::printf("kbsim %s: bench %s failed\n", KBSIM_VERSION, opts.bench.c_str());
-    for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
+    if (writer && !runner.notes().empty())
+      std::printf("kbsim %s: bench %s failed\n", KBSIM_VERSION, opts.bench.c_str());
+    if (writer)
+      for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
     throw;
   }
+  if (!writer) return runner.interrupted() ? static_cast<int>(ExitCode::kInterrupted) : 0;
   runner.write_results(out);
-  out_dir.keep();
+  out_dir->keep();
 
-  const auto& g = runner.graphs().front();
-  std::size_t nodes = 0;
+  const auto& g = runner.shown_graph();
+  std::size_t nodes = runner.graphs().empty() ? g.nodes.size() : 0;
   for (const auto& gr : runner.graphs()) nodes += gr.nodes.size();
   double eps = runner.wall_s() > 0 ? static_cast<double>(runner.events()) / runner.wall_s() : 0.0;
   std::printf("kbsim %s: bench %s on %s (%zu nodes)\n", KBSIM_VERSION, opts.bench.c_str(), g.source.c_str(), nodes);
   std::printf("  sim time   %s ns\n", format_ns(ticks_to_ns(runner.sim_time())).c_str());
   std::printf("  events     %llu in %.3f s wall, %.2f M events/s (build %.3f s)\n",
               static_cast<unsigned long long>(runner.events()), runner.wall_s(), eps / 1e6, runner.build_wall_s());
+  if (runner.points()) {
+    const auto& w = core::cluster::world();
+    std::printf("  points     %zu run%s, %zu failed (points.json)\n", runner.points(),
+                w.size > 1 ? (" over " + std::to_string(w.size) + " MPI ranks").c_str() : "", runner.failed_points());
+  }
   for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
   std::printf("  results    %s\n", (fs::path(out) / "results.json").c_str());
   if (!opts.trace.empty()) std::printf("  trace      %s (open in https://ui.perfetto.dev)\n", opts.trace.c_str());
   if (!opts.op_log.empty()) std::printf("  op log     %s\n", opts.op_log.c_str());
+  if (runner.failed_points()) {
+    std::fprintf(stderr,
+                 "kbsim: error: POINTS_FAILED: %zu of %zu points of bench %s failed (their errors are in %s); the "
+                 "other points' results are written\n",
+                 runner.failed_points(), runner.points(), opts.bench.c_str(), (fs::path(out) / "points.json").c_str());
+    return static_cast<int>(ExitCode::kBench);
+  }
   if (runner.interrupted()) {
     std::fprintf(stderr,
                  "kbsim: error: INTERRUPTED: bench %s stopped by %s at sim time %s ns; the results so far are "
@@ -282,6 +307,10 @@ int run_command_line(int argc, char** argv) {
       ->type_name("FILE");
   run->add_option("--op-log", run_opts.op_log, "write the op log (JSON, records in start order) to FILE")
       ->type_name("FILE");
+  run->add_option("-j,--jobs", run_opts.jobs,
+                  "worker processes for a bench's sweep points (default: every core; under mpirun: 1 per rank)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 4096u));
   double max_wall_s = 0;
   run->add_option("--max-wall", max_wall_s,
                   "stop after this many seconds of wall time and write the results so far, marked interrupted "

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cluster/world.hpp"
 #include "component/crash.hpp"
 #include "kbsim/text.hpp"
 
@@ -19,10 +20,19 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::warn);
   kbsim::core::crash::install();
+  namespace cluster = kbsim::core::cluster;
+  cluster::init(&argc, &argv);
+  // Under mpirun every rank meets the same error (the job is deterministic): rank 0 says it once.
+  auto report = [](const std::string& line) {
+    if (cluster::world().rank == 0) std::fprintf(stderr, "%s\n", line.c_str());
+  };
   try {
-    return kbsim::cli::run_command_line(argc, argv);
+    const int code = kbsim::cli::run_command_line(argc, argv);
+    cluster::finalize();
+    return code;
   } catch (const kbsim::Error& e) {
-    std::fprintf(stderr, "kbsim: error: %s\n", kbsim::one_line(e.what()).c_str());
+    report("kbsim: error: " + kbsim::one_line(e.what()));
+    cluster::finalize();
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr,

@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <map>
+#include <thread>
 
+#include "cluster/world.hpp"
 #include "component/crash.hpp"
 #include "component/op_log.hpp"
+#include "kbsim/files.hpp"
+#include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
@@ -73,7 +79,7 @@ System& BenchRunner::configured() {
     build(topology());
     configured_ = systems_.back().get();
     // The op log runs only when something consumes it: an observer or a dump.
-    bool keep = !options_.op_log.empty();
+    bool keep = !options_.op_log.empty() || type_->info.reads_op_log;
     for (const auto& o : observers_) keep = keep || o->keeps_records();
     if (keep || !observers_.empty()) {
       op_log_ = std::make_unique<OpLog>(keep);
@@ -124,7 +130,7 @@ void BenchRunner::run() {
   for (const auto& o : observers_) o->finish(*this);
   for (auto& s : systems_) s->finish();
   wall_s_ = seconds_since(t0);
-  if (systems_.empty())
+  if (systems_.empty() && points_.empty())
     throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' built no system and submitted no work");
   if ((options_.verify_data || !options_.trace.empty() || !options_.op_log.empty()) && !op_log_)
     throw BenchError("NO_DATA_OPS", "bench '" + options_.bench +
@@ -163,6 +169,176 @@ const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<s
   }
   return *nested_metrics_.back();
 }
+
+namespace {
+Metrics::Scalar scalar_of(const ParamValue& v) {
+  return std::visit([](const auto& x) { return Metrics::Scalar{x}; }, v);
+}
+
+Metrics copy(const Metrics& m) {
+  Metrics out(m.is_list());
+  for (const Metrics::Entry& e : m.entries()) {
+    if (e.node) {
+      Metrics& into = m.is_list() ? (e.node->is_list() ? out.append_list() : out.append())
+                                  : (e.node->is_list() ? out.list(e.key) : out.object(e.key));
+      into = copy(*e.node);
+    } else if (m.is_list()) {
+      out.append(e.scalar);
+    } else {
+      out.set(e.key, e.scalar);
+    }
+  }
+  return out;
+}
+
+std::string point_name(std::size_t i, std::size_t n, const SweepPoint& p) {
+  std::string s = "point " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" + p.bench;
+  for (const auto& kv : p.params) s += " " + kv;
+  if (!p.overrides.empty()) {
+    s += "; set";
+    for (const auto& kv : p.overrides) s += " " + kv;
+  }
+  return s + ")";
+}
+
+/// "12/36 points, 4.1 s elapsed, about 8 s left", redrawn in place.
+void show_progress(std::size_t done, std::size_t n, Clock::time_point t0, const char* whose) {
+  const double el = seconds_since(t0);
+  const double left = done ? el / static_cast<double>(done) * static_cast<double>(n - done) : 0.0;
+  std::fprintf(stderr, "\r  sweep%s  %zu/%zu points  %.1f s elapsed  about %.0f s left   ", whose, done, n, el, left);
+  if (done == n) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+}  // namespace
+
+/// A file's text into a temporary name beside it (renamed into place with the rest).
+static std::filesystem::path write_text_temp(const std::filesystem::path& file, const std::string& text) {
+  const std::filesystem::path tmp = temp_name(file.string());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(file.string() + ": cannot write (" + std::strerror(errno) + ")");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw Error(file.string() + ": write failed");
+  }
+  return tmp;
+}
+
+PointRecord BenchRunner::run_point(const SweepPoint& p, const std::string& who) {
+  PointRecord rec;
+  rec.config.set("bench", p.bench);
+  Metrics& given = rec.config.list("params");
+  for (const auto& kv : p.params) given.append(kv);
+  Metrics& set = rec.config.list("set");
+  for (const auto& kv : p.overrides) set.append(kv);
+  RunOptions o;
+  o.bench = p.bench;
+  o.params = p.params;
+  o.topology = options_.topology;
+  o.ccl = options_.ccl;
+  o.overrides = all_overrides_;
+  o.overrides.insert(o.overrides.end(), p.overrides.begin(), p.overrides.end());
+  o.verify_data = options_.verify_data;  // a sweep run with --verify-data checks every point
+  o.jobs = 1;
+  try {
+    BenchRunner runner(registry_, std::move(o));
+    runner.depth_ = depth_ + 1;
+    Metrics& resolved = rec.config.object("resolved");
+    for (const ParamEntry& e : runner.params_.entries()) resolved.set(e.name, scalar_of(e.value));
+    runner.run();
+    rec.result.ok = true;
+    rec.result.metrics = std::move(runner.metrics_);
+    rec.sim_time = runner.sim_time();
+    rec.events = runner.events();
+    rec.build_wall_s = runner.build_wall_s();
+  } catch (const std::exception& e) {
+    rec.result.error = who + ": " + one_line(e.what());
+  }
+  return rec;
+}
+
+std::vector<PointResult> BenchRunner::run_points(const std::vector<SweepPoint>& points) {
+  if (depth_ >= 4) throw BenchError("NESTING", "bench '" + options_.bench + "' ran sweeps more than 4 levels deep");
+  topology();  // the user's topology and --set errors are reported as such, before any point
+  const std::size_t n = points.size();
+  auto describe = [&](std::size_t i) { return point_name(i, n, points[i]); };
+  // The top-level run spreads its points over the job's ranks; a nested one runs its own.
+  const cluster::World w = depth_ == 0 ? cluster::world() : cluster::World{};
+  unsigned jobs = options_.jobs;
+  if (jobs == 0) jobs = w.size > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  const std::vector<std::size_t> mine = share_of(n, w.rank, w.size);
+  const auto t0 = Clock::now();
+  const char* whose = w.size > 1 ? " (rank 0's share)" : "";
+  std::function<void(std::size_t, std::size_t)> progress;
+  if (options_.progress && w.rank == 0 && depth_ == 0)
+    progress = [&](std::size_t done, std::size_t total) { show_progress(done, total, t0, whose); };
+  std::vector<PointRecord> local = run_parallel(
+      mine.size(), jobs, [&](std::size_t k) { return run_point(points[mine[k]], describe(mine[k])); },
+      [&](std::size_t k) { return describe(mine[k]); }, progress);
+
+  std::vector<PointRecord> all(n);
+  if (w.size == 1) {
+    all = std::move(local);
+  } else {  // every rank sends its share and gets the others'
+    std::string bytes;
+    for (const PointRecord& r : local) {
+      const std::string one = encode(r);
+      const std::uint64_t len = one.size();
+      bytes.append(reinterpret_cast<const char*>(&len), sizeof len);
+      bytes += one;
+    }
+    const std::vector<std::string> gathered = cluster::all_gather(bytes);
+    for (unsigned r = 0; r < w.size; ++r) {
+      std::string_view from = gathered[r];
+      for (std::size_t i : share_of(n, r, w.size)) {
+        std::uint64_t len = 0;
+        std::memcpy(&len, from.data(), sizeof len);
+        all[i] = decode(from.substr(sizeof len, len));
+        from.remove_prefix(sizeof len + len);
+      }
+    }
+  }
+  std::vector<PointResult> out;
+  out.reserve(n);
+  for (PointRecord& r : all) {
+    nested_sim_time_ += r.sim_time;
+    nested_events_ += r.events;
+    build_wall_s_ += r.build_wall_s;
+    PointRecord kept;  // points.json keeps the configuration and outcome; the bench gets the result
+    kept.config = std::move(r.config);
+    kept.result.ok = r.result.ok;
+    kept.result.error = r.result.error;
+    kept.result.metrics = copy(r.result.metrics);
+    kept.sim_time = r.sim_time;
+    kept.events = r.events;
+    out.push_back(std::move(r.result));
+    points_.push_back(std::move(kept));
+  }
+  return out;
+}
+
+std::size_t BenchRunner::failed_points() const noexcept {
+  return static_cast<std::size_t>(
+      std::count_if(points_.begin(), points_.end(), [](const PointRecord& r) { return !r.result.ok; }));
+}
+
+void BenchRunner::write_file(std::string_view name, std::string content) {
+  const std::string n(name);
+  if (n.empty() || n == "." || n == ".." || n.find('/') != std::string::npos || n == "results.json" ||
+      n == "topology.json" || n == "points.json")
+    throw BenchError("BAD_OUTPUT", "bench '" + options_.bench + "' asked to write '" + n +
+                                       "': an output file is a plain file name other than results.json, "
+                                       "topology.json and points.json");
+  for (auto& f : files_)
+    if (f.first == n) {
+      f.second = std::move(content);
+      return;
+    }
+  files_.emplace_back(n, std::move(content));
+}
+
+const Graph& BenchRunner::shown_graph() { return graphs_.empty() ? topology() : graphs_.front(); }
 
 Tick BenchRunner::sim_time() const {
   Tick t = 0;
@@ -209,7 +385,8 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     staged.emplace_back(json::write_json_temp(dir / "topology.json",
                                               [&](JsonWriter& w) {
                                                 if (one_graph) {
-                                                  write_graph(w, graphs_.front(), registry_);
+                                                  write_graph(w, graphs_.empty() ? *topology_ : graphs_.front(),
+                                                              registry_);
                                                   return;
                                                 }
                                                 w.begin_array();
@@ -238,7 +415,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                   nodes += g.nodes.size();
                                   edges += g.edges.size();
                                 }
-                                w.field("source", graphs_.front().source);
+                                w.field("source", (graphs_.empty() ? *topology_ : graphs_.front()).source);
                                 w.field("systems", systems_.size());
                                 w.field("nodes", nodes);
                                 w.field("edges", edges);
@@ -335,6 +512,14 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                 }
                                 w.end_array();
 
+                                if (!points_.empty()) {
+                                  w.key("points");
+                                  w.begin_object();
+                                  w.field("count", points_.size());
+                                  w.field("failed", failed_points());
+                                  w.field("file", "points.json");
+                                  w.end_object();
+                                }
                                 if (op_log_) {
                                   w.key("op_log");
                                   w.begin_object();
@@ -351,6 +536,32 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                 w.end_object();
                               }),
         dir / "results.json");
+    if (!points_.empty())
+      staged.emplace_back(json::write_json_temp(dir / "points.json",
+                                                [&](JsonWriter& w) {
+                                                  w.begin_object();
+                                                  w.field("bench", options_.bench);
+                                                  w.key("points");
+                                                  w.begin_array();
+                                                  for (std::size_t i = 0; i < points_.size(); ++i) {
+                                                    const PointRecord& r = points_[i];
+                                                    w.begin_object();
+                                                    w.field("index", i);
+                                                    w.key("config");
+                                                    write_metrics(w, r.config);
+                                                    w.field("ok", r.result.ok);
+                                                    if (!r.result.ok) w.field("error", r.result.error);
+                                                    w.field("sim_time_ns", ticks_to_ns(r.sim_time));
+                                                    w.field("events", r.events);
+                                                    w.key("metrics");
+                                                    write_metrics(w, r.result.metrics);
+                                                    w.end_object();
+                                                  }
+                                                  w.end_array();
+                                                  w.end_object();
+                                                }),
+                          dir / "points.json");
+    for (const auto& [name, content] : files_) staged.emplace_back(write_text_temp(dir / name, content), dir / name);
     if (!options_.op_log.empty())
       staged.emplace_back(json::write_json_temp(options_.op_log, [&](JsonWriter& w) { write_op_log(w, *op_log_); }),
                           options_.op_log);

@@ -11,6 +11,7 @@
 #include "component/simulation.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/observer.hpp"
+#include "run/sweep.hpp"
 
 namespace kbsim::core {
 
@@ -26,6 +27,8 @@ struct RunOptions {
   bool verify_data = false;            ///< run the data pass; benches check their outputs
   std::filesystem::path trace;         ///< write a Chrome/Perfetto timeline here (empty = none)
   std::filesystem::path op_log;        ///< write the op log (JSON) here (empty = none)
+  unsigned jobs = 0;                   ///< worker processes for run_points (0: every core; 1 under mpirun)
+  bool progress = false;               ///< a progress line for run_points on stderr
 };
 
 class BenchRunner final : public BenchContext {
@@ -52,6 +55,8 @@ class BenchRunner final : public BenchContext {
   bool verify_data() const noexcept override { return options_.verify_data; }
   const Metrics& run_bench(std::string_view name, const std::vector<std::string>& params,
                            const std::vector<std::string>& overrides) override;
+  std::vector<PointResult> run_points(const std::vector<SweepPoint>& points) override;
+  void write_file(std::string_view name, std::string content) override;
 
   // Figures for the summary
   Tick sim_time() const;
@@ -63,8 +68,14 @@ class BenchRunner final : public BenchContext {
   const std::vector<std::string>& notes() const noexcept { return notes_; }
   const std::vector<std::unique_ptr<Simulation>>& systems() const noexcept { return systems_; }
   const std::vector<Graph>& graphs() const noexcept { return graphs_; }
+  /// The graph the summary names: the first built, else the loaded topology.
+  const Graph& shown_graph();
+  /// Points run through run_points (in their order, gathered from every rank).
+  std::size_t points() const noexcept { return points_.size(); }
+  std::size_t failed_points() const noexcept;
 
  private:
+  PointRecord run_point(const SweepPoint& p, const std::string& who);
   const Registry& registry_;
   RunOptions options_;                      ///< its overrides: the topology's only
   std::vector<std::string> all_overrides_;  ///< every --set, as given
@@ -80,10 +91,12 @@ class BenchRunner final : public BenchContext {
   std::optional<Graph> topology_;
   std::vector<Graph> graphs_;
   std::vector<std::unique_ptr<Simulation>> systems_;
-  std::vector<std::unique_ptr<Metrics>> nested_metrics_;  ///< of the benches this one ran (run_bench)
-  Tick nested_sim_time_ = 0;                              ///< their simulated time
-  std::uint64_t nested_events_ = 0;                       ///< their events
-  unsigned depth_ = 0;                                    ///< how deep in run_bench calls this runner is
+  std::vector<std::unique_ptr<Metrics>> nested_metrics_;    ///< of the benches this one ran (run_bench)
+  Tick nested_sim_time_ = 0;                                ///< their simulated time
+  std::uint64_t nested_events_ = 0;                         ///< their events
+  std::vector<PointRecord> points_;                         ///< every run_points point, in order
+  std::vector<std::pair<std::string, std::string>> files_;  ///< write_file: name, content
+  unsigned depth_ = 0;                                      ///< how deep in run_bench calls this runner is
   bool interrupted_ = false;
   Metrics metrics_;
   std::vector<std::string> notes_;

@@ -27,8 +27,9 @@ const std::map<std::string, std::set<std::string>> kCoreModules = {
     {"topology", {"plugin"}},
     {"component", {"sim", "fabric", "plugin"}},
     {"report", {"component", "plugin"}},
-    {"run", {"component", "topology", "report", "plugin", "sim"}},
-    {"cli", {"run", "report", "component", "topology", "plugin", "fabric", "sim"}},
+    {"cluster", {}},
+    {"run", {"component", "topology", "report", "plugin", "sim", "cluster"}},
+    {"cli", {"run", "report", "component", "topology", "plugin", "fabric", "sim", "cluster"}},
     {"testing", {"component", "plugin", "fabric", "sim"}},
 };
 
@@ -65,7 +66,7 @@ std::string include_target(const std::string& line) {
   if (end == std::string::npos) return "";
   std::string target = line.substr(i + 1, end - i - 1);
   if (close == '>') {
-    static const char* const kOwn[] = {"kbsim/",     "sim/",    "fabric/", "plugin/", "topology/",
+    static const char* const kOwn[] = {"kbsim/",     "sim/",    "fabric/", "plugin/", "topology/", "cluster/",
                                        "component/", "report/", "run/",    "cli/",    "testing/"};
     bool own = false;
     for (const char* p : kOwn) own = own || target.rfind(p, 0) == 0;

@@ -290,15 +290,37 @@ Value math(tl::MathOp op, std::span<const Value> in, int axis, const Shape& out_
   if (op == kSoftmax || op == kSum || op == kMax || op == kMin) {
     along_axis(op, in[0].shape, x[0], axis, out_shape, out);
   } else {
-    for (const auto& xi : x)
-      if (xi.size() != out.size() && xi.size() != 1) {
+    // Broadcasting: per input, the stride of each output dimension in its own elements (0 where it has size 1).
+    const std::size_t rank = out_shape.rank();
+    std::vector<std::vector<std::size_t>> stride(n, std::vector<std::size_t>(rank, 0));
+    for (std::size_t j = 0; j < n; ++j) {
+      const Shape& s = in[j].shape;
+      if (x[j].size() == 1) continue;
+      bool fits = s.rank() == rank;
+      std::size_t step = 1;
+      for (std::size_t d = rank; fits && d-- > 0;) {
+        fits = s[d] == out_shape[d] || s[d] == 1;
+        stride[j][d] = s[d] == 1 ? 0 : step;
+        step *= static_cast<std::size_t>(s[d]);
+      }
+      if (!fits) {
         std::string shapes;
         for (const Value& v : in) shapes += (shapes.empty() ? "" : ", ") + v.shape.str();
         invalid("math " + op_name(op) + ": inputs " + shapes + " do not broadcast to " + out_shape.str());
       }
+    }
     for (std::size_t i = 0; i < out.size(); ++i) {
       double v[3] = {};
-      for (std::size_t j = 0; j < n; ++j) v[j] = x[j][x[j].size() == 1 ? 0 : i];
+      for (std::size_t j = 0; j < n; ++j) {
+        std::size_t at = 0;
+        if (x[j].size() != 1)
+          for (std::size_t d = rank, rest = i; d-- > 0;) {
+            const auto dim = static_cast<std::size_t>(out_shape[d]);
+            at += (rest % dim) * stride[j][d];
+            rest /= dim;
+          }
+        v[j] = x[j][at];
+      }
       out[i] = elementwise(op, v[0], v[1], v[2]);
     }
   }

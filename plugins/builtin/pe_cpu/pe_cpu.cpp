@@ -445,11 +445,25 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
         throw tl::Error(call + ": " + e.what());
       }
     } else {
-      for (const tl::Tensor& t : in)  // elementwise: equal shapes, or single elements broadcast
-        if (t.shape().elements() != 1) out = t.shape();
-      for (const tl::Tensor& t : in)
-        if (t.shape().elements() != 1 && !(t.shape() == out))
-          throw tl::Error(call + ": elementwise inputs need equal shapes (or a single element)");
+      // Elementwise: the inputs broadcast (docs/model.md, "The kernel API"): a single element goes with any
+      // shape; shapes of one rank go together when each dimension is equal or 1 in one of them, e.g. scores
+      // (M, N) minus their row maxima (M, 1).
+      bool ok = true;
+      for (const tl::Tensor& t : in) {
+        const Shape& s = t.shape();
+        if (s.elements() == 1) continue;
+        if (out.elements() == 1) {
+          out = s;
+          continue;
+        }
+        ok = ok && s.rank() == out.rank();
+        for (std::size_t d = 0; ok && d < s.rank(); ++d) {
+          if (s[d] == out[d] || s[d] == 1) continue;
+          ok = out[d] == 1;
+          out[d] = s[d];
+        }
+      }
+      if (!ok) throw tl::Error(call + ": elementwise inputs do not broadcast (each dimension equal, or 1)");
     }
     tl::Tensor result = pending(out, in[0].dtype());
     auto data = DataOps::make(kbsim::DataOp::Kind::kMath, DataOps::to_tcm(result));

@@ -114,6 +114,21 @@ class System {
   }
 };
 
+/// One point of a sweep (BenchContext::run_points): a registered bench with
+/// its parameters and --set overrides (after the run's own).
+struct SweepPoint {
+  std::string bench;
+  std::vector<std::string> params;     ///< "key=value"
+  std::vector<std::string> overrides;  ///< "key=value", as --set takes them (ccl.* included)
+};
+
+/// What one point gave: its metrics, or the one-line error it failed with.
+struct PointResult {
+  bool ok = false;
+  std::string error;  ///< a failed point: its error, prefixed by the point's configuration
+  Metrics metrics;    ///< a successful point: as its own results.json would hold them
+};
+
 /// What a bench is given.
 class BenchContext {
  public:
@@ -141,6 +156,18 @@ class BenchContext {
   /// and its systems not written; its own failure (BenchError) propagates.
   virtual const Metrics& run_bench(std::string_view name, const std::vector<std::string>& params,
                                    const std::vector<std::string>& overrides = {}) = 0;
+  /// Run independent points, each as run_bench would, and return their
+  /// results in the order given. The points run in parallel as the run was
+  /// told (`kbsim run -j N`: N local worker processes; under `mpirun` each
+  /// rank runs its share and every rank gets every result), with the same
+  /// results whatever the parallelism. A point that fails does not stop the
+  /// others: its PointResult says why. Every point and its resolved
+  /// configuration go into the run's points.json.
+  virtual std::vector<PointResult> run_points(const std::vector<SweepPoint>& points) = 0;
+  /// A file of the run's output folder (a figure, a table, index.html),
+  /// written with results.json when the run succeeds (all or nothing), by one
+  /// process only under mpirun. `name` is a plain file name.
+  virtual void write_file(std::string_view name, std::string content) = 0;
 
  protected:
   ~BenchContext() = default;
@@ -150,6 +177,9 @@ struct BenchInfo {
   std::string name;  ///< e.g. "message-mesh"
   std::string summary;
   std::vector<ParamSpec> params;
+  /// The bench reads the op log's records itself (System::op_log() on the
+  /// configured system): the run keeps them even when no observer asks.
+  bool reads_op_log = false;
 };
 
 class Bench {

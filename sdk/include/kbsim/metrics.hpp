@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -39,6 +41,11 @@ class Metrics {
     entries_.push_back({"", Scalar{false}, std::make_unique<Metrics>(false)});
     return *entries_.back().node;
   }
+  /// Append a new list to this list.
+  Metrics& append_list() {
+    entries_.push_back({"", Scalar{false}, std::make_unique<Metrics>(true)});
+    return *entries_.back().node;
+  }
   /// Append a scalar to this list.
   void append(Scalar value) { entries_.push_back({"", std::move(value), nullptr}); }
 
@@ -48,6 +55,35 @@ class Metrics {
     for (const auto& e : entries_)
       if (e.key == key) return &e;
     return nullptr;
+  }
+
+  /// The number at a dotted path ("cases.h2d.latency_ns"; list items by
+  /// index), or nullopt when there is none or it is not a number.
+  std::optional<double> number(std::string_view path) const {
+    const Metrics* at = this;
+    while (true) {
+      const std::size_t dot = path.find('.');
+      const std::string key(path.substr(0, dot));
+      const Entry* e = nullptr;
+      if (at->is_list_) {
+        std::size_t i = 0;
+        for (char c : key) i = c >= '0' && c <= '9' ? i * 10 + static_cast<std::size_t>(c - '0') : ~std::size_t{0};
+        if (!key.empty() && i < at->entries_.size()) e = &at->entries_[i];
+      } else {
+        e = at->find(key);
+      }
+      if (!e) return std::nullopt;
+      if (dot == std::string_view::npos) {
+        if (e->node) return std::nullopt;
+        if (const auto* d = std::get_if<double>(&e->scalar)) return *d;
+        if (const auto* u = std::get_if<std::uint64_t>(&e->scalar)) return static_cast<double>(*u);
+        if (const auto* s = std::get_if<std::int64_t>(&e->scalar)) return static_cast<double>(*s);
+        return std::nullopt;
+      }
+      if (!e->node) return std::nullopt;
+      at = e->node.get();
+      path.remove_prefix(dot + 1);
+    }
   }
 
  private:

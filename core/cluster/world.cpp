@@ -1,0 +1,97 @@
+#include "cluster/world.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+#ifdef KBSIM_WITH_MPI
+#include <mpi.h>
+#endif
+
+namespace kbsim::core::cluster {
+
+namespace {
+World g_world;
+
+/// Started by mpirun/mpiexec (OpenMPI) or a PMI launcher (srun, hydra)?
+bool under_launcher() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+    if (std::getenv(var)) return true;
+  return false;
+}
+}  // namespace
+
+bool built_with_mpi() noexcept {
+#ifdef KBSIM_WITH_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+void init([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
+#ifdef KBSIM_WITH_MPI
+  if (!under_launcher()) return;
+  MPI_Init(argc, argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  g_world = {static_cast<unsigned>(rank), static_cast<unsigned>(size), true};
+#else
+  if (under_launcher() && std::getenv("OMPI_COMM_WORLD_RANK") &&
+      std::string(std::getenv("OMPI_COMM_WORLD_RANK")) != "0")
+    std::exit(0);  // a build without MPI under mpirun: rank 0 runs the whole job alone, the others leave
+#endif
+}
+
+void finalize() {
+#ifdef KBSIM_WITH_MPI
+  if (g_world.mpi) {
+    MPI_Finalize();
+    g_world.mpi = false;
+  }
+#endif
+}
+
+const World& world() noexcept { return g_world; }
+
+std::vector<std::string> all_gather(const std::string& mine) {
+  if (g_world.size == 1) return {mine};
+#ifdef KBSIM_WITH_MPI
+  const int n = static_cast<int>(g_world.size);
+  unsigned long long len = mine.size();
+  std::vector<unsigned long long> lens(g_world.size);
+  MPI_Allgather(&len, 1, MPI_UNSIGNED_LONG_LONG, lens.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+  // Exchanged in rounds of at most 1 GiB per rank (MPI counts are ints).
+  constexpr unsigned long long kRound = 1ull << 30;
+  std::vector<std::string> out(g_world.size);
+  for (int r = 0; r < n; ++r) out[r].resize(lens[r]);
+  for (unsigned long long at = 0;; at += kRound) {
+    std::vector<int> counts(n), displs(n);
+    unsigned long long total = 0;
+    for (int r = 0; r < n; ++r) {
+      counts[r] = static_cast<int>(lens[r] > at ? std::min(kRound, lens[r] - at) : 0);
+      displs[r] = static_cast<int>(total);
+      total += counts[r];
+    }
+    if (total == 0) break;
+    std::string buf(total, '\0');
+    const int mine_n = counts[g_world.rank];
+    MPI_Allgatherv(mine.data() + (mine_n ? at : 0), mine_n, MPI_CHAR, buf.data(), counts.data(), displs.data(),
+                   MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < n; ++r) out[r].replace(at, counts[r], buf, displs[r], counts[r]);
+  }
+  return out;
+#else
+  throw std::logic_error("all_gather over several ranks in a build without MPI");
+#endif
+}
+
+void abort(int code) {
+#ifdef KBSIM_WITH_MPI
+  if (g_world.mpi && g_world.size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::_Exit(code);
+}
+
+}  // namespace kbsim::core::cluster

@@ -1,0 +1,255 @@
+#include "run/sweep.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace kbsim::core {
+
+namespace {
+
+// --- bytes -----------------------------------------------------------------
+
+class Out {
+ public:
+  template <class T>
+  void raw(const T& v) {
+    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void str(std::string_view v) {
+    raw(static_cast<std::uint64_t>(v.size()));
+    s_.append(v);
+  }
+  void metrics(const Metrics& m) {
+    raw(static_cast<std::uint8_t>(m.is_list()));
+    raw(static_cast<std::uint64_t>(m.entries().size()));
+    for (const Metrics::Entry& e : m.entries()) {
+      str(e.key);
+      if (e.node) {
+        raw(std::uint8_t{5});
+        metrics(*e.node);
+        continue;
+      }
+      raw(static_cast<std::uint8_t>(e.scalar.index()));
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+              str(v);
+            } else {
+              raw(v);
+            }
+          },
+          e.scalar);
+    }
+  }
+  std::string take() { return std::move(s_); }
+
+ private:
+  std::string s_;
+};
+
+class In {
+ public:
+  explicit In(std::string_view s) : s_(s) {}
+  template <class T>
+  T raw() {
+    T v{};
+    need(sizeof v);
+    std::memcpy(&v, s_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  std::string str() {
+    const auto n = raw<std::uint64_t>();
+    need(n);
+    std::string v(s_.substr(at_, n));
+    at_ += n;
+    return v;
+  }
+  void metrics(Metrics& m) {
+    const auto n = raw<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::string key = str();
+      const auto kind = raw<std::uint8_t>();
+      Metrics* into = &m;
+      switch (kind) {
+        case 0: put(m, key, raw<bool>()); break;
+        case 1: put(m, key, raw<std::int64_t>()); break;
+        case 2: put(m, key, raw<std::uint64_t>()); break;
+        case 3: put(m, key, raw<double>()); break;
+        case 4: put(m, key, str()); break;
+        case 5: {
+          const bool list = raw<std::uint8_t>() != 0;
+          into = m.is_list() ? (list ? &m.append_list() : &m.append()) : (list ? &m.list(key) : &m.object(key));
+          metrics(*into);
+          break;
+        }
+        default: throw std::runtime_error("sweep: a point's result is corrupt");
+      }
+    }
+  }
+  bool done() const { return at_ == s_.size(); }
+
+ private:
+  static void put(Metrics& m, const std::string& key, Metrics::Scalar v) {
+    if (m.is_list()) {
+      m.append(std::move(v));
+    } else {
+      m.set(key, std::move(v));
+    }
+  }
+  void need(std::uint64_t n) const {
+    if (at_ + n > s_.size()) throw std::runtime_error("sweep: a point's result is truncated");
+  }
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+// --- children ----------------------------------------------------------------
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::size_t point = 0;
+  std::string bytes;
+};
+
+void write_all(int fd, const std::string& s) {
+  std::size_t at = 0;
+  while (at < s.size()) {
+    const ssize_t k = ::write(fd, s.data() + at, s.size() - at);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return;  // the parent is gone: nothing to tell
+    at += static_cast<std::size_t>(k);
+  }
+}
+
+PointRecord failed(std::string why) {
+  PointRecord r;
+  r.result.ok = false;
+  r.result.error = std::move(why);
+  return r;
+}
+
+}  // namespace
+
+std::string encode(const PointRecord& r) {
+  Out o;
+  o.raw(static_cast<std::uint8_t>(r.result.ok));
+  o.str(r.result.error);
+  o.metrics(r.result.metrics);
+  o.metrics(r.config);
+  o.raw(r.sim_time);
+  o.raw(r.events);
+  o.raw(r.build_wall_s);
+  return o.take();
+}
+
+PointRecord decode(std::string_view bytes) {
+  In in(bytes);
+  PointRecord r;
+  r.result.ok = in.raw<std::uint8_t>() != 0;
+  r.result.error = in.str();
+  in.metrics(r.result.metrics);
+  in.metrics(r.config);
+  r.sim_time = in.raw<Tick>();
+  r.events = in.raw<std::uint64_t>();
+  r.build_wall_s = in.raw<double>();
+  if (!in.done()) throw std::runtime_error("sweep: a point's result has trailing bytes");
+  return r;
+}
+
+std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size) {
+  std::vector<std::size_t> mine;
+  for (std::size_t i = rank; i < n; i += size) mine.push_back(i);
+  return mine;
+}
+
+std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
+                                      const std::function<PointRecord(std::size_t)>& run_one,
+                                      const std::function<std::string(std::size_t)>& describe,
+                                      const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::vector<PointRecord> out(n);
+  std::size_t done = 0;
+  if (jobs <= 1 || n <= 1) {
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = run_one(i);
+      if (progress) progress(++done, n);
+    }
+    return out;
+  }
+  std::fflush(nullptr);  // nothing buffered is written twice by the children
+  std::vector<Child> running;
+  std::size_t next = 0;
+  auto start = [&](std::size_t i) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("sweep: cannot start a worker: ") + std::strerror(errno));
+    if (pid == 0) {  // the child: run one point, send its bytes, leave without running the parent's exit handlers
+      ::close(fds[0]);
+      std::string bytes;
+      try {
+        bytes = encode(run_one(i));
+      } catch (const std::exception& e) {
+        bytes = encode(failed(describe(i) + ": " + e.what()));
+      }
+      write_all(fds[1], bytes);
+      ::close(fds[1]);
+      std::fflush(nullptr);
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    running.push_back({pid, fds[0], i, {}});
+  };
+  while (next < n || !running.empty()) {
+    while (next < n && running.size() < jobs) start(next++);
+    std::vector<pollfd> fds;
+    for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("sweep: poll failed: ") + std::strerror(errno));
+    }
+    for (std::size_t k = fds.size(); k-- > 0;) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child& c = running[k];
+      char buf[1 << 16];
+      const ssize_t got = ::read(c.fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got > 0) {
+        c.bytes.append(buf, static_cast<std::size_t>(got));
+        continue;
+      }
+      // End of its output: the point is finished, one way or the other.
+      ::close(c.fd);
+      int status = 0;
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      if (WIFSIGNALED(status)) {
+        out[c.point] = failed(describe(c.point) + ": its worker process was killed by signal " +
+                              std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")");
+      } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        out[c.point] = failed(describe(c.point) + ": its worker process ended with exit code " +
+                              std::to_string(WEXITSTATUS(status)) + " (its message is above)");
+      } else {
+        try {
+          out[c.point] = decode(c.bytes);
+        } catch (const std::exception& e) {
+          out[c.point] = failed(describe(c.point) + ": " + e.what());
+        }
+      }
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      if (progress) progress(++done, n);
+    }
+  }
+  return out;
+}
+
+}  // namespace kbsim::core
