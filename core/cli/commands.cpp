@@ -422,7 +422,8 @@ int run_command_line(int argc, char** argv) {
   for (PluginCommand& pc : plugin_commands)
     if (pc.app->parsed()) return run_plugin_command(common, *early, pc);
   if (version->parsed()) {
-    std::printf("kbsim %s (plugin ABI %u, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG);
+    std::printf("kbsim %s (plugin ABI %u, %s, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG,
+                core::cluster::built_with_mpi() ? "with MPI: mpirun spreads sweeps over ranks" : "without MPI");
     return 0;
   }
   return 0;

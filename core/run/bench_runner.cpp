@@ -27,12 +27,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::vector<RawParam> parse_params(const std::vector<std::string>& given) {
+/// `key=value` items; the value of a string parameter is taken as written ("--param sizes=512" is the text 512).
+std::vector<RawParam> parse_params(const std::vector<std::string>& given, const std::vector<ParamSpec>& specs) {
   std::vector<RawParam> out;
   for (const auto& kv : given) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("--param " + kv + ": expected key=value");
-    out.push_back({kv.substr(0, eq), parse_scalar(kv.substr(eq + 1)), "--param " + kv});
+    const std::string key = kv.substr(0, eq), text = kv.substr(eq + 1);
+    const bool text_param = std::any_of(
+        specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == key && s.type == ParamType::kString; });
+    out.push_back({key, text_param ? ParamValue{text} : parse_scalar(text), "--param " + kv});
   }
   return out;
 }
@@ -46,8 +50,8 @@ double peak_rss_mb() {
 
 BenchRunner::BenchRunner(const Registry& registry, RunOptions options)
     : registry_(registry), options_(std::move(options)), type_(&registry.bench(options_.bench)) {
-  params_ = resolve_params(type_->info.params, parse_params(options_.params), "bench " + options_.bench,
-                           "bench " + options_.bench);
+  params_ = resolve_params(type_->info.params, parse_params(options_.params, type_->info.params),
+                           "bench " + options_.bench, "bench " + options_.bench);
   request_ = {options_.bench, options_.verify_data, options_.trace, options_.op_log};
   all_overrides_ = options_.overrides;
   ccl_overrides_ = take_ccl_overrides(options_.overrides);
@@ -132,7 +136,9 @@ void BenchRunner::run() {
   wall_s_ = seconds_since(t0);
   if (systems_.empty() && points_.empty())
     throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' built no system and submitted no work");
-  if ((options_.verify_data || !options_.trace.empty() || !options_.op_log.empty()) && !op_log_)
+  // A sweep's points ran (and verified) their own systems; anything else must have run on the configured one.
+  if ((options_.verify_data || !options_.trace.empty() || !options_.op_log.empty()) && !op_log_ &&
+      (points_.empty() || !options_.trace.empty() || !options_.op_log.empty()))
     throw BenchError("NO_DATA_OPS", "bench '" + options_.bench +
                                         "' does not run on the configured system, so it has no data operations to " +
                                         (options_.verify_data ? "verify" : "log"));

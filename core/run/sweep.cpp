@@ -74,6 +74,7 @@ class In {
     return v;
   }
   void metrics(Metrics& m) {
+    raw<std::uint8_t>();  // list or object: the caller made `m` so
     const auto n = raw<std::uint64_t>();
     for (std::uint64_t i = 0; i < n; ++i) {
       std::string key = str();
@@ -86,7 +87,8 @@ class In {
         case 3: put(m, key, raw<double>()); break;
         case 4: put(m, key, str()); break;
         case 5: {
-          const bool list = raw<std::uint8_t>() != 0;
+          need(1);
+          const bool list = s_[at_] != 0;  // the nested node's own first byte
           into = m.is_list() ? (list ? &m.append_list() : &m.append()) : (list ? &m.list(key) : &m.object(key));
           metrics(*into);
           break;

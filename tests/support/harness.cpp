@@ -49,12 +49,14 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   out << text;
 }
 
-CliResult run_kbsim(const std::string& args) {
+CliResult run_kbsim(const std::string& args) { return run_kbsim_with("", args); }
+
+CliResult run_kbsim_with(const std::string& prefix, const std::string& args) {
   static int calls = 0;
   auto dir = temp_dir() / ("cli" + std::to_string(++calls));
   std::filesystem::create_directories(dir);
-  std::string cmd = std::string(KBSIM_BIN) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                    (dir / "err").string() + " </dev/null";
+  std::string cmd = prefix + (prefix.empty() ? "" : " ") + std::string(KBSIM_BIN) + " " + args + " >" +
+                    (dir / "out").string() + " 2>" + (dir / "err").string() + " </dev/null";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -35,6 +35,8 @@ struct CliResult {
 };
 /// Run `kbsim <args>` through the shell; stdout and stderr are captured.
 CliResult run_kbsim(const std::string& args);
+/// The same, behind a launcher such as "mpirun -np 2" (with its environment assignments first).
+CliResult run_kbsim_with(const std::string& prefix, const std::string& args);
 
 /// core::load_topology / parse_topology with the shared builtin registry (its topology front-ends).
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides);
