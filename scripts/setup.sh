@@ -23,6 +23,7 @@ PACKAGES=(
   libfmt-dev libspdlog-dev libeigen3-dev librange-v3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev chromium
+  libopenmpi-dev openmpi-bin librsvg2-bin zlib1g-dev
   python3
 )
 

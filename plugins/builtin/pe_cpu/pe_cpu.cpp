@@ -569,8 +569,10 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   void send(std::string_view dir, const tl::Tensor& src) override {
     std::string call = ipcq_text("send", dir, src.shape(), src.dtype());
     kbsim::OpTensor o = ops_.operand(src, call);
-    if (!src.pending() && src.desc().data) o.value = src.desc().data;  // known bytes travel as a snapshot
-    if (!o.value && o.as_of == kbsim::kNever) o.as_of = now();         // captured at issue
+    // A constant's bytes travel as a snapshot; a loaded tensor is read from memory as of its load (what the
+    // timing pass loaded may predate a compute result the data pass stores there first).
+    if (!src.pending() && src.desc().data && src.desc().loaded_at == kbsim::kNever) o.value = src.desc().data;
+    if (!o.value && o.as_of == kbsim::kNever) o.as_of = now();  // captured at issue
     auto c = ipcq_call(pe::IpcqCall::Kind::kSend, dir, src.nbytes(), std::move(call));
     c->source = std::move(o);
     while (!c->done) await_completion();
