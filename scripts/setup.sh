@@ -42,7 +42,9 @@ usage: bash scripts/setup.sh COMMAND [ARGS...]
   run    build, then the main job on the default AHBM system: `kbsim probe`,
          the pe-dma-perf bench (writes kbsim-out/results.json), a 512^3
          matmul-composite checked by the data pass, with its timeline
-         (kbsim-out/matmul/results.json, trace.json), and the fidelity report
+         (kbsim-out/matmul/results.json, trace.json), a verified allreduce and
+         tensor-parallel MLP, the GEMM and GQA milestone sweeps with their
+         figures (kbsim-out/milestone-*/index.html), and the fidelity report
          against the reference's figures (kbsim-out/fidelity); with ARGS, run
          `kbsim run ARGS` instead, e.g. --bench message-mesh --param x=16
   test   build, then run the whole test suite with ctest (ARGS go to ctest)
@@ -114,8 +116,9 @@ run() {
   else
     # The main job on the default AHBM system: every memory path, the PE DMA
     # bench, a 512^3 composite GEMM on one PE, verified, with its timeline, an
-    # allreduce over both SIPs, verified, and every figure the reference
-    # measured against this system.
+    # allreduce over both SIPs, verified, the tensor-parallel MLP, verified,
+    # the GEMM and GQA milestone sweeps with their figures (verified), and every
+    # figure the reference measured against this system.
     say "running: kbsim probe"
     "$bin" probe
     say "running: kbsim run --bench pe-dma-perf --out $REPO/kbsim-out"
@@ -127,6 +130,13 @@ run() {
     say "results: $REPO/kbsim-out/matmul/results.json; timeline: $REPO/kbsim-out/matmul/trace.json (ui.perfetto.dev)"
     say "running: kbsim run --bench ccl-allreduce --verify-data --out $REPO/kbsim-out/allreduce"
     "$bin" run --bench ccl-allreduce --verify-data --out "$REPO/kbsim-out/allreduce"
+    say "running: kbsim run --bench tp-mlp --verify-data --out $REPO/kbsim-out/tp-mlp"
+    "$bin" run --bench tp-mlp --verify-data --out "$REPO/kbsim-out/tp-mlp"
+    for m in gemm gqa; do
+      say "running: kbsim run --bench milestone-$m --verify-data --out $REPO/kbsim-out/milestone-$m"
+      "$bin" run --bench "milestone-$m" --verify-data --out "$REPO/kbsim-out/milestone-$m"
+      say "figures: $REPO/kbsim-out/milestone-$m/index.html"
+    done
     say "running: kbsim run --bench fidelity --out $REPO/kbsim-out/fidelity"
     "$bin" run --bench fidelity --out "$REPO/kbsim-out/fidelity"
   fi

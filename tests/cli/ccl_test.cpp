@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "figure_ink.hpp"
 #include "harness.hpp"
 
 using ::testing::HasSubstr;
@@ -170,6 +171,17 @@ TEST(Ccl, IpcqIsNeverFasterThanARawDmaWrite) {
   }
   EXPECT_TRUE(d["metrics"]["ipcq_at_least_raw_dma"].GetBool());
   EXPECT_DOUBLE_EQ(cases[0]["ipcq_ns"].GetDouble(), 30.4);  // h1, 128 B
+  // Its figures: one per hop, IPCQ against a raw DMA write, with the table and an index.
+  const std::string index = test::read_file(dir / "index.html");
+  for (const char* hop : {"h1", "h2", "h3", "h4"})
+    EXPECT_NE(index.find(std::string("src=\"pe2pe_latency_") + hop + ".svg\""), std::string::npos) << hop;
+  EXPECT_NE(test::read_file(dir / "summary.csv").find("h4,10240,"), std::string::npos);
+  if (test::can_render_svg()) {
+    const test::Ink ink = test::render_svg(dir / "pe2pe_latency_h1.svg");
+    EXPECT_TRUE(ink.error.empty()) << ink.error;
+    EXPECT_GT(ink.drawn, ink.pixels / 50);
+    EXPECT_GE(ink.colours, 4u);
+  }
   std::filesystem::remove_all(dir);
 }
 

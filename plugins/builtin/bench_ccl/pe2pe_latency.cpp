@@ -12,10 +12,12 @@
 // The source is a tensor already in the sender's TCM in all three.
 #include <algorithm>
 #include <cstdio>
+#include <span>
 #include <sstream>
 
 #include "ccl_report.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
+#include "kbsim/figure.hpp"
 #include "kbsim/pe/ipcq.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/tl/tl.hpp"
@@ -134,6 +136,52 @@ class Pe2PeLatency final : public Bench {
         ctx.note(line);
       }
     ctx.metrics().set("ipcq_at_least_raw_dma", ordered);
+    write_figures(ctx, hops);
+  }
+
+ private:
+  /// One figure per hop (IPCQ, its arrival alone, and a raw DMA write against the message size), summary.csv and
+  /// index.html, from the metrics.
+  static void write_figures(BenchContext& ctx, std::span<const Hop> hops) {
+    const Metrics& cases = *ctx.metrics().find("cases")->node;
+    std::vector<std::pair<std::string, std::string>> figures;
+    fig::Table t{"Cases", {"hop", "bytes", "ipcq_ns", "ipcq_arrival_ns", "raw_dma_ns"}, {}};
+    for (const Hop& h : hops) {
+      fig::LinePlot plot;
+      plot.title = std::string("PE-to-PE latency, ") + h.name + " (" + h.what + ")";
+      plot.x = {"message size (bytes)", true, std::nullopt, std::nullopt, 4, {}};
+      plot.x.format = [](double b) {
+        char s[32];
+        std::snprintf(s, sizeof s, b >= 1024 ? "%g KB" : "%g B", b >= 1024 ? b / 1024 : b);
+        return std::string(s);
+      };
+      plot.y = {"latency (ns)", true, std::nullopt, std::nullopt, 10, {}};
+      fig::Series ipcq, arrival, raw;
+      ipcq.name = "IPCQ send + recv";
+      arrival.name = "IPCQ arrival only";
+      raw.name = "raw DMA write";
+      arrival.dashed = raw.dashed = true;
+      for (const Metrics::Entry& e : cases.entries()) {
+        const Metrics& c = *e.node;
+        if (std::get<std::string>(c.find("hop")->scalar) != h.name) continue;
+        const double b = c.number("bytes").value_or(0);
+        for (auto [s, key] : {std::pair{&ipcq, "ipcq_ns"}, {&arrival, "ipcq_arrival_ns"}, {&raw, "raw_dma_ns"}}) {
+          s->x.push_back(b);
+          s->y.push_back(c.number(key).value_or(0));
+        }
+        char v[3][32];
+        std::snprintf(v[0], 32, "%.2f", c.number("ipcq_ns").value_or(0));
+        std::snprintf(v[1], 32, "%.2f", c.number("ipcq_arrival_ns").value_or(0));
+        std::snprintf(v[2], 32, "%.2f", c.number("raw_dma_ns").value_or(0));
+        t.rows.push_back({h.name, std::to_string(static_cast<long long>(b)), v[0], v[1], v[2]});
+      }
+      plot.series = {ipcq, arrival, raw};
+      const std::string file = std::string("pe2pe_latency_") + h.name + ".svg";
+      ctx.write_file(file, fig::svg(plot));
+      figures.emplace_back(file, std::string(h.name) + ": " + h.what + ", IPCQ against a raw DMA write");
+    }
+    ctx.write_file("summary.csv", fig::csv(t));
+    ctx.write_file("index.html", fig::index_html("kbsim PE-to-PE latency", figures, {t}));
   }
 };
 

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <string>
 
+#include "figure_ink.hpp"
 #include "harness.hpp"
-#include "png_check.hpp"
 
 using ::testing::HasSubstr;
 
@@ -98,11 +98,9 @@ TEST(MilestoneGemm, FiguresRenderToPicturesWithInk) {
   const std::vector<std::string> svgs = svgs_in(dir);
   EXPECT_EQ(svgs, (std::vector<std::string>{"gemm_mac_utilization_theoretical_vs_measured.svg",
                                             "gemm_stage_breakdown.svg", "gemm_windows.svg"}));
-  if (!have("rsvg-convert")) GTEST_SKIP() << "rsvg-convert (librsvg2-bin) is missing: the figures were not rendered";
+  if (!test::can_render_svg()) GTEST_SKIP() << "rsvg-convert (librsvg2-bin) is missing: the figures were not rendered";
   for (const std::string& svg : svgs) {
-    const fs::path png = dir / (svg + ".png");
-    ASSERT_EQ(std::system(("rsvg-convert -o " + png.string() + " " + (dir / svg).string()).c_str()), 0) << svg;
-    const test::Ink ink = test::ink_of_png(test::read_file(png));
+    const test::Ink ink = test::render_svg(dir / svg);
     ASSERT_TRUE(ink.error.empty()) << svg << ": " << ink.error;
     EXPECT_GT(ink.drawn, ink.pixels / 50) << svg << " is nearly blank";
     EXPECT_LT(ink.drawn, ink.pixels / 2) << svg << " is mostly ink";

@@ -20,6 +20,7 @@
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
+#include "kbsim/figure.hpp"
 #include "kbsim/plugin.hpp"
 
 namespace {
@@ -407,11 +408,64 @@ class PeDmaPerf final : public kbsim::Bench {
       report(rows.back(), ctx.metrics().object("scenarios").object(s.name), ctx);
     }
     if (submitted == 0) throw kbsim::BenchError("NO_REQUESTS", "pe-dma-perf submitted no transfer");
+    write_figures(ctx);
     if (std::string failed = Checks(rows, ctx).run(); !failed.empty() && p.get_bool("check"))
       throw kbsim::BenchError("SELF_CHECK", failed);
   }
 
  private:
+  /// pe_dma_latency.svg, pe_dma_utilization.svg (bars coloured by the reference's bands: green >= 70 %, amber
+  /// >= 40 %, red below; capped at 150 % with an arrow), pe_dma_perf.csv and index.html, from the metrics.
+  static void write_figures(kbsim::BenchContext& ctx) {
+    namespace fig = kbsim::fig;
+    const kbsim::Metrics* sc = ctx.metrics().find("scenarios")->node.get();
+    fig::BarChart lat, util;
+    lat.title = "PE_DMA latency per scenario";
+    lat.y = {"makespan (ns)", true, std::nullopt, std::nullopt, 10, {}};
+    lat.value_labels = true;
+    util.title = "PE_DMA utilization per scenario";
+    util.y = {"aggregate utilization (% of peak)", false, 0.0, 160.0, 10, {}};
+    util.cap = 150.0;
+    util.value_labels = true;
+    util.bands = {{70, 160, "#2ca02c", "good (>= 70 %)"}, {40, 70, "#ff7f0e", "fair"}, {0, 40, "#d62728", "poor"}};
+    fig::BarChart::Group l{"makespan", {}, "#1f77b4"}, u{"utilization", {}, ""};
+    fig::Table t{"Scenarios",
+                 {"scenario", "issuers", "bytes", "makespan_ns", "eff_bw_gbs", "util_single_pct", "util_aggregate_pct",
+                  "hops", "ucie_crossings"},
+                 {}};
+    for (const kbsim::Metrics::Entry& e : sc->entries()) {
+      const kbsim::Metrics& m = *e.node;
+      auto n = [&](const char* k) { return m.number(k).value_or(0); };
+      lat.categories.push_back(e.key);
+      util.categories.push_back(e.key);
+      l.values.push_back(n("makespan_ns"));
+      const double pct = n("util_aggregate_pct");
+      u.values.push_back(pct);
+      util.bar_colors.push_back(pct >= 70 ? "#2ca02c" : pct >= 40 ? "#ff7f0e" : "#d62728");
+      char b[5][32];
+      std::snprintf(b[0], 32, "%.1f", n("makespan_ns"));
+      std::snprintf(b[1], 32, "%.2f", n("eff_bw_gbs"));
+      std::snprintf(b[2], 32, "%.1f", n("util_single_pct"));
+      std::snprintf(b[3], 32, "%.1f", pct);
+      t.rows.push_back({e.key, std::to_string(static_cast<long long>(n("issuers"))),
+                        std::to_string(static_cast<long long>(n("bytes"))), b[0], b[1], b[2], b[3],
+                        std::to_string(static_cast<long long>(n("hops"))),
+                        std::to_string(static_cast<long long>(n("ucie_crossings")))});
+    }
+    lat.groups = {l};
+    util.groups = {u};
+    ctx.write_file("pe_dma_latency.svg", fig::svg(lat));
+    ctx.write_file("pe_dma_utilization.svg", fig::svg(util));
+    ctx.write_file("pe_dma_perf.csv", fig::csv(t));
+    ctx.write_file("index.html",
+                   fig::index_html("kbsim PE_DMA performance",
+                                   {{"pe_dma_latency.svg", "Makespan of each scenario's transfers"},
+                                    {"pe_dma_utilization.svg",
+                                     "Aggregate bandwidth against the scenario's peak (bands: green >= 70 %, amber >= "
+                                     "40 %, red below; bars above 150 % are capped with an arrow)"}},
+                                   {t}));
+  }
+
   static void check_params(const kbsim::Params& p, const ahbm::MemoryMap& map) {
     const std::int64_t slice = static_cast<std::int64_t>(map.slice_bytes);
     const std::int64_t sip_pes = map.cubes_per_sip * map.pes_per_cube;

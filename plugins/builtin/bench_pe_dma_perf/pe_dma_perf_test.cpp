@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 
+#include "figure_ink.hpp"
 #include "harness.hpp"
 
 using ::testing::HasSubstr;
@@ -105,6 +106,26 @@ TEST(PeDmaPerf, DefaultRunReportsEveryScenarioAndPassesEveryCheck) {
   for (const auto& c : checks.GetObject()) EXPECT_TRUE(c.value.GetBool()) << c.name.GetString();
   EXPECT_THAT(r.cli.out, HasSubstr("PASS distance_monotonic"));
   EXPECT_THAT(r.cli.out, Not(HasSubstr("FAIL")));
+}
+
+TEST(PeDmaPerf, WritesItsFiguresWithTheReferencesColourBands) {
+  const auto dir = test::temp_dir() / "pe_dma_figures";
+  auto r = test::run_kbsim("run --bench pe-dma-perf --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string util = test::read_file(dir / "pe_dma_utilization.svg");
+  EXPECT_THAT(util, HasSubstr("PE_DMA utilization per scenario"));
+  EXPECT_THAT(util, HasSubstr("good (&gt;= 70 %)"));
+  // Bars take their band's colour: same_cube_pe_local (83 %) green, remote_cube_worst (24 %) red.
+  EXPECT_THAT(util, HasSubstr("fill=\"#2ca02c\"/>"));
+  EXPECT_THAT(util, HasSubstr("fill=\"#d62728\"/>"));
+  EXPECT_THAT(test::read_file(dir / "pe_dma_perf.csv"), HasSubstr("same_cube_pe_local,1,16384,77.0,"));
+  EXPECT_THAT(test::read_file(dir / "index.html"), HasSubstr("src=\"pe_dma_latency.svg\""));
+  if (!test::can_render_svg()) GTEST_SKIP() << "rsvg-convert is missing: the figures were not rendered";
+  for (const char* f : {"pe_dma_latency.svg", "pe_dma_utilization.svg"}) {
+    const test::Ink ink = test::render_svg(dir / f);
+    EXPECT_TRUE(ink.error.empty()) << ink.error;
+    EXPECT_GT(ink.drawn, ink.pixels / 20) << f;
+  }
 }
 
 TEST(PeDmaPerf, LatencyGrowsWithDistanceAndMakespanWithIssuers) {

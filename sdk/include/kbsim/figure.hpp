@@ -218,7 +218,7 @@ inline std::string y_axis(const Frame& f, const Axis& a, const Scale& s, const s
     o += "<rect x=\"" + num(f.x0(), "%.1f") + "\" y=\"" + num(s(hi), "%.1f") + "\" width=\"" +
          num(f.x1() - f.x0(), "%.1f") + "\" height=\"" + num(s(lo) - s(hi), "%.1f") + "\" fill=\"" + b.color +
          "\" fill-opacity=\"0.15\"/>\n";
-    if (!b.label.empty()) o += text(f.x1() - 4, s(hi) + 14, b.label, "end", " fill=\"#555\"");
+    if (!b.label.empty()) o += text(f.x1() + 8, (s(hi) + s(lo)) / 2 + 4, b.label, "start", " fill=\"#555\"");
   }
   for (double t : s.ticks()) {
     const double y = s(t);
@@ -237,6 +237,13 @@ inline double legend_width(const std::vector<std::pair<std::string, std::string>
   std::size_t longest = 0;
   for (const auto& it : items) longest = std::max(longest, it.first.size());
   return 40 + 6.6 * static_cast<double>(std::min<std::size_t>(longest, 48));
+}
+
+/// Room right of the plot area for the bands' labels.
+inline double band_width(const std::vector<Band>& bands) {
+  std::size_t longest = 0;
+  for (const Band& b : bands) longest = std::max(longest, b.label.size());
+  return longest ? 16 + 6.6 * static_cast<double>(longest) : 0;
 }
 
 /// The legend, right of the plot area (the frame's right margin was widened for it).
@@ -266,7 +273,7 @@ inline std::string svg(const LinePlot& p) {
     items.emplace_back(p.series[k].name, p.series[k].color.empty() ? palette(k) : p.series[k].color);
     dashed.push_back(p.series[k].dashed);
   }
-  const double lw = legend_width(items);
+  const double lw = std::max(legend_width(items), band_width(p.bands));
   Frame f{p.width + static_cast<int>(lw), p.height};
   f.right += lw;
   std::string o = open_svg(f, p.title);
@@ -322,7 +329,7 @@ inline std::string svg(const BarChart& c) {
   std::vector<std::pair<std::string, std::string>> items;
   for (std::size_t k = 0; k < c.groups.size(); ++k)
     items.emplace_back(c.groups[k].name, c.groups[k].color.empty() ? palette(k) : c.groups[k].color);
-  const double lw = legend_width(items);
+  const double lw = std::max(legend_width(items), band_width(c.bands));
   Frame f{c.width + static_cast<int>(lw), c.height};
   f.right += lw;
   std::size_t longest = 0;

@@ -1,11 +1,15 @@
-// Test helper: how much of a rendered picture is drawn. Decodes an 8-bit
-// RGB/RGBA, non-interlaced PNG (what rsvg-convert writes) with zlib.
+// Test helper: render an SVG figure with rsvg-convert (Debian's librsvg2-bin)
+// and measure how much of the picture is drawn. Decodes an 8-bit RGB/RGBA,
+// non-interlaced PNG (what rsvg-convert writes) with zlib.
 #pragma once
 
 #include <zlib.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,6 +78,18 @@ inline Ink ink_of_png(const std::string& png) {
   }
   ink.colours = colours.size();
   return ink;
+}
+
+/// Whether rsvg-convert is installed (a test that renders skips, and says so, without it).
+inline bool can_render_svg() { return std::system("command -v rsvg-convert >/dev/null 2>&1") == 0; }
+
+/// Render `svg` to a PNG beside it and measure its ink.
+inline Ink render_svg(const std::filesystem::path& svg) {
+  const std::filesystem::path png = svg.string() + ".png";
+  if (std::system(("rsvg-convert -o '" + png.string() + "' '" + svg.string() + "'").c_str()) != 0)
+    return Ink{0, 0, 0, "rsvg-convert failed on " + svg.string()};
+  std::ifstream in(png, std::ios::binary);
+  return ink_of_png(std::string(std::istreambuf_iterator<char>(in), {}));
 }
 
 }  // namespace kbsim::test
