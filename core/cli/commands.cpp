@@ -185,13 +185,6 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
   std::printf("  results    %s\n", (fs::path(out) / "results.json").c_str());
   if (!opts.trace.empty()) std::printf("  trace      %s (open in https://ui.perfetto.dev)\n", opts.trace.c_str());
   if (!opts.op_log.empty()) std::printf("  op log     %s\n", opts.op_log.c_str());
-  if (runner.failed_points()) {
-    std::fprintf(stderr,
-                 "kbsim: error: POINTS_FAILED: %zu of %zu points of bench %s failed (their errors are in %s); the "
-                 "other points' results are written\n",
-                 runner.failed_points(), runner.points(), opts.bench.c_str(), (fs::path(out) / "points.json").c_str());
-    return static_cast<int>(ExitCode::kBench);
-  }
   if (runner.interrupted()) {
     std::fprintf(stderr,
                  "kbsim: error: INTERRUPTED: bench %s stopped by %s at sim time %s ns; the results so far are "
@@ -199,6 +192,13 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
                  opts.bench.c_str(), RunWatch::reason(), format_ns(ticks_to_ns(runner.sim_time())).c_str(),
                  (fs::path(out) / "results.json").c_str());
     return static_cast<int>(ExitCode::kInterrupted);
+  }
+  if (runner.failed_points()) {
+    std::fprintf(stderr,
+                 "kbsim: error: POINTS_FAILED: %zu of %zu points of bench %s failed (their errors are in %s); the "
+                 "other points' results are written\n",
+                 runner.failed_points(), runner.points(), opts.bench.c_str(), (fs::path(out) / "points.json").c_str());
+    return static_cast<int>(ExitCode::kBench);
   }
   return 0;
 }

@@ -37,7 +37,8 @@ void beat(Tick now, std::uint64_t events) {
     g_budget_hit = true;
     core::watch::request_stop();
   }
-  if (!g_tty || wall < 2.0 || std::chrono::duration<double>(t - g_last_print).count() < 1.0) return;
+  if (!g_tty || core::watch::sweeping() || wall < 2.0 || std::chrono::duration<double>(t - g_last_print).count() < 1.0)
+    return;
   g_last_print = t;
   g_printed = true;
   std::fprintf(stderr, "\r  running: sim time %s ns, %llu events, %.1f s wall (Ctrl-C stops and keeps the results)  ",

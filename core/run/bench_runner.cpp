@@ -279,6 +279,11 @@ std::vector<PointResult> BenchRunner::run_points(const std::vector<SweepPoint>& 
   std::function<void(std::size_t, std::size_t)> progress;
   if (options_.progress && w.rank == 0 && depth_ == 0)
     progress = [&](std::size_t done, std::size_t total) { show_progress(done, total, t0, whose); };
+  struct Sweeping {  // the per-run progress line keeps quiet while the sweep shows its own
+    bool was = watch::sweeping();
+    explicit Sweeping(bool on) { watch::set_sweeping(was || on); }
+    ~Sweeping() { watch::set_sweeping(was); }
+  } sweeping(static_cast<bool>(progress));
   std::vector<PointRecord> local = run_parallel(
       mine.size(), jobs, [&](std::size_t k) { return run_point(points[mine[k]], describe(mine[k])); },
       [&](std::size_t k) { return describe(mine[k]); }, progress);

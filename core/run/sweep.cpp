@@ -10,6 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sim/watch.hpp"
+
 namespace kbsim::core {
 
 namespace {
@@ -180,9 +182,11 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
                                       const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<PointRecord> out(n);
   std::size_t done = 0;
+  // Stopped from outside (Ctrl-C, SIGTERM, --max-wall): the points running finish as interrupted, none starts.
+  auto not_run = [&](std::size_t i) { return failed(describe(i) + ": not run (the sweep was stopped)"); };
   if (jobs <= 1 || n <= 1) {
     for (std::size_t i = 0; i < n; ++i) {
-      out[i] = run_one(i);
+      out[i] = watch::stop_requested() ? not_run(i) : run_one(i);
       if (progress) progress(++done, n);
     }
     return out;
@@ -212,7 +216,13 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
     running.push_back({pid, fds[0], i, {}});
   };
   while (next < n || !running.empty()) {
+    while (next < n && watch::stop_requested()) {
+      out[next] = not_run(next);
+      ++next;
+      if (progress) progress(++done, n);
+    }
     while (next < n && running.size() < jobs) start(next++);
+    if (running.empty()) break;
     std::vector<pollfd> fds;
     for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {

@@ -22,4 +22,8 @@ using Beat = void (*)(Tick now, std::uint64_t events);
 void set_beat(Beat beat) noexcept;
 void beat(Tick now, std::uint64_t events);
 
+/// A sweep shows its own progress (points done): the per-run progress line keeps quiet meanwhile.
+void set_sweeping(bool on) noexcept;
+bool sweeping() noexcept;
+
 }  // namespace kbsim::core::watch

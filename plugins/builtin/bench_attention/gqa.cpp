@@ -169,6 +169,7 @@ class GqaAttention final : public Bench {
     Metrics& m = ctx.metrics();
     m.set("panel", std::string(panel->name));
     m.set("kernel", std::string(kernel));
+    m.set("wiring", std::string(panel->axis == 0 ? "intracube_pe_ring" : "intercube_ring"));
     m.set("ranks", static_cast<std::uint64_t>(n));
     m.set("rank_axis", static_cast<std::int64_t>(panel->axis));
     m.set("s_q", static_cast<std::int64_t>(panel->s_q));

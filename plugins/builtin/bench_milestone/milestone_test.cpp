@@ -79,9 +79,11 @@ TEST(MilestoneCcl, WritesItsFolderAndGivesTheSameBytesSeriallyWithTwoJobsAndUnde
   if (!have("mpirun") || test::run_kbsim("version").out.find("with MPI") == std::string::npos)
     GTEST_SKIP() << "mpirun or an MPI build is missing: the mpirun comparison did not run";
   // As root (CI), OpenMPI wants to be told; --oversubscribe: two ranks whatever the core count.
-  auto mpi =
-      test::run_kbsim_with("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe",
-                           "run --bench milestone-ccl --out " + (root / "mpi").string() + kSmallCcl);
+  // Under the sanitizer build, LeakSanitizer is told about what OpenMPI keeps until exit.
+  const std::string env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LSAN_OPTIONS=suppressions=" +
+                          std::string(KBSIM_SOURCE_DIR) + "/tests/support/lsan_mpi.supp ";
+  auto mpi = test::run_kbsim_with(env + "mpirun -np 2 --oversubscribe",
+                                  "run --bench milestone-ccl --out " + (root / "mpi").string() + kSmallCcl);
   ASSERT_EQ(mpi.code, 0) << mpi.err;
   EXPECT_THAT(mpi.out, HasSubstr("over 2 MPI ranks"));
   expect_same_outputs(root / "serial", root / "mpi");
