@@ -79,9 +79,9 @@ TEST(MilestoneCcl, WritesItsFolderAndGivesTheSameBytesSeriallyWithTwoJobsAndUnde
   if (!have("mpirun") || test::run_kbsim("version").out.find("with MPI") == std::string::npos)
     GTEST_SKIP() << "mpirun or an MPI build is missing: the mpirun comparison did not run";
   // As root (CI), OpenMPI wants to be told; --oversubscribe: two ranks whatever the core count.
-  // Under the sanitizer build, LeakSanitizer is told about what OpenMPI keeps until exit.
-  const std::string env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LSAN_OPTIONS=suppressions=" +
-                          std::string(KBSIM_SOURCE_DIR) + "/tests/support/lsan_mpi.supp ";
+  // Under the sanitizer build the ranks run without LeakSanitizer: OpenMPI keeps memory until exit in components it
+  // has unloaded by then, which it cannot even name (kbsim's own leaks are checked by the serial run above).
+  const std::string env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 ";
   auto mpi = test::run_kbsim_with(env + "mpirun -np 2 --oversubscribe",
                                   "run --bench milestone-ccl --out " + (root / "mpi").string() + kSmallCcl);
   ASSERT_EQ(mpi.code, 0) << mpi.err;
