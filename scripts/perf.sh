@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Host performance of the engine on the message-mesh bench (the workload of
 # SST's MessageMesh test). Runs each size several times and prints the median
-# events per second, graph build time and peak memory, then the data pass
-# against the timing pass on a 512^3 composite GEMM.
+# events per second, graph build time and peak memory, and kbsim's speed as a
+# share of the hand-written floor (benchmarks/floor_mesh.cpp, the same
+# workload without a framework); then the AHBM model's own workloads (events,
+# wall time, events per second), the engine micro-benchmarks with distinct
+# timestamps, and the data pass against the timing pass on a 512^3 composite
+# GEMM.
 #
 #   bash scripts/perf.sh
 #
@@ -12,6 +16,8 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${KBSIM_BIN:-$REPO/build/bin/kbsim}"
+FLOOR="$(dirname "$BIN")/kbsim_floor_mesh"
+BENCH="$(dirname "$BIN")/kbsim_benchmarks"
 RUNS="${KBSIM_PERF_RUNS:-5}"
 
 [[ -x "$BIN" ]] || {
@@ -31,6 +37,7 @@ CASES=(
   "8x8:10us      8   8 10000 >=29M events/s"
   "32x32:10us   32  32 10000 >=13M events/s"
   "100x100:1us 100 100  1000 >=6.7M events/s"
+  "200x200:0.2us 200 200  200 -"
   "300x300:0   300 300     0 build <2s, <500MB"
 )
 
@@ -49,8 +56,47 @@ for c in "${CASES[@]}"; do
       exit 1
     }
     printf '%s\t%s\t%s\n' "$name" "$target" "$out/results.json" >>"$TABLE"
+    if [[ $stop -gt 0 && -x "$FLOOR" ]]; then  # the floor, run the same number of times
+      "$FLOOR" "$x" "$y" "$stop" >"$out.floor"
+      printf '%s\t%s\n' "$name" "$out.floor" >>"$WORK/floor.tsv"
+    fi
   done
 done
+: >>"$WORK/floor.tsv"
+
+# The AHBM model's workloads: events, wall time and events per second.
+AHBM="$WORK/ahbm.tsv"
+: >"$AHBM"
+WORKLOADS=(
+  "probe|--bench probe"
+  "pe-dma-perf|--bench pe-dma-perf"
+  "composite-512^3|--bench matmul-composite --param M=512 --param K=512 --param N=512"
+  "composite-1024^3|--bench matmul-composite --param M=1024 --param K=1024 --param N=1024"
+  "allreduce-6sip-96KB|--bench ccl-allreduce --set system.sips.count=6 --set system.sips.topology=torus_2d --set system.sips.w=3 --set system.sips.h=2"
+)
+for w in "${WORKLOADS[@]}"; do
+  name="${w%%|*}"
+  read -r -a args <<<"${w#*|}"
+  printf '==> %-20s %d runs\n' "$name" "$RUNS"
+  for ((i = 1; i <= RUNS; i++)); do
+    out="$WORK/ahbm-$name-$i"
+    "$BIN" run "${args[@]}" --out "$out" >"$out.log" 2>&1 || {
+      echo "perf.sh: $name run $i failed; its output:" >&2
+      cat "$out.log" >&2
+      exit 1
+    }
+    printf '%s\t%s\n' "$name" "$out/results.json" >>"$AHBM"
+  done
+done
+
+# The engine alone, events with distinct timestamps (Google Benchmark, median of the repetitions).
+ENGINE="$WORK/engine.json"
+echo '{}' >"$ENGINE"
+if [[ -x "$BENCH" ]]; then
+  echo "==> engine micro-benchmarks, distinct timestamps"
+  "$BENCH" --benchmark_filter='DistinctTimestamps' --benchmark_repetitions="$RUNS" \
+    --benchmark_report_aggregates_only="$([[ $RUNS -gt 1 ]] && echo true || echo false)" --benchmark_format=json >"$ENGINE" 2>/dev/null || echo '{}' >"$ENGINE"
+fi
 
 # The data pass against the timing pass on a 512^3 composite GEMM on one PE.
 DATA="$WORK/data.tsv"
@@ -71,7 +117,7 @@ for mode in timing data; do
   done
 done
 
-python3 - "$TABLE" "$DATA" <<'EOF'
+python3 - "$TABLE" "$DATA" "$WORK/floor.tsv" "$AHBM" "$ENGINE" <<'EOF'
 import json, statistics, sys
 
 def get(doc, path):
@@ -100,6 +146,41 @@ for name, (target, files) in cases.items():
     rss = median(files, "host.peak_rss_mb")
     print(f"{name:<12} {fmt(eps, 1e6, 2):>10} {fmt(build, 1, 3):>9} {fmt(rss, 1, 1):>9}  {target}")
 print("(medians; 300x300 with stop_ns=0 measures building a 90,000-node graph)")
+
+# kbsim against the floor: events per second of the run phase (wall time less the graph build) of each.
+floors = {}
+for line in open(sys.argv[3]):
+    name, path = line.rstrip("\n").split("\t")
+    fields = open(path).read().split()
+    floors.setdefault(name, []).append(float(fields[fields.index("events_per_s") + 1]))
+if floors:
+    print(f"\n{'case':<14} {'kbsim M/s':>10} {'floor M/s':>10} {'kbsim/floor':>12}")
+    for name, (target, files) in cases.items():
+        if name not in floors:
+            continue
+        runs_eps = []
+        for f in files:
+            d = json.load(open(f))
+            run_s = d["wall_time_s"] - d["host"]["build_wall_s"]
+            runs_eps.append(d["events"] / run_s if run_s > 0 else 0)
+        k, fl = statistics.median(runs_eps), statistics.median(floors[name])
+        print(f"{name:<14} {k / 1e6:>10.2f} {fl / 1e6:>10.2f} {100 * k / fl:>11.1f}%")
+    print("(run phase only, medians; the floor is benchmarks/floor_mesh.cpp)")
+
+ahbm = {}
+for line in open(sys.argv[4]):
+    name, path = line.rstrip("\n").split("\t")
+    ahbm.setdefault(name, []).append(path)
+print(f"\n{'AHBM workload':<22} {'events':>10} {'wall s':>8} {'build s':>8} {'M events/s':>11}")
+for name, files in ahbm.items():
+    ev = median(files, "events")
+    print(f"{name:<22} {fmt(ev, 1, 0):>10} {fmt(median(files, 'wall_time_s'), 1, 3):>8} "
+          f"{fmt(median(files, 'host.build_wall_s'), 1, 3):>8} {fmt(median(files, 'events_per_s'), 1e6, 2):>11}")
+
+engine = json.load(open(sys.argv[5])).get("benchmarks", [])
+medians = [b for b in engine if b.get("aggregate_name") == "median"] or engine  # one repetition: no aggregates
+for b in medians:
+    print(f"engine {b.get('run_name', b['name']):<32} {b['items_per_second'] / 1e6:8.2f} M events/s")
 
 runs = {"timing": [], "data": []}
 for line in open(sys.argv[2]):
