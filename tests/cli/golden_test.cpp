@@ -1,5 +1,6 @@
-// Golden outputs: the commands users rely on (the probe, the pe-dma-perf bench
-// and the verified 512^3 composite GEMM with its trace and op log) give the
+// Golden outputs: the commands users rely on (the probe, the pe-dma-perf bench,
+// the verified 512^3 composite GEMM with its trace and op log, message-mesh and
+// a verified allreduce with its op log) give the
 // same bytes as when tests/cli/golden/manifest.txt was recorded, apart from
 // host figures (wall time, events/s, memory) and where the source tree lives.
 // The manifest was recorded before the AHBM model moved out of the core, so
@@ -101,6 +102,23 @@ TEST(Golden, VerifiedCompositeResultsTraceAndOpLogAreUnchanged) {
   expect_golden(dir, "mm/results.json");
   expect_golden(dir, "mm/trace.json");
   expect_golden(dir, "mm/oplog.json");
+}
+
+// The engine's own workload and a verified collective (IPCQ, the distributed runtime, the data pass): what a faster
+// engine or a new event order must leave byte for byte as it was.
+TEST(Golden, MessageMeshAndAVerifiedAllreduceAreUnchanged) {
+  auto dir = test::temp_dir();
+  auto mesh = test::run_kbsim("run --bench message-mesh --param x=8 --param y=8 --param stop_ns=2000 --out " +
+                              (dir / "mesh").string());
+  ASSERT_EQ(mesh.code, 0) << mesh.err;
+  expect_golden(dir, "mesh/results.json");
+  const std::string ar = (dir / "ar").string();
+  std::filesystem::create_directories(ar);
+  auto r = test::run_kbsim("run --bench ccl-allreduce --param n_elem=4096 --verify-data --op-log " + ar +
+                           "/oplog.json --out " + ar);
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_golden(dir, "ar/results.json");
+  expect_golden(dir, "ar/oplog.json");
 }
 
 TEST(Golden, TheNormalizationCanFail) {

@@ -7,12 +7,13 @@ change of results is intended, and say why in the commit.
   normalize.py OUT_DIR SOURCE_DIR > manifest.txt
 
 OUT_DIR holds probe.txt, probe.json, pdp/results.json, pdp/topology.json,
-mm/results.json, mm/trace.json, mm/oplog.json (the commands are listed in
+mm/results.json, mm/trace.json, mm/oplog.json, mesh/results.json,
+ar/results.json and ar/oplog.json (the commands are listed in
 golden_test.cpp)."""
 import sys
 
 FILES = ["probe.txt", "probe.json", "pdp/results.json", "pdp/topology.json", "mm/results.json", "mm/trace.json",
-         "mm/oplog.json"]
+         "mm/oplog.json", "mesh/results.json", "ar/results.json", "ar/oplog.json"]
 HOST_KEYS = ('"wall_time_s":', '"events_per_s":', '"abi_version":')
 
 
