@@ -144,18 +144,25 @@ void BenchRunner::run() {
                                         (options_.verify_data ? "verify" : "log"));
 }
 
+RunOptions BenchRunner::nested_options(std::string bench, const std::vector<std::string>& params,
+                                       const std::vector<std::string>& overrides) const {
+  RunOptions o;
+  o.bench = std::move(bench);
+  o.params = params;
+  o.topology = options_.topology;
+  o.ccl = options_.ccl;
+  o.overrides = all_overrides_;  // this run's --set, then the nested run's own
+  o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());
+  o.jobs = 1;
+  return o;
+}
+
 const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<std::string>& params,
                                       const std::vector<std::string>& overrides) {
   const std::string who = "bench '" + options_.bench + "' ran bench '" + std::string(name) + "'";
   if (depth_ >= 4) throw BenchError("NESTING", who + " more than 4 levels deep (does a bench run itself?)");
   topology();  // the user's topology and --set errors are reported as such, before any nested run
-  RunOptions o;
-  o.bench = std::string(name);
-  o.params = params;
-  o.topology = options_.topology;
-  o.ccl = options_.ccl;
-  o.overrides = all_overrides_;
-  o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());
+  RunOptions o = nested_options(std::string(name), params, overrides);
   try {
     // Only what the caller reads is kept: the nested systems go when the run ends.
     BenchRunner runner(registry_, std::move(o));
@@ -238,15 +245,8 @@ PointRecord BenchRunner::run_point(const SweepPoint& p, const std::string& who) 
   for (const auto& kv : p.params) given.append(kv);
   Metrics& set = rec.config.list("set");
   for (const auto& kv : p.overrides) set.append(kv);
-  RunOptions o;
-  o.bench = p.bench;
-  o.params = p.params;
-  o.topology = options_.topology;
-  o.ccl = options_.ccl;
-  o.overrides = all_overrides_;
-  o.overrides.insert(o.overrides.end(), p.overrides.begin(), p.overrides.end());
+  RunOptions o = nested_options(p.bench, p.params, p.overrides);
   o.verify_data = options_.verify_data;  // a sweep run with --verify-data checks every point
-  o.jobs = 1;
   try {
     BenchRunner runner(registry_, std::move(o));
     runner.depth_ = depth_ + 1;

@@ -76,6 +76,10 @@ class BenchRunner final : public BenchContext {
 
  private:
   PointRecord run_point(const SweepPoint& p, const std::string& who);
+  /// The options of a bench this one runs (run_bench, a sweep point): same topology and CCL file, this run's
+  /// --set followed by `overrides`, one process.
+  RunOptions nested_options(std::string bench, const std::vector<std::string>& params,
+                            const std::vector<std::string>& overrides) const;
   const Registry& registry_;
   RunOptions options_;                      ///< its overrides: the topology's only
   std::vector<std::string> all_overrides_;  ///< every --set, as given

@@ -60,12 +60,6 @@ std::vector<double> values(std::int64_t n, std::uint32_t seed) {
   return v;
 }
 
-double f16(double v) {
-  std::byte h[2];
-  encode_value(v, DType::kF16, h);
-  return decode_value(h, DType::kF16);
-}
-
 /// softmax(q k^T x scale) v for each of q's rows, in double precision.
 std::vector<double> attention(const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v,
                               std::int64_t rows, std::int64_t s_kv, std::int64_t d, double scale) {
@@ -209,8 +203,8 @@ class GqaAttention final : public Bench {
     if (!ctx.verify_data()) return;
     std::vector<double> qf(qv), kf(kv), vf(vv);
     for (auto* x : {&qf, &kf, &vf})
-      for (double& e : *x) e = f16(e);
-    const std::vector<double> want = attention(qf, kf, vf, rows, s_kv, d, f16(scale));
+      for (double& e : *x) e = round_to(e, DType::kF16);
+    const std::vector<double> want = attention(qf, kf, vf, rows, s_kv, d, round_to(scale, DType::kF16));
     const std::vector<double> got = rt.read_values(o);
     double worst = 0, peak = 0;
     std::size_t at = 0;

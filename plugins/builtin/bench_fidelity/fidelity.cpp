@@ -31,21 +31,8 @@ namespace names = kbsim::ahbm::names;
 
 /// A number in another bench's metrics, by path; a missing one is that bench's contract broken.
 double number(const Metrics& m, const std::vector<std::string>& path) {
-  const Metrics* at = &m;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    const Metrics::Entry* e = at->find(path[i]);
-    if (e == nullptr) throw BenchError("FIDELITY_INPUT", "no metric '" + join(path, ".") + "'");
-    if (i + 1 < path.size()) {
-      if (!e->node) throw BenchError("FIDELITY_INPUT", "metric '" + join(path, ".") + "' is not an object");
-      at = e->node.get();
-      continue;
-    }
-    if (const auto* d = std::get_if<double>(&e->scalar)) return *d;
-    if (const auto* u = std::get_if<std::uint64_t>(&e->scalar)) return static_cast<double>(*u);
-    if (const auto* s = std::get_if<std::int64_t>(&e->scalar)) return static_cast<double>(*s);
-    if (const auto* b = std::get_if<bool>(&e->scalar)) return *b ? 1.0 : 0.0;
-  }
-  throw BenchError("FIDELITY_INPUT", "metric '" + join(path, ".") + "' is not a number");
+  if (const auto v = m.number(join(path, "."))) return *v;
+  throw BenchError("FIDELITY_INPUT", "no number at metric '" + join(path, ".") + "'");
 }
 
 /// Every boolean under `object` of another bench's metrics, as orderings named `prefix` + key.

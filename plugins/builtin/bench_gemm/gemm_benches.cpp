@@ -76,11 +76,7 @@ std::vector<std::byte> encode(const std::vector<double>& v) {
 std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b, std::int64_t m,
                               std::int64_t k, std::int64_t n, bool relu) {
   using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  auto f16 = [](double v) {
-    std::byte h[2];
-    kbsim::encode_value(v, DType::kF16, h);
-    return static_cast<float>(kbsim::decode_value(h, DType::kF16));
-  };
+  auto f16 = [](double v) { return static_cast<float>(kbsim::round_to(v, DType::kF16)); };
   Matrix ma(m, k), mb(k, n);
   for (std::int64_t i = 0; i < m * k; ++i) ma.data()[i] = f16(a[static_cast<std::size_t>(i)]);
   for (std::int64_t i = 0; i < k * n; ++i) mb.data()[i] = f16(b[static_cast<std::size_t>(i)]);

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <optional>
 
 #include "sweep_report.hpp"
 
@@ -147,29 +149,44 @@ class MilestoneGemm final : public Bench {
       folder.figure("gemm_stage_breakdown.svg", "Busy time of each pipeline stage's engine, " + first + " staging",
                     fig::svg(bars));
     }
+    // Two series per variant over the square shapes: `solid` and `dashed` give a case's value, if it has one.
+    using Value = std::function<std::optional<double>(std::size_t)>;
+    auto per_variant = [&](fig::LinePlot& plot, const std::string& solid_name, const std::string& dashed_name,
+                           const Value& solid, const Value& dashed) {
+      for (const std::string& v : variants) {
+        fig::Series a, b;
+        a.name = solid_name + ", " + v;
+        b.name = dashed_name + ", " + v;
+        b.dashed = true;
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+          if (cases[i].variant != v || cases[i].m != cases[i].k) continue;
+          const auto x = static_cast<double>(cases[i].m);
+          for (auto [series, value] : {std::pair{&a, &solid}, std::pair{&b, &dashed}})
+            if (const auto y = (*value)(i)) {
+              series->x.push_back(x);
+              series->y.push_back(*y);
+            }
+        }
+        plot.series.push_back(std::move(a));
+        plot.series.push_back(std::move(b));
+      }
+    };
+    auto measured = [&](double Row::*field, bool util) -> Value {
+      return [&rows, field, util](std::size_t i) -> std::optional<double> {
+        if (!rows[i]) return std::nullopt;
+        return util ? (*rows[i]).*field / rows[i]->composite * 100.0 : (*rows[i]).*field;
+      };
+    };
     // MAC utilisation: measured against the theoretical model, per variant.
     {
       fig::LinePlot plot;
       plot.title = "GEMM MAC utilization, theoretical vs measured";
       plot.x = shape_axis();
       plot.y = {"utilization (%)", false, 0.0, 100.0, 10, {}};
-      for (const std::string& v : variants) {
-        fig::Series meas, theo;
-        meas.name = "measured GEMM util, " + v;
-        theo.name = "theoretical GEMM util, " + v;
-        theo.dashed = true;
-        for (std::size_t i = 0; i < cases.size(); ++i)
-          if (cases[i].variant == v && cases[i].m == cases[i].k) {
-            theo.x.push_back(static_cast<double>(cases[i].m));
-            theo.y.push_back(theory(cases[i].m, cases[i].k, cases[i].n, v).gemm_util * 100.0);
-            if (rows[i]) {
-              meas.x.push_back(static_cast<double>(cases[i].m));
-              meas.y.push_back(rows[i]->gemm / rows[i]->composite * 100.0);
-            }
-          }
-        plot.series.push_back(std::move(meas));
-        plot.series.push_back(std::move(theo));
-      }
+      per_variant(plot, "measured GEMM util", "theoretical GEMM util", measured(&Row::gemm, true),
+                  [&](std::size_t i) -> std::optional<double> {
+                    return theory(cases[i].m, cases[i].k, cases[i].n, cases[i].variant).gemm_util * 100.0;
+                  });
       folder.figure("gemm_mac_utilization_theoretical_vs_measured.svg",
                     "The MAC array's duty cycle over the composite window: measured (solid) and the reference's "
                     "theoretical pipeline model (dashed)",
@@ -181,21 +198,8 @@ class MilestoneGemm final : public Bench {
       plot.title = "GEMM composite and kernel windows";
       plot.x = shape_axis();
       plot.y = {"window (ns)", true, std::nullopt, std::nullopt, 10, {}};
-      for (const std::string& v : variants) {
-        fig::Series comp, kern;
-        comp.name = "composite window, " + v;
-        kern.name = "kernel window, " + v;
-        kern.dashed = true;
-        for (std::size_t i = 0; i < cases.size(); ++i)
-          if (cases[i].variant == v && cases[i].m == cases[i].k && rows[i]) {
-            comp.x.push_back(static_cast<double>(cases[i].m));
-            comp.y.push_back(rows[i]->composite);
-            kern.x.push_back(static_cast<double>(cases[i].m));
-            kern.y.push_back(rows[i]->kernel);
-          }
-        plot.series.push_back(std::move(comp));
-        plot.series.push_back(std::move(kern));
-      }
+      per_variant(plot, "composite window", "kernel window", measured(&Row::composite, false),
+                  measured(&Row::kernel, false));
       folder.figure("gemm_windows.svg",
                     "Composite window (first to last tile-pipeline stage) and kernel window (the whole kernel, with "
                     "its up-front loads)",

@@ -140,12 +140,6 @@ std::vector<double> values(std::size_t n, unsigned seed) {
   return v;
 }
 
-double round_to(double v, DType t) {
-  std::byte b[8];
-  encode_value(v, t, b);
-  return decode_value(b, t);
-}
-
 /// A x B with f32 accumulation (in order), rounded to `t` — an independent reference.
 std::vector<double> matmul(const std::vector<double>& a, const std::vector<double>& b, std::size_t m, std::size_t k,
                            std::size_t n, DType t) {

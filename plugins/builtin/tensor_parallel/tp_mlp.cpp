@@ -21,11 +21,7 @@ using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 /// Small values k/64 with k in -8..8 (exact in f16), varied by position and salt.
 double value(std::int64_t i, std::int64_t salt) { return static_cast<double>((i * 7 + salt * 13) % 17 - 8) / 64.0; }
 
-float f16(double v) {
-  std::byte h[2];
-  encode_value(v, DType::kF16, h);
-  return static_cast<float>(decode_value(h, DType::kF16));
-}
+float f16(double v) { return static_cast<float>(round_to(v, DType::kF16)); }
 
 class TpMlp final : public Bench {
  public:

@@ -58,7 +58,7 @@ class Metrics {
   }
 
   /// The number at a dotted path ("cases.h2d.latency_ns"; list items by
-  /// index), or nullopt when there is none or it is not a number.
+  /// index; a bool is 1 or 0), or nullopt when there is none or it is not a number.
   std::optional<double> number(std::string_view path) const {
     const Metrics* at = this;
     while (true) {
@@ -78,6 +78,7 @@ class Metrics {
         if (const auto* d = std::get_if<double>(&e->scalar)) return *d;
         if (const auto* u = std::get_if<std::uint64_t>(&e->scalar)) return static_cast<double>(*u);
         if (const auto* s = std::get_if<std::int64_t>(&e->scalar)) return static_cast<double>(*s);
+        if (const auto* b = std::get_if<bool>(&e->scalar)) return *b ? 1.0 : 0.0;
         return std::nullopt;
       }
       if (!e->node) return std::nullopt;

@@ -63,6 +63,17 @@ class ParallelState {
 /// Every PE of every cube of the rank's SIP (0 = all).
 inline constexpr DPPolicy kEveryPe{Split::kReplicate, Split::kReplicate, 0, 0};
 
+/// Write a whole tensor's values (row-major, converted to its dtype): a layer's weight slice.
+inline void write_values(Runtime& rt, const Tensor& t, std::span<const double> values) {
+  if (values.size() != static_cast<std::size_t>(t.shape().elements()))
+    throw BenchError("BAD_USE",
+                     "load_weight: " + std::to_string(values.size()) + " values for a weight of " + t.shape().str());
+  std::vector<std::byte> bytes(t.nbytes());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    encode_value(values[i], t.dtype(), bytes.data() + i * dtype_size(t.dtype()));
+  rt.write(t, bytes);
+}
+
 /// Y = X W with W's columns split over the ranks: rank r holds W[:, r*k : (r+1)*k], k = out / world, and
 /// computes its k output columns, themselves split over its cubes and PEs (column-wise, column-wise).
 class ColumnParallelLinear {
@@ -92,17 +103,6 @@ class ColumnParallelLinear {
                            "col_parallel_out");
     last_ = rt_.wait(rt_.launch("tp-column-gemm", {x, weight_, out}));
     return out;
-  }
-
-  /// Write a whole tensor's values (row-major, converted to its dtype).
-  static void write_values(Runtime& rt, const Tensor& t, std::span<const double> values) {
-    if (values.size() != static_cast<std::size_t>(t.shape().elements()))
-      throw BenchError("BAD_USE",
-                       "load_weight: " + std::to_string(values.size()) + " values for a weight of " + t.shape().str());
-    std::vector<std::byte> bytes(t.nbytes());
-    for (std::size_t i = 0; i < values.size(); ++i)
-      encode_value(values[i], t.dtype(), bytes.data() + i * dtype_size(t.dtype()));
-    rt.write(t, bytes);
   }
 
  private:
@@ -137,7 +137,7 @@ class RowParallelLinear {
         rt.zeros({n_local_, out_features}, DType::kF16, {Split::kRowWise, Split::kRowWise, 0, 0}, "row_parallel_w");
   }
   const Tensor& weight() const noexcept { return weight_; }
-  void load_weight(std::span<const double> values) { ColumnParallelLinear::write_values(rt_, weight_, values); }
+  void load_weight(std::span<const double> values) { write_values(rt_, weight_, values); }
   /// The last forward's partial-GEMM launch (the all_reduce is in Distributed::collectives()).
   const LaunchResult& last_launch() const noexcept { return last_; }
   /// x: (M, in / world), column-sharded as ColumnParallelLinear::forward leaves it. Returns a (cubes, M x out)

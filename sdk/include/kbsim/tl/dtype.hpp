@@ -198,4 +198,11 @@ inline double decode_value(const std::byte* p, DType t) noexcept {
   return 0.0;
 }
 
+/// `v` as an element of type `t` holds it (rounded as encode_value rounds), as a double.
+inline double round_to(double v, DType t) noexcept {
+  std::byte b[8];
+  encode_value(v, t, b);
+  return decode_value(b, t);
+}
+
 }  // namespace kbsim
