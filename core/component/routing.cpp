@@ -27,7 +27,7 @@ RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std
     h.impl = n.impl;
     h.transit_ns = ticks_to_ns(n.transit_cost);
     if (k < r.ports.size()) {
-      std::uint32_t li = out_links(r.nodes[k])[r.ports[k]];
+      std::uint32_t li = out_wires(r.nodes[k])[r.ports[k]].link;
       const Link& l = links_[li];
       h.link_kind = link_kinds_[li];
       h.link_bw_gbs = l.bandwidth_gbs;
@@ -44,7 +44,7 @@ std::vector<LinkUse> Simulation::link_use() const {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const Link& l = links_[i];
     if (l.bytes == 0) continue;
-    out.push_back({nodes_[l.src].id, nodes_[l.dst].id, link_kinds_[i], l.messages, l.bytes, ticks_to_ns(l.busy)});
+    out.push_back({nodes_[l.src].id, nodes_[l.dst].id, link_kinds_[i], messages(l), l.bytes, ticks_to_ns(l.busy)});
   }
   return out;
 }
@@ -74,7 +74,8 @@ const Simulation::Search& Simulation::search(NodeIndex from, NodeIndex to, ViewI
     if (d != s.dist[u] || s.settled[u]) continue;
     s.settled[u] = true;
     Tick pass = u == from ? 0 : nodes_[u].transit_cost;
-    for (std::uint32_t li : out_links(u)) {
+    for (const Wire& w : out_wires(u)) {
+      const std::uint32_t li = w.link;
       const Link& l = links_[li];
       if (l.exclude_views & (1u << view)) continue;
       Tick nd = d + (distance ? route_nm_[li] : pass + l.latency + l.ser_full);
@@ -105,8 +106,7 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
     const std::uint32_t li = via[v];
     const Link& l = links_[li];
     r->nodes.push_back(l.src);
-    auto ports = out_links(l.src);
-    r->ports.push_back(static_cast<PortIndex>(std::find(ports.begin(), ports.end(), li) - ports.begin()));
+    r->ports.push_back(static_cast<PortIndex>(l.wire - port_begin_[l.src]));
     v = l.src;
   }
   std::reverse(r->nodes.begin(), r->nodes.end());
@@ -119,7 +119,7 @@ Tick Simulation::control_latency(const Route& route) const {
   Tick t = 0;
   for (std::size_t k = 0; k < route.ports.size(); ++k) {
     if (k > 0) t += nodes_[route.nodes[k]].transit_cost;
-    t += links_[out_links(route.nodes[k])[route.ports[k]]].latency;
+    t += out_wires(route.nodes[k])[route.ports[k]].latency;
   }
   return t;
 }

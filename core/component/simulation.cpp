@@ -138,12 +138,21 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
     by_rank_ = std::move(order);
   }
   port_begin_.reserve(nodes_.size() + 1);
-  port_links_.reserve(links_.size());
+  wires_.reserve(links_.size());
   for (const auto& links : out_links) {
-    port_begin_.push_back(static_cast<std::uint32_t>(port_links_.size()));
-    port_links_.insert(port_links_.end(), links.begin(), links.end());
+    port_begin_.push_back(static_cast<std::uint32_t>(wires_.size()));
+    for (std::uint32_t li : links) {
+      Link& l = links_[li];
+      l.wire = static_cast<std::uint32_t>(wires_.size());
+      Wire& w = wires_.emplace_back();
+      w.src_id = nodes_[l.src].id;
+      w.latency = l.latency;
+      w.link = li;
+      w.dst_port = l.dst_port;
+      w.plain = !l.dst_flit_aware && l.accepts == 0;
+    }
   }
-  port_begin_.push_back(static_cast<std::uint32_t>(port_links_.size()));
+  port_begin_.push_back(static_cast<std::uint32_t>(wires_.size()));
   for (Node& n : nodes_) {
     for (Port& p : n.out) p.peer = nodes_[p.peer_index].id;
     for (Port& p : n.in) p.peer = nodes_[p.peer_index].id;
@@ -169,10 +178,17 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
     }
   }
 
+  components_.reserve(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
     ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this};
     guard(n, "construction", [&] { n.component.reset(n.type->create(ctx)); });
+    components_.push_back(n.component.get());
+  }
+  for (Wire& w : wires_) {
+    const NodeIndex dst = links_[w.link].dst;
+    w.dst = components_[dst];
+    w.dst_wires = wires_.data() + port_begin_[dst];
   }
   for (Node& n : nodes_) guard(n, "setup", [&] { n.component->setup(); });
 }
@@ -208,18 +224,18 @@ void Simulation::finish() {
   for (Node& n : nodes_) guard(n, "finish", [&] { n.component->finish(); });
 }
 
-Link& Simulation::out_link(NodeIndex from, PortIndex out) {
-  auto links = out_links(from);
-  if (out >= links.size())
-    fail(from, "send on out-port " + std::to_string(out) + " but it has " + std::to_string(links.size()));
-  return links_[links[out]];
+void Simulation::no_port(NodeIndex from, PortIndex out) const {
+  fail(from, "send on out-port " + std::to_string(out) + " but it has " +
+                 std::to_string(port_begin_[from + 1] - port_begin_[from]));
 }
 
-Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id) {
+Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, const Wire* to_wires,
+                             EventId* id) {
   Event& ev = engine_.schedule(at, priority, id);
   ev.target = this;
   ev.kind = kind;
-  ev.hint = nodes_[node].component.get();
+  ev.hint[0] = to;
+  ev.hint[1] = to_wires;
   return ev;
 }
 
@@ -255,13 +271,14 @@ void Simulation::check_type(const Link& link, const Message& msg) const {
                      join(accepts_names_[link.accepts - 1]));
 }
 
-void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start) {
+void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape,
+                         Tick start) {
   if (link.accepts) [[unlikely]]
     check_type(link, *msg);
   if (link.dst_flit_aware) {
     // The first flit of a train; the event re-arms itself for the others.
     Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
-    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, link.dst);
+    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, wire.dst, wire.dst_wires);
     ev.msg = std::move(msg);
     ev.port = link.dst_port;
     ev.index = 0;
@@ -275,47 +292,66 @@ void Simulation::deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::
     ev.train = shape.count > 1;
   } else {
     Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
-    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, link.dst);
+    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, wire.dst, wire.dst_wires);
     ev.msg = std::move(msg);
     ev.port = link.dst_port;
   }
 }
 
 void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) {
-  if (!msg) fail(from, "send of an empty message reference");
-  if (at < now()) fail(from, "sends a message at a time in the past");
+  if (!msg) [[unlikely]]
+    fail(from, "send of an empty message reference");
+  if (at < now()) [[unlikely]]
+    fail(from, "sends a message at a time in the past");
   if (at == kNever) [[unlikely]]
     fail(from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
-  Link& link = out_link(from, out);
+  Wire& wire = out_wire(from, out);
+  if (msg->bytes == 0 && wire.plain && !oplog_) [[likely]] {
+    // The hot path: a control message to a component that takes whole messages touches this wire only.
+    msg->stamp_sender(wire.src_id);
+    ++wire.messages;
+    Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst, wire.dst_wires);
+    ev.msg = std::move(msg);
+    ev.port = wire.dst_port;
+    return;
+  }
+  send_general(wire, from, std::move(msg), at);
+}
+
+void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at) {
+  Link& link = links_[wire.link];
   // (a multiplication, not a division: this is the send path of every message)
   if (msg->bytes >= std::uint64_t{link.flit_bytes} * std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
     fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
                    std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
   if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
-  msg->stamp_sender(nodes_[from].id);
+  msg->stamp_sender(wire.src_id);
+  ++wire.messages;
   Link::Shape shape = link.shape(msg->bytes);
-  Tick start = link.reserve(at, shape, true);
+  Tick start = link.reserve(at, shape);
   // Flits count hops along the message's route; a whole message may be sent
   // from anywhere on it (e.g. by a store-and-forward node).
   std::uint32_t hop = 1;
-  if (const Route* r = msg->route)
+  if (const Route* r = msg->route; r && link.dst_flit_aware)
     for (std::uint32_t k = 0; k < r->ports.size(); ++k)
       if (r->nodes[k] == from) {
         hop = k + 1;
         break;
       }
-  deliver(link, std::move(msg), hop, shape, start);
+  deliver(wire, link, std::move(msg), hop, shape, start);
 }
 
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
   if (at < now()) fail(from, "forwards a flit at a time in the past");
-  Link& link = out_link(from, out);
+  Wire& wire = out_wire(from, out);
+  Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
     check_type(link, *flit.msg);
-  Tick start = link.reserve(at, {1, flit.bytes}, flit.last());
+  Tick start = link.reserve(at, {1, flit.bytes});
+  if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {
-    Event& ev = new_event(arrive, 128, EventKind::kFlit, link.dst);
+    Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst, wire.dst_wires);
     ev.msg = Ref<Message>(flit.msg);
     ev.port = link.dst_port;
     ev.index = flit.index;
@@ -325,7 +361,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
     ev.train = false;
   } else if (flit.last()) {
     // Earlier flits only occupied the link; the receiver sees the whole message.
-    Event& ev = new_event(arrive, 128, EventKind::kMessage, link.dst);
+    Event& ev = new_event(arrive, 128, EventKind::kMessage, wire.dst, wire.dst_wires);
     ev.msg = Ref<Message>(flit.msg);
     ev.port = link.dst_port;
   }
@@ -336,14 +372,14 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
   if (at == kNever) [[unlikely]]
     fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
   EventId id;
-  Event& ev = new_event(at, priority, EventKind::kTimer, self, &id);
+  Event& ev = new_event(at, priority, EventKind::kTimer, components_[self], wires_.data() + port_begin_[self], &id);
   ev.tag = tag;
   ev.msg = std::move(msg);
   return id;
 }
 
 Tick Simulation::on_event(Event& ev) {
-  Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint));
+  Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint[0]));
   crash::g_node = c.index();
   try {
     return dispatch(c, ev);
@@ -389,7 +425,7 @@ void Simulation::run_until(Tick t) {
     ~Done() { crash::set_dispatch(outer); }
   } done{outer};
   watch::beat(now(), engine_.events());  // a wall-time budget is checked when a run starts, too
-  engine_.run_until(t);
+  engine_.run_until(t, this);
   // Stopped from outside (Ctrl-C, SIGTERM, --max-wall): whoever waits for this system's work must not loop on.
   if (watch::stop_requested())
     throw BenchError("INTERRUPTED", "the run was stopped at t=" + format_ns(ticks_to_ns(now())) + " ns");

@@ -40,7 +40,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
     std::unique_ptr<Component> component;
   };
   const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  /// Links in edge order (the topology's), with their occupancy and byte statistics.
   const std::vector<Link>& links() const noexcept { return links_; }
+  /// Whole messages sent on `link` (control messages included).
+  std::uint64_t messages(const Link& link) const noexcept { return wires_[link.wire].messages; }
 
   // Simulator
   Tick now() const noexcept override { return engine_.now(); }
@@ -91,15 +94,39 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void set_op_log(OpLog* log) noexcept { oplog_ = log; }
 
  private:
+  /// The hot half of a link: everything a whole message with no bytes needs on its way, one cache line per
+  /// out-port, in port order (wires_[port_begin_[node] + port]). The rest of the link (occupancy, byte
+  /// statistics, routing data) stays in links_ and is touched only by messages that carry bytes or flits.
+  struct alignas(64) Wire {
+    Component* dst = nullptr;         ///< the receiving component: the event's handler
+    const Wire* dst_wires = nullptr;  ///< the receiver's own wires, which its handler is likely to send on
+    std::string_view src_id;          ///< the sender's id, stamped on every message
+    Tick latency = 0;
+    std::uint64_t messages = 0;  ///< whole messages sent (the link's statistic, kept on the line a send touches)
+    std::uint32_t link = 0;      ///< index into links_
+    PortIndex dst_port = 0;
+    bool plain = false;  ///< the receiver takes whole messages of any type: a 0-byte one needs nothing more
+  };
+
   Tick on_event(Event& ev) override;
   Tick dispatch(Component& c, Event& ev);
-  Link& out_link(NodeIndex from, PortIndex out);
-  /// Link indices of a node's out-ports, in port order.
-  std::span<const std::uint32_t> out_links(NodeIndex n) const noexcept {
-    return {port_links_.data() + port_begin_[n], port_links_.data() + port_begin_[n + 1]};
+  friend class Engine;  // runs on_event directly (Engine::run_until(limit, this))
+
+  /// The wire of out-port `out` of `from`; a simulation error if it has no such port.
+  Wire& out_wire(NodeIndex from, PortIndex out) {
+    const std::uint32_t begin = port_begin_[from], count = port_begin_[from + 1] - begin;
+    if (out >= count) [[unlikely]]
+      no_port(from, out);
+    return wires_[begin + out];
   }
-  Event& new_event(Tick at, std::uint8_t priority, EventKind kind, NodeIndex node, EventId* id = nullptr);
-  void deliver(Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
+  [[noreturn]] void no_port(NodeIndex from, PortIndex out) const;
+  std::span<const Wire> out_wires(NodeIndex n) const noexcept {
+    return {wires_.data() + port_begin_[n], wires_.data() + port_begin_[n + 1]};
+  }
+  Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, const Wire* to_wires,
+                   EventId* id = nullptr);
+  void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
+  void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
   /// Run plugin code of `n` (its factory, setup or finish): any fault other than a kbsim::Error becomes a
   /// PluginError naming the node, its implementation and library, the stage and the sim time.
@@ -116,8 +143,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Engine engine_;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
-  std::vector<std::uint32_t> port_links_;  ///< link index of every out-port, node by node
-  std::vector<std::uint32_t> port_begin_;  ///< first entry in port_links_ per node (+1 sentinel)
+  std::vector<Wire> wires_;                ///< every out-port's wire, node by node
+  std::vector<std::uint32_t> port_begin_;  ///< first entry in wires_ per node (+1 sentinel)
+  std::vector<Component*> components_;     ///< per node, compact: the handler of its timers
   std::unordered_map<std::string_view, NodeIndex> index_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
   /// One Dijkstra search per (view, source), resumed for each new destination and stopped as soon as it is

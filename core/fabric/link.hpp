@@ -24,11 +24,11 @@ struct Link {
   Tick ser_full = 0;  ///< serialization of one full flit
   Tick busy_until = 0;
   std::uint32_t exclude_views = 0;  ///< bit v set: routing view v does not use this link
+  std::uint32_t wire = 0;           ///< its out-port's hot half in the simulation (which counts its messages)
 
   // statistics
   std::uint64_t bytes = 0;
   std::uint64_t flits = 0;
-  std::uint64_t messages = 0;
   Tick busy = 0;
 
   Tick ser(std::uint32_t nbytes) const noexcept {
@@ -49,18 +49,14 @@ struct Link {
   /// Reserve the link for `count` back-to-back flits handed over at `at`.
   /// Returns the time the first flit starts on the wire. Control messages
   /// (0 bytes) neither wait nor occupy.
-  Tick reserve(Tick at, Shape s, bool is_message_end) noexcept {
-    if (s.last_bytes == 0) {
-      if (is_message_end) ++messages;
-      return at;
-    }
+  Tick reserve(Tick at, Shape s) noexcept {
+    if (s.last_bytes == 0) return at;
     Tick start = std::max(at, busy_until);
     Tick total = Tick{s.count - 1} * ser_full + ser(s.last_bytes);
     busy_until = start + total;
     busy += total;
     flits += s.count;
     bytes += std::uint64_t{s.count - 1} * flit_bytes + s.last_bytes;
-    if (is_message_end) ++messages;
     return start;
   }
 };

@@ -513,7 +513,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                     w.begin_object();
                                     w.field("src", prefix(k) + s.nodes()[l.src].id);
                                     w.field("dst", prefix(k) + s.nodes()[l.dst].id);
-                                    w.field("messages", l.messages);
+                                    w.field("messages", s.messages(l));
                                     w.field("flits", l.flits);
                                     w.field("bytes", l.bytes);
                                     w.field("busy_ns", ticks_to_ns(l.busy));

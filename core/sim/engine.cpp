@@ -1,204 +1,115 @@
 #include "sim/engine.hpp"
 
+#include <algorithm>
+#include <bit>
+
 #include "kbsim/errors.hpp"
 #include "sim/watch.hpp"
 
 namespace kbsim::core {
 
-Engine::Engine() : table_(std::size_t{1} << (64 - 58), kNone) {
-  heap_.reserve(64);
+Engine::Engine() {
   free_.reserve(kChunk);
+  front_.reserve(64);
+  spare_.reserve(8 * 256 + 1);  // every bucket and the front: spare_ never grows in a run
 }
 
-std::uint32_t Engine::acquire_slot() {
-  if (free_.empty()) {
-    auto base = static_cast<std::uint32_t>(chunks_.size() * kChunk);
-    chunks_.push_back(std::make_unique<Event[]>(kChunk));
-    generation_.resize(base + kChunk, 0);
-    next_.resize(base + kChunk, kNone);
-    free_.reserve(generation_.size());
-    for (std::uint32_t i = kChunk; i-- > 0;) free_.push_back(base + i);
-  }
-  std::uint32_t slot = free_.back();
-  free_.pop_back();
-  return slot;
+void Engine::add_chunk() {
+  auto base = static_cast<std::uint32_t>(chunks_.size() * kChunk);
+  chunks_.push_back(std::make_unique<Event[]>(kChunk));
+  next_.resize(std::size_t{base} + kChunk, kNone);
+  free_.reserve(std::size_t{base} + kChunk);
+  for (std::uint32_t i = kChunk; i-- > 0;) free_.push_back(base + i);
 }
 
-void Engine::release_slot(std::uint32_t slot) noexcept {
-  Event& ev = body(slot);
-  ev.target = nullptr;
-  ev.msg.reset();
-  ++generation_[slot];
-  free_.push_back(slot);  // capacity was reserved when the chunk was added
-}
-
-Event& Engine::schedule(Tick at, std::uint8_t priority, EventId* id) {
-  if (at < now_)
-    throw SimError("event scheduled in the past (at " + std::to_string(at) + " ps, now " + std::to_string(now_) +
-                   " ps)");
-  std::uint32_t slot = acquire_slot();
-  enqueue(at, priority, slot);
-  if (id) *id = {slot, generation_[slot]};
-  return body(slot);
+void Engine::past(Tick at) const {
+  throw SimError("event scheduled in the past (at " + std::to_string(at) + " ps, now " + std::to_string(now_) + " ps)");
 }
 
 void Engine::cancel(EventId id) noexcept {
-  if (id.slot >= generation_.size() || generation_[id.slot] != id.generation) return;
+  if (id.slot >= chunks_.size() * kChunk) return;
   Event& ev = body(id.slot);
+  if (ev.generation != id.generation) return;
   ev.target = nullptr;  // dropped when its turn comes
   ev.msg.reset();
 }
 
-void Engine::enqueue(Tick at, std::uint32_t priority, std::uint32_t slot) {
-  std::uint32_t b = find_or_add_bucket(at, priority);
-  Bucket& bucket = buckets_[b];
-  next_[slot] = kNone;
-  if (bucket.tail == kNone) {
-    bucket.head = slot;
+void Engine::start_run(Tick at, std::uint32_t priority, std::uint32_t slot) {
+  recent_ = seq_;
+  recent_time_ = at;
+  recent_priority_ = priority;
+  recent_tail_ = slot;
+  // at >= now_ >= base_: the entry goes to the front or to a bucket above it.
+  const Entry e{at, (std::uint64_t{priority} << kSeqBits) | seq_++, slot};
+  if (at == base_) {
+    push_front(e);
   } else {
-    next_[bucket.tail] = slot;
+    push_level(e);
   }
-  bucket.tail = slot;
 }
 
-std::uint32_t Engine::find_or_add_bucket(Tick t, std::uint32_t p) {
-  if (recent_ != kNone && buckets_[recent_].time == t && buckets_[recent_].priority == p) return recent_;
-  const std::size_t mask = table_.size() - 1;
-  std::size_t i = hash(t, p);
-  for (;; i = (i + 1) & mask) {
-    std::uint32_t b = table_[i];
-    if (b == kNone) break;
-    if (buckets_[b].time == t && buckets_[b].priority == p) return recent_ = b;
+void Engine::push_level(const Entry& e) noexcept {
+  const auto level = static_cast<unsigned>(std::bit_width(e.time ^ base_) - 1) / 8;
+  const auto digit = static_cast<unsigned>(e.time >> (8 * level)) & 0xFF;
+  std::vector<Entry>& to = buckets_[level][digit];
+  if (to.capacity() == 0) {
+    if (spare_.empty()) {
+      to.reserve(kMinBucket);  // a new buffer: more non-empty buckets at once than ever before
+    } else {
+      to.swap(spare_.back());
+      spare_.pop_back();
+    }
   }
-  std::uint32_t b;
-  if (free_buckets_.empty()) {
-    b = static_cast<std::uint32_t>(buckets_.size());
-    buckets_.push_back({});
+  to.push_back(e);  // after warm-up its capacity suffices: buffers circulate through spare_
+  full_[level][digit / 64] |= std::uint64_t{1} << (digit % 64);
+  levels_ |= 1u << level;
+}
+
+void Engine::push_front(const Entry& e) {
+  // Its sequence is the newest, so it goes after every entry of its priority or lower: before the run being
+  // drained when its priority is lower (it runs next), else after it.
+  if (front_pos_ == front_.size() || front_.back().order < e.order) {
+    front_.push_back(e);
+    return;
+  }
+  auto it = std::upper_bound(front_.begin() + static_cast<std::ptrdiff_t>(front_pos_), front_.end(), e,
+                             [](const Entry& x, const Entry& y) { return x.order < y.order; });
+  front_.insert(it, e);
+}
+
+bool Engine::refill(Tick limit) {
+  if (levels_ == 0) return false;
+  const auto level = static_cast<unsigned>(std::countr_zero(levels_));
+  unsigned word = 0;
+  while (full_[level][word] == 0) ++word;
+  const unsigned digit = 64 * word + static_cast<unsigned>(std::countr_zero(full_[level][word]));
+  std::vector<Entry>& from = buckets_[level][digit];
+  Tick least = from.front().time;
+  if (level > 0)
+    for (const Entry& e : from) least = std::min(least, e.time);
+  if (least > limit) return false;  // nothing moves: a later schedule may still come before it
+  base_ = least;
+  front_.clear();
+  front_pos_ = 0;
+  full_[level][word] &= full_[level][word] - 1;
+  if (full_[level] == std::array<std::uint64_t, 4>{}) levels_ &= ~(1u << level);
+  if (level == 0) {
+    front_.swap(from);  // one time in all: the bucket becomes the front as it is
   } else {
-    b = free_buckets_.back();
-    free_buckets_.pop_back();
-  }
-  buckets_[b] = {t, p, kNone, kNone};
-  table_[i] = b;
-  heap_push({t, p, b});
-  if (++table_used_ * 2 > table_.size()) grow_table();
-  return recent_ = b;
-}
-
-void Engine::remove_from_table(std::uint32_t bucket) noexcept {
-  // Linear probing with backward-shift deletion: no tombstones.
-  const std::size_t mask = table_.size() - 1;
-  std::size_t i = hash(buckets_[bucket].time, buckets_[bucket].priority);
-  while (table_[i] != bucket) i = (i + 1) & mask;
-  for (std::size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-    std::uint32_t b = table_[j];
-    if (b == kNone) break;
-    std::size_t home = hash(buckets_[b].time, buckets_[b].priority);
-    // Move b back to the hole unless its home lies cyclically in (i, j].
-    bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-    if (!stays) {
-      table_[i] = b;
-      i = j;
+    // Every entry differs from the new base below this level only: it joins the front or a lower level.
+    for (const Entry& e : from) {
+      if (e.time == least) {
+        front_.push_back(e);
+      } else {
+        push_level(e);
+      }
     }
   }
-  table_[i] = kNone;
-  --table_used_;
-}
-
-void Engine::grow_table() {
-  std::vector<std::uint32_t> old;
-  old.swap(table_);
-  table_.assign(old.size() * 2, kNone);
-  --hash_shift_;
-  const std::size_t mask = table_.size() - 1;
-  for (std::uint32_t b : old) {
-    if (b == kNone) continue;
-    std::size_t i = hash(buckets_[b].time, buckets_[b].priority);
-    while (table_[i] != kNone) i = (i + 1) & mask;
-    table_[i] = b;
-  }
-}
-
-void Engine::heap_push(HeapEntry e) {
-  heap_.push_back(e);
-  std::size_t i = heap_.size() - 1;
-  while (i > 0) {
-    std::size_t parent = (i - 1) / 4;
-    if (!before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = e;
-}
-
-void Engine::heap_pop() noexcept {
-  HeapEntry last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
-  if (n == 0) return;
-  std::size_t i = 0;
-  for (;;) {
-    std::size_t child = 4 * i + 1;
-    if (child >= n) break;
-    std::size_t best = child;
-    if (child + 4 <= n) {
-      std::size_t a = before(heap_[child + 1], heap_[child]) ? child + 1 : child;
-      std::size_t b = before(heap_[child + 3], heap_[child + 2]) ? child + 3 : child + 2;
-      best = before(heap_[b], heap_[a]) ? b : a;
-    } else {
-      for (std::size_t c = child + 1; c < n; ++c)
-        if (before(heap_[c], heap_[best])) best = c;
-    }
-    if (!before(heap_[best], last)) break;
-    heap_[i] = heap_[best];
-    i = best;
-  }
-  heap_[i] = last;
-}
-
-bool Engine::run_until(Tick limit) {
-  if (watch::stop_requested()) stop_ = true;  // an interrupted run starts nothing more
-  while (!heap_.empty() && !stop_) {
-    const std::uint32_t b = heap_.front().bucket;
-    Bucket& bucket = buckets_[b];
-    if (bucket.time > limit) break;
-    const Tick time = bucket.time;
-    const std::uint32_t priority = bucket.priority;
-    const std::uint32_t slot = bucket.head;
-    bucket.head = next_[slot];
-    if (bucket.head == kNone) {
-      // The bucket is spent; events the handler adds at the same key start a new one.
-      heap_pop();
-      remove_from_table(b);
-      bucket.time = kNever;  // a spent bucket never matches a key (nothing is scheduled at kNever)
-      free_buckets_.push_back(b);
-    }
-    // Look ahead in the bucket: the next event's handler data and the body after it.
-    if (std::uint32_t n1 = next_[slot]; n1 != kNone) {
-      __builtin_prefetch(body(n1).hint);
-      if (std::uint32_t n2 = next_[n1]; n2 != kNone) __builtin_prefetch(&body(n2));
-    }
-    Event& ev = body(slot);
-    if (ev.target == nullptr) {
-      release_slot(slot);
-      continue;
-    }
-    now_ = time;
-    if ((++events_ & 0xFFFF) == 0) {  // the heartbeat: progress, and a stop asked from outside
-      watch::beat(now_, events_);
-      if (watch::stop_requested()) stop_ = true;
-    }
-    Tick again = ev.target->on_event(ev);
-    if (again != kNever && ev.target != nullptr) {
-      enqueue(again, priority, slot);
-    } else {
-      release_slot(slot);
-    }
-  }
-  const bool stopped = stop_;
-  if (!stopped && limit != kNever && now_ < limit) now_ = limit;
-  stop_ = false;  // a stop ends one run; the next run_until resumes
-  return stopped;
+  from.clear();
+  if (from.capacity() > 0) spare_.push_back(std::move(from));
+  auto by_order = [](const Entry& x, const Entry& y) { return x.order < y.order; };
+  if (!std::is_sorted(front_.begin(), front_.end(), by_order)) std::sort(front_.begin(), front_.end(), by_order);
+  return true;
 }
 
 }  // namespace kbsim::core

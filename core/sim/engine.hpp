@@ -1,18 +1,35 @@
 // The event engine: integer-picosecond time, events ordered by
 // (time, priority, insertion sequence), schedule/cancel, run until a time.
 //
-// Events that share a (time, priority) form one FIFO bucket: insertion order
-// is sequence order, so a bucket needs no sorting. Buckets are found through
-// an open-addressing hash table and ordered by a 4-ary heap of distinct keys.
+// Events scheduled one after another at the same (time, priority) form a run:
+// a FIFO linked through the slots, so many events at one time cost a store
+// each. Runs are ordered by a radix heap over time with one byte per level
+// (docs/architecture.md, "The event queue"): each run is an entry
+// {time, order, head}, where order packs the priority above a 56-bit creation
+// sequence and head is its first event not yet run. Entries at the time being run ("the front") sit in one array
+// sorted by order. Every later entry sits at the level of the highest byte in
+// which its time differs from the front's time, in the bucket of that byte's
+// value. When the front is spent, the lowest non-empty bucket holds the next
+// time: at level 0 its entries all share it and become the front as they are;
+// above, the bucket is scanned for its smallest time and its entries move to
+// lower levels or to the front. An entry moves at most once per level (twice
+// for times within 65 ns), each move a sequential copy. Two runs of one key
+// keep the order of their events, since a run takes events only while it is
+// the newest run.
+//
 // Event bodies live in a chunked slot pool with stable addresses and a free
 // list. After warm-up, scheduling and running an event allocate nothing.
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "kbsim/component.hpp"
+#include "sim/watch.hpp"
 
 namespace kbsim::core {
 
@@ -30,20 +47,24 @@ class EventTarget {
   ~EventTarget() = default;
 };
 
-/// One event body. The fields beyond `target` belong to whoever scheduled it.
-struct Event {
+/// One event body: two cache lines, the first holding all a whole message or
+/// a timer uses. The fields beyond `target` belong to whoever scheduled it.
+struct alignas(64) Event {
   EventTarget* target = nullptr;  ///< nullptr = free or cancelled
-  const void* hint = nullptr;     ///< the handler's object (for Simulation: the component); prefetched ahead
+  /// What the handler will touch first (for Simulation: the component, and the wires it sends on); prefetched
+  /// while the events before it run.
+  const void* hint[2] = {nullptr, nullptr};
   Ref<Message> msg;
   std::uint64_t tag = 0;
   PortIndex port = 0;
+  std::uint32_t generation = 0;  ///< the engine's: counts the slot's reuses, so a stale EventId is ignored
+  EventKind kind = EventKind::kTimer;
+  bool train = false;  ///< a flit train: re-arms itself for the next flit
   std::uint32_t index = 0, count = 0, bytes = 0, hop = 0;
   std::uint32_t last_bytes = 0;
   Tick train_start = 0;
   Tick ser_full = 0;
   Tick ser_last = 0;
-  EventKind kind = EventKind::kTimer;
-  bool train = false;  ///< a flit train: re-arms itself for the next flit
 };
 
 class Engine {
@@ -54,17 +75,29 @@ class Engine {
 
   Tick now() const noexcept { return now_; }
   std::uint64_t events() const noexcept { return events_; }
-  bool empty() const noexcept { return heap_.empty(); }
+  bool empty() const noexcept { return pending_ == 0; }
 
   /// Reserve an event at `at` (>= now) and return its body to fill in.
-  Event& schedule(Tick at, std::uint8_t priority, EventId* id = nullptr);
+  Event& schedule(Tick at, std::uint8_t priority, EventId* id = nullptr) {
+    if (at < now_) [[unlikely]]
+      past(at);
+    const std::uint32_t slot = acquire_slot();
+    push(at, priority, slot);
+    Event& ev = body(slot);
+    if (id) *id = {slot, ev.generation};
+    return ev;
+  }
   /// Cancel a pending event; a stale or already-run id is ignored.
   void cancel(EventId id) noexcept;
 
   /// Run every event with time <= limit (kNever: until none is left or stop()).
   /// Afterwards now() == limit unless stopped early or limit is kNever.
   /// Returns true when a stop() ended the run early.
-  bool run_until(Tick limit);
+  bool run_until(Tick limit) { return run_until(limit, static_cast<EventTarget*>(nullptr)); }
+  /// The same, calling `direct`'s on_event without a virtual call for the events it is the target of (the
+  /// simulation's loop: its handler inlines into this one).
+  template <class Direct>
+  bool run_until(Tick limit, Direct* direct);
   /// Ask the running loop to return after the current event (or, when no run
   /// is under way, the next run to return at once).
   void stop() noexcept { stop_ = true; }
@@ -73,52 +106,137 @@ class Engine {
   static constexpr std::uint32_t kNone = ~0u;
   static constexpr std::uint32_t kChunkBits = 10;
   static constexpr std::uint32_t kChunk = 1u << kChunkBits;
+  static constexpr unsigned kSeqBits = 56;
 
-  struct Bucket {
+  static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
+  static constexpr std::uint64_t kNoRun = ~std::uint64_t{0};
+  /// Entries a bucket's buffer starts with: buffers move between buckets, so each should fit a typical load.
+  static constexpr std::size_t kMinBucket = 256;
+
+  /// A pending run (events at one time and priority, in the order they were scheduled, linked through next_):
+  /// its time, its order among runs at that time (priority, then creation sequence) and its first event.
+  struct Entry {
     Tick time;
-    std::uint32_t priority;
-    std::uint32_t head, tail;  ///< FIFO of slots, linked through next_
+    std::uint64_t order;
+    std::uint32_t head;
   };
-  /// A heap entry carries its bucket's key, so ordering never chases a pointer.
-  struct HeapEntry {
-    Tick time;
-    std::uint32_t priority;
-    std::uint32_t bucket;
-  };
-  static bool before(const HeapEntry& x, const HeapEntry& y) noexcept {
-    return static_cast<bool>(static_cast<int>(x.time < y.time) |
-                             (static_cast<int>(x.time == y.time) & static_cast<int>(x.priority < y.priority)));
-  }
 
   Event& body(std::uint32_t slot) noexcept { return chunks_[slot >> kChunkBits][slot & (kChunk - 1)]; }
-  std::uint32_t acquire_slot();
-  void release_slot(std::uint32_t slot) noexcept;
-  void enqueue(Tick at, std::uint32_t priority, std::uint32_t slot);
-
-  // buckets: hash table (time, priority) -> bucket, heap of buckets
-  std::size_t hash(Tick t, std::uint32_t p) const noexcept {
-    return static_cast<std::size_t>(((t * 0x9E3779B97F4A7C15ULL) ^ (p * 0xC2B2AE3D27D4EB4FULL)) >> hash_shift_);
+  std::uint32_t acquire_slot() {
+    if (free_.empty()) [[unlikely]]
+      add_chunk();
+    const std::uint32_t slot = free_.back();
+    free_.pop_back();
+    return slot;
   }
-  std::uint32_t find_or_add_bucket(Tick t, std::uint32_t p);
-  void remove_from_table(std::uint32_t bucket) noexcept;
-  void grow_table();
-  void heap_push(HeapEntry e);
-  void heap_pop() noexcept;
+  void release_slot(std::uint32_t slot) noexcept {
+    Event& ev = body(slot);
+    ev.target = nullptr;
+    ev.msg.reset();
+    ++ev.generation;
+    free_.push_back(slot);  // capacity was reserved when the chunk was added
+  }
+  void add_chunk();
+  [[noreturn]] void past(Tick at) const;
+  void push(Tick at, std::uint32_t priority, std::uint32_t slot) {
+    ++pending_;
+    next_[slot] = kNone;
+    if (recent_ != kNoRun && recent_time_ == at && recent_priority_ == priority) [[likely]] {
+      next_[recent_tail_] = slot;  // most events join the run the previous one joined
+      recent_tail_ = slot;
+      return;
+    }
+    start_run(at, priority, slot);
+  }
+  void start_run(Tick at, std::uint32_t priority, std::uint32_t slot);
+  /// Put an entry at time base_ into the front, after every entry of its priority or lower.
+  void push_front(const Entry& e);
+  /// Put an entry at time > base_ into its bucket.
+  void push_level(const Entry& e) noexcept;
+  /// Make the lowest non-empty bucket the front if its smallest time is <= limit; false if none is.
+  bool refill(Tick limit);
 
   std::vector<std::unique_ptr<Event[]>> chunks_;
-  std::vector<std::uint32_t> generation_;
-  std::vector<std::uint32_t> next_;
+  std::vector<std::uint32_t> next_;  ///< per slot: the next slot of its run (kNone: the last)
   std::vector<std::uint32_t> free_;
-  std::vector<Bucket> buckets_;
-  std::vector<std::uint32_t> free_buckets_;
-  std::vector<std::uint32_t> table_;
-  std::uint32_t recent_ = kNone;  ///< the bucket found last: most events share the previous key
-  unsigned hash_shift_ = 64 - 6;
-  std::size_t table_used_ = 0;
-  std::vector<HeapEntry> heap_;
+  // The run the last event joined, while it has events not yet run (appending to it keeps the order).
+  std::uint64_t recent_ = kNoRun;  ///< its creation sequence
+  Tick recent_time_ = 0;
+  std::uint32_t recent_priority_ = 0;
+  std::uint32_t recent_tail_ = 0;
+  std::vector<Entry> front_;  ///< runs at time base_, sorted by order; those before front_pos_ are spent
+  std::size_t front_pos_ = 0;
+  /// buckets_[l][d]: times whose highest byte differing from base_ is byte l, of value d there.
+  std::array<std::array<std::vector<Entry>, 256>, 8> buckets_;
+  std::array<std::array<std::uint64_t, 4>, 8> full_{};  ///< bit d of level l: buckets_[l][d] holds entries
+  unsigned levels_ = 0;                                 ///< bit l: level l holds entries
+  /// Storage of emptied buckets, handed to the next bucket to fill (so capacity follows the load).
+  std::vector<std::vector<Entry>> spare_;
+  Tick base_ = 0;  ///< the front's time (<= now_)
+  std::uint64_t seq_ = 0;
+  std::size_t pending_ = 0;  ///< events scheduled and not yet run (cancelled ones included)
   Tick now_ = 0;
   std::uint64_t events_ = 0;
   bool stop_ = false;
 };
+
+template <class Direct>
+bool Engine::run_until(Tick limit, Direct* direct) {
+  if (watch::stop_requested()) stop_ = true;  // an interrupted run starts nothing more
+  while (!stop_) {
+    if (front_pos_ == front_.size() && !refill(limit)) break;
+    if (base_ > limit) break;  // the front was filled by an earlier run with a later limit
+    Entry& top = front_[front_pos_];
+    const std::uint32_t slot = top.head;
+    const auto priority = static_cast<std::uint32_t>(top.order >> kSeqBits);
+    top.head = next_[slot];
+    if (top.head != kNone) {
+      // Look ahead in the run: the next event's handler data and the body after it.
+      const Event& n1 = body(top.head);
+      __builtin_prefetch(n1.hint[0]);
+      __builtin_prefetch(n1.hint[1]);
+      __builtin_prefetch(n1.msg.get());
+      if (const std::uint32_t n2 = next_[top.head]; n2 != kNone) __builtin_prefetch(&body(n2));
+    } else {
+      // The run is spent; events the handler adds at the same key start a new one.
+      if (recent_ == (top.order & kSeqMask)) recent_ = kNoRun;
+      ++front_pos_;
+      // Look ahead in the front: the next run's handler data and the body of the one after it.
+      if (front_pos_ < front_.size()) {
+        const Event& n1 = body(front_[front_pos_].head);
+        __builtin_prefetch(n1.hint[0]);
+        __builtin_prefetch(n1.hint[1]);
+        __builtin_prefetch(n1.msg.get());
+        if (front_pos_ + 1 < front_.size()) __builtin_prefetch(&body(front_[front_pos_ + 1].head));
+      }
+    }
+    --pending_;
+    Event& ev = body(slot);
+    if (ev.target == nullptr) {
+      release_slot(slot);
+      continue;
+    }
+    now_ = base_;
+    if ((++events_ & 0xFFFF) == 0) {  // the heartbeat: progress, and a stop asked from outside
+      watch::beat(now_, events_);
+      if (watch::stop_requested()) stop_ = true;
+    }
+    Tick again;
+    if constexpr (std::is_same_v<Direct, EventTarget>) {
+      again = ev.target->on_event(ev);
+    } else {
+      again = ev.target == direct ? direct->Direct::on_event(ev) : ev.target->on_event(ev);
+    }
+    if (again != kNever && ev.target != nullptr) {
+      push(again, priority, slot);
+    } else {
+      release_slot(slot);
+    }
+  }
+  const bool stopped = stop_;
+  if (!stopped && limit != kNever && now_ < limit) now_ = limit;
+  stop_ = false;  // a stop ends one run; the next run_until resumes
+  return stopped;
+}
 
 }  // namespace kbsim::core

@@ -174,7 +174,10 @@ class Component {
     return ctx_.sim->schedule(ctx_.index, later(delay), tag, std::move(msg), priority);
   }
   /// now() + delay, or kNever when that would run past the 64-bit clock (the core refuses it, naming you).
-  Tick later(Tick delay) const noexcept { return delay >= kNever - now() ? kNever : now() + delay; }
+  Tick later(Tick delay) const noexcept {
+    const Tick t = now();
+    return delay >= kNever - t ? kNever : t + delay;
+  }
   void cancel(EventId id) noexcept { ctx_.sim->cancel(id); }
 
   /// The cached path from this node to `dst` within routing view `view`
