@@ -51,6 +51,8 @@ void check_id(const std::string& id, const std::string& origin) {
 Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_(registry) {
   if (graph.nodes.size() >= (std::size_t{1} << 28))
     throw ConfigError(graph.source + ": " + std::to_string(graph.nodes.size()) + " nodes; at most 2^28 are supported");
+  if (graph.edges.size() >= (std::size_t{1} << 29))
+    throw ConfigError(graph.source + ": " + std::to_string(graph.edges.size()) + " edges; at most 2^29 are supported");
   nodes_.resize(graph.nodes.size());
   index_.reserve(graph.nodes.size());
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -145,7 +147,6 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
       Link& l = links_[li];
       l.wire = static_cast<std::uint32_t>(wires_.size());
       Wire& w = wires_.emplace_back();
-      w.src_id = nodes_[l.src].id;
       w.latency = l.latency;
       w.link = li;
       w.dst_port = l.dst_port;
@@ -179,17 +180,15 @@ Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_
   }
 
   components_.reserve(nodes_.size());
+  ids_.reserve(nodes_.size());
+  for (const Node& n : nodes_) ids_.push_back(n.id);
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
-    ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this};
+    ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this, engine_.clock()};
     guard(n, "construction", [&] { n.component.reset(n.type->create(ctx)); });
     components_.push_back(n.component.get());
   }
-  for (Wire& w : wires_) {
-    const NodeIndex dst = links_[w.link].dst;
-    w.dst = components_[dst];
-    w.dst_wires = wires_.data() + port_begin_[dst];
-  }
+  for (Wire& w : wires_) w.dst = components_[links_[w.link].dst];
   for (Node& n : nodes_) guard(n, "setup", [&] { n.component->setup(); });
 }
 
@@ -229,13 +228,11 @@ void Simulation::no_port(NodeIndex from, PortIndex out) const {
                  std::to_string(port_begin_[from + 1] - port_begin_[from]));
 }
 
-Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, const Wire* to_wires,
-                             EventId* id) {
+Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, EventId* id) {
   Event& ev = engine_.schedule(at, priority, id);
   ev.target = this;
-  ev.kind = kind;
-  ev.hint[0] = to;
-  ev.hint[1] = to_wires;
+  ev.set_kind(kind);
+  ev.hint = to;
   return ev;
 }
 
@@ -278,7 +275,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
   if (link.dst_flit_aware) {
     // The first flit of a train; the event re-arms itself for the others.
     Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
-    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, wire.dst, wire.dst_wires);
+    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, wire.dst);
     ev.msg = std::move(msg);
     ev.port = link.dst_port;
     ev.index = 0;
@@ -287,12 +284,11 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
     ev.hop = hop;
     ev.last_bytes = shape.last_bytes;
     ev.train_start = start + link.latency;
-    ev.ser_full = link.ser_full;
-    ev.ser_last = link.ser(shape.last_bytes);
+    ev.link = wire.link;
     ev.train = shape.count > 1;
   } else {
     Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
-    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, wire.dst, wire.dst_wires);
+    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, wire.dst);
     ev.msg = std::move(msg);
     ev.port = link.dst_port;
   }
@@ -308,9 +304,9 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
   Wire& wire = out_wire(from, out);
   if (msg->bytes == 0 && wire.plain && !oplog_) [[likely]] {
     // The hot path: a control message to a component that takes whole messages touches this wire only.
-    msg->stamp_sender(wire.src_id);
+    msg->stamp_sender(ids_[from]);
     ++wire.messages;
-    Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst, wire.dst_wires);
+    Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst);
     ev.msg = std::move(msg);
     ev.port = wire.dst_port;
     return;
@@ -325,7 +321,7 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
     fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
                    std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
   if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
-  msg->stamp_sender(wire.src_id);
+  msg->stamp_sender(ids_[from]);
   ++wire.messages;
   Link::Shape shape = link.shape(msg->bytes);
   Tick start = link.reserve(at, shape);
@@ -351,7 +347,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {
-    Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst, wire.dst_wires);
+    Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst);
     ev.msg = Ref<Message>(flit.msg);
     ev.port = link.dst_port;
     ev.index = flit.index;
@@ -361,7 +357,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
     ev.train = false;
   } else if (flit.last()) {
     // Earlier flits only occupied the link; the receiver sees the whole message.
-    Event& ev = new_event(arrive, 128, EventKind::kMessage, wire.dst, wire.dst_wires);
+    Event& ev = new_event(arrive, 128, EventKind::kMessage, wire.dst);
     ev.msg = Ref<Message>(flit.msg);
     ev.port = link.dst_port;
   }
@@ -372,14 +368,14 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
   if (at == kNever) [[unlikely]]
     fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
   EventId id;
-  Event& ev = new_event(at, priority, EventKind::kTimer, components_[self], wires_.data() + port_begin_[self], &id);
+  Event& ev = new_event(at, priority, EventKind::kTimer, components_[self], &id);
   ev.tag = tag;
   ev.msg = std::move(msg);
   return id;
 }
 
 Tick Simulation::on_event(Event& ev) {
-  Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint[0]));
+  Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint));
   crash::g_node = c.index();
   try {
     return dispatch(c, ev);
@@ -399,7 +395,7 @@ Tick Simulation::on_event(Event& ev) {
 std::string Simulation::library_of(const Node& n) const { return n.impl + ", library " + n.library; }
 
 Tick Simulation::dispatch(Component& c, Event& ev) {
-  switch (ev.kind) {
+  switch (ev.kind()) {
     case EventKind::kTimer: c.on_timer(ev.tag, std::move(ev.msg)); return kNever;
     case EventKind::kMessage:
       if (oplog_ && ev.msg->data_op()) oplog_->start(c.index(), nodes_[c.index()].id, *ev.msg, now());
@@ -410,8 +406,9 @@ Tick Simulation::dispatch(Component& c, Event& ev) {
       if (!ev.train || ev.index + 1 >= ev.count) return kNever;
       ++ev.index;
       bool last = ev.index + 1 == ev.count;
+      const Link& link = links_[ev.link];
       if (last) ev.bytes = ev.last_bytes;
-      return ev.train_start + Tick{ev.index} * ev.ser_full + (last ? ev.ser_last : ev.ser_full);
+      return ev.train_start + Tick{ev.index} * link.ser_full + (last ? link.ser(ev.last_bytes) : link.ser_full);
     }
   }
   return kNever;

@@ -94,19 +94,18 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void set_op_log(OpLog* log) noexcept { oplog_ = log; }
 
  private:
-  /// The hot half of a link: everything a whole message with no bytes needs on its way, one cache line per
+  /// The hot half of a link: everything a whole message with no bytes needs on its way, half a cache line per
   /// out-port, in port order (wires_[port_begin_[node] + port]). The rest of the link (occupancy, byte
   /// statistics, routing data) stays in links_ and is touched only by messages that carry bytes or flits.
-  struct alignas(64) Wire {
-    Component* dst = nullptr;         ///< the receiving component: the event's handler
-    const Wire* dst_wires = nullptr;  ///< the receiver's own wires, which its handler is likely to send on
-    std::string_view src_id;          ///< the sender's id, stamped on every message
+  struct alignas(32) Wire {
+    Component* dst = nullptr;  ///< the receiving component: the event's handler
     Tick latency = 0;
     std::uint64_t messages = 0;  ///< whole messages sent (the link's statistic, kept on the line a send touches)
     std::uint32_t link = 0;      ///< index into links_
-    PortIndex dst_port = 0;
-    bool plain = false;  ///< the receiver takes whole messages of any type: a 0-byte one needs nothing more
+    PortIndex dst_port : 31 = 0;
+    std::uint32_t plain : 1 = 0;  ///< the receiver takes whole messages of any type: a 0-byte one needs no more
   };
+  static_assert(sizeof(Wire) == 32);
 
   Tick on_event(Event& ev) override;
   Tick dispatch(Component& c, Event& ev);
@@ -123,8 +122,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::span<const Wire> out_wires(NodeIndex n) const noexcept {
     return {wires_.data() + port_begin_[n], wires_.data() + port_begin_[n + 1]};
   }
-  Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, const Wire* to_wires,
-                   EventId* id = nullptr);
+  Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, EventId* id = nullptr);
   void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
   void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
@@ -146,6 +144,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<Wire> wires_;                ///< every out-port's wire, node by node
   std::vector<std::uint32_t> port_begin_;  ///< first entry in wires_ per node (+1 sentinel)
   std::vector<Component*> components_;     ///< per node, compact: the handler of its timers
+  std::vector<std::string_view> ids_;      ///< per node, compact: its id, stamped on every message it sends
   std::unordered_map<std::string_view, NodeIndex> index_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
   /// One Dijkstra search per (view, source), resumed for each new destination and stopped as soon as it is

@@ -47,25 +47,27 @@ class EventTarget {
   ~EventTarget() = default;
 };
 
-/// One event body: two cache lines, the first holding all a whole message or
-/// a timer uses. The fields beyond `target` belong to whoever scheduled it.
+/// One event body: one cache line. The fields beyond `target` belong to whoever scheduled it.
 struct alignas(64) Event {
   EventTarget* target = nullptr;  ///< nullptr = free or cancelled
-  /// What the handler will touch first (for Simulation: the component, and the wires it sends on); prefetched
-  /// while the events before it run.
-  const void* hint[2] = {nullptr, nullptr};
+  const void* hint = nullptr;     ///< the handler's object (for Simulation: the component); prefetched ahead
   Ref<Message> msg;
-  std::uint64_t tag = 0;
+  union {
+    std::uint64_t tag = 0;  ///< a timer's
+    Tick train_start;       ///< a flit train's: when its first flit was on the wire (plus the latency)
+  };
   PortIndex port = 0;
   std::uint32_t generation = 0;  ///< the engine's: counts the slot's reuses, so a stale EventId is ignored
-  EventKind kind = EventKind::kTimer;
-  bool train = false;  ///< a flit train: re-arms itself for the next flit
   std::uint32_t index = 0, count = 0, bytes = 0, hop = 0;
   std::uint32_t last_bytes = 0;
-  Tick train_start = 0;
-  Tick ser_full = 0;
-  Tick ser_last = 0;
+  std::uint32_t link : 29 = 0;  ///< a flit's link (whose serialization times a train's next flit)
+  std::uint32_t kind_ : 2 = 0;
+  std::uint32_t train : 1 = 0;  ///< a flit train: re-arms itself for the next flit
+
+  EventKind kind() const noexcept { return static_cast<EventKind>(kind_); }
+  void set_kind(EventKind k) noexcept { kind_ = static_cast<std::uint32_t>(k) & 3u; }
 };
+static_assert(sizeof(Event) == 64, "an event body is one cache line");
 
 class Engine {
  public:
@@ -74,6 +76,8 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   Tick now() const noexcept { return now_; }
+  /// Where the current time lives (stable for the engine's life): components read it without a call.
+  const Tick* clock() const noexcept { return &now_; }
   std::uint64_t events() const noexcept { return events_; }
   bool empty() const noexcept { return pending_ == 0; }
 
@@ -193,8 +197,7 @@ bool Engine::run_until(Tick limit, Direct* direct) {
     if (top.head != kNone) {
       // Look ahead in the run: the next event's handler data and the body after it.
       const Event& n1 = body(top.head);
-      __builtin_prefetch(n1.hint[0]);
-      __builtin_prefetch(n1.hint[1]);
+      __builtin_prefetch(n1.hint);
       __builtin_prefetch(n1.msg.get());
       if (const std::uint32_t n2 = next_[top.head]; n2 != kNone) __builtin_prefetch(&body(n2));
     } else {
@@ -204,8 +207,7 @@ bool Engine::run_until(Tick limit, Direct* direct) {
       // Look ahead in the front: the next run's handler data and the body of the one after it.
       if (front_pos_ < front_.size()) {
         const Event& n1 = body(front_[front_pos_].head);
-        __builtin_prefetch(n1.hint[0]);
-        __builtin_prefetch(n1.hint[1]);
+        __builtin_prefetch(n1.hint);
         __builtin_prefetch(n1.msg.get());
         if (front_pos_ + 1 < front_.size()) __builtin_prefetch(&body(front_[front_pos_ + 1].head));
       }

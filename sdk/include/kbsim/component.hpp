@@ -121,7 +121,8 @@ struct ComponentContext {
   const Params* params;
   std::span<const Port> in_ports;
   std::span<const Port> out_ports;
-  Simulator* sim;  ///< the core, as this component sees it
+  Simulator* sim;     ///< the core, as this component sees it
+  const Tick* clock;  ///< the core's current time, which now() reads without a call
 };
 
 class Component {
@@ -158,7 +159,7 @@ class Component {
   NodeIndex index() const noexcept { return ctx_.index; }
 
  protected:
-  Tick now() const noexcept { return ctx_.sim->now(); }
+  Tick now() const noexcept { return *ctx_.clock; }
   const Params& params() const noexcept { return *ctx_.params; }
   std::span<const Port> in_ports() const noexcept { return ctx_.in_ports; }
   std::span<const Port> out_ports() const noexcept { return ctx_.out_ports; }
