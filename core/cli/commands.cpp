@@ -170,7 +170,7 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
 
   const auto& g = runner.shown_graph();
   std::size_t nodes = runner.graphs().empty() ? g.nodes.size() : 0;
-  for (const auto& gr : runner.graphs()) nodes += gr.nodes.size();
+  for (const auto& gr : runner.graphs()) nodes += gr->nodes.size();
   double eps = runner.wall_s() > 0 ? static_cast<double>(runner.events()) / runner.wall_s() : 0.0;
   std::printf("kbsim %s: bench %s on %s (%zu nodes)\n", KBSIM_VERSION, opts.bench.c_str(), g.source.c_str(), nodes);
   std::printf("  sim time   %s ns\n", format_ns(ticks_to_ns(runner.sim_time())).c_str());

@@ -25,7 +25,7 @@ RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std
     RouteHop h;
     h.node = n.id;
     h.impl = n.impl;
-    h.transit_ns = ticks_to_ns(n.transit_cost);
+    h.transit_ns = ticks_to_ns(transit_[r.nodes[k]]);
     if (k < r.ports.size()) {
       std::uint32_t li = out_wires(r.nodes[k])[r.ports[k]].link;
       const Link& l = links_[li];
@@ -73,7 +73,7 @@ const Simulation::Search& Simulation::search(NodeIndex from, NodeIndex to, ViewI
     const NodeIndex u = distance ? by_rank_[r] : r;
     if (d != s.dist[u] || s.settled[u]) continue;
     s.settled[u] = true;
-    Tick pass = u == from ? 0 : nodes_[u].transit_cost;
+    Tick pass = u == from ? 0 : transit_[u];
     for (const Wire& w : out_wires(u)) {
       const std::uint32_t li = w.link;
       const Link& l = links_[li];
@@ -118,7 +118,7 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
 Tick Simulation::control_latency(const Route& route) const {
   Tick t = 0;
   for (std::size_t k = 0; k < route.ports.size(); ++k) {
-    if (k > 0) t += nodes_[route.nodes[k]].transit_cost;
+    if (k > 0) t += transit_[route.nodes[k]];
     t += out_wires(route.nodes[k])[route.ports[k]].latency;
   }
   return t;

@@ -16,180 +16,34 @@
 
 namespace kbsim::core {
 
-namespace {
-bool accepts(const ComponentInfo& info, const std::string& label) {
-  for (const auto& p : info.ports)
-    if (p.label == "*" || p.label == label) return true;
-  return false;
-}
-std::vector<std::string> port_labels(const ComponentInfo& info) {
-  std::vector<std::string> out;
-  for (const auto& p : info.ports) out.push_back(p.label);
-  return out;
-}
-}  // namespace
-
-namespace {
-/// Node ids are printed, logged and written everywhere: they keep to a documented set of characters
-/// (docs/model.md, "Terms"), so no terminal escape, newline or invalid byte can reach a user's screen or file.
-void check_id(const std::string& id, const std::string& origin) {
-  for (std::size_t i = 0; i < id.size(); ++i) {
-    const char c = id[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("_.:/+@-").find(c) != std::string_view::npos;
-    if (ok) continue;
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-    std::string shown;
-    for (char d : id) shown += (d >= 0x20 && d < 0x7f) ? d : '?';
-    throw ConfigError(origin + ": node id '" + shown + "' has the byte " + hex + " at position " + std::to_string(i) +
-                      "; ids use letters, digits and _ . : / + @ -");
-  }
-}
-}  // namespace
-
-Simulation::Simulation(const Graph& graph, const Registry& registry) : registry_(registry) {
-  if (graph.nodes.size() >= (std::size_t{1} << 28))
-    throw ConfigError(graph.source + ": " + std::to_string(graph.nodes.size()) + " nodes; at most 2^28 are supported");
-  if (graph.edges.size() >= (std::size_t{1} << 29))
-    throw ConfigError(graph.source + ": " + std::to_string(graph.edges.size()) + " edges; at most 2^29 are supported");
-  nodes_.resize(graph.nodes.size());
-  index_.reserve(graph.nodes.size());
-  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
-    const NodeSpec& spec = graph.nodes[i];
-    Node& n = nodes_[i];
-    n.id = spec.id;
-    n.impl = spec.impl;
-    if (n.id.empty()) throw ConfigError(spec.origin + ": node without an id");
-    check_id(n.id, spec.origin);
-    auto [it, fresh] = index_.emplace(n.id, static_cast<NodeIndex>(i));
-    if (!fresh)
-      throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " + graph.nodes[it->second].origin +
-                        ")");
-    n.type = &registry.component_for_impl(spec.impl, spec.origin);
-    auto lib = registry.impls().find(spec.impl);
-    n.library = lib == registry.impls().end() ? "?" : lib->second.library;
-    n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin);
-    n.stats.resize(n.type->info.stats.size());
-  }
-
-  view_names_.push_back("all");
-  for (const RouteView& v : graph.views) {
-    if (v.name == "all" || std::find(view_names_.begin(), view_names_.end(), v.name) != view_names_.end())
-      throw ConfigError(graph.source + ": routing view '" + v.name + "' is declared twice");
-    view_names_.push_back(v.name);
-  }
-  if (view_names_.size() > 32) throw ConfigError(graph.source + ": at most 31 routing views besides 'all'");
-  attrs_ = graph.attrs;
-
-  links_.reserve(graph.edges.size());
-  link_kinds_.reserve(graph.edges.size());
-  metric_ = graph.route_metric;
-  std::vector<std::vector<std::uint32_t>> out_links(nodes_.size());  // flattened below
-  for (const EdgeSpec& e : graph.edges) {
-    auto src = index_.find(e.src);
-    auto dst = index_.find(e.dst);
-    if (src == index_.end()) throw ConfigError(e.origin + ": edge from unknown node '" + e.src + "'");
-    if (dst == index_.end()) throw ConfigError(e.origin + ": edge to unknown node '" + e.dst + "'");
-    if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(e.origin + ": bandwidth_gbs must be >= 0");
-    if (!(e.latency_ns >= 0.0)) throw ConfigError(e.origin + ": latency must be >= 0");
-    if (e.latency_ns > kMaxTimeNs)
-      throw ConfigError(e.origin + ": latency " + format_ns(e.latency_ns) +
-                        " ns is beyond the simulatable range (at most 1e15 ns)");
-    if (e.bandwidth_gbs > 0 && e.bandwidth_gbs < kMinBandwidthGbs)
-      throw ConfigError(e.origin + ": bandwidth_gbs " + std::to_string(e.bandwidth_gbs) +
-                        " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
-    if (e.flit_bytes == 0) throw ConfigError(e.origin + ": flit_bytes must be > 0");
-    Node& s = nodes_[src->second];
-    Node& d = nodes_[dst->second];
-    for (const Node* end : {&s, &d})
-      if (!accepts(end->type->info, e.kind))
-        throw ConfigError(e.origin + ": edge " + s.id + " (" + s.impl + ") -> " + d.id + " (" + d.impl + ") of kind '" +
-                          e.kind + "': " + end->id + " has no '" + e.kind + "' port" +
-                          suggest(e.kind, port_labels(end->type->info)));
-    Link l;
-    l.src = src->second;
-    l.dst = dst->second;
-    l.dst_port = static_cast<PortIndex>(d.in.size());
-    l.dst_flit_aware = d.type->info.flit_aware;
-    l.accepts = accepts_of(d.type->info, e.kind);
-    l.latency = ns_to_ticks(e.latency_ns);
-    l.bandwidth_gbs = e.bandwidth_gbs;
-    l.flit_bytes = e.flit_bytes;
-    l.ser_full = serialization_ticks(e.flit_bytes, e.bandwidth_gbs);
-    for (std::size_t v = 0; v < graph.views.size(); ++v) {
-      const auto& ex = graph.views[v].exclude_kinds;
-      if (std::find(ex.begin(), ex.end(), e.kind) != ex.end()) l.exclude_views |= 1u << (v + 1);
-    }
-    link_kinds_.push_back(e.kind);
-    if (metric_ == RouteMetric::kDistance) {
-      if (!(e.route_mm >= 0.0) || e.route_mm > 1e9) throw ConfigError(e.origin + ": route_mm must be in [0, 1e9]");
-      route_nm_.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
-    }
-    out_links[src->second].push_back(static_cast<std::uint32_t>(links_.size()));
-    links_.push_back(l);
-    s.out.push_back({e.kind, {}, dst->second});
-    d.in.push_back({e.kind, {}, src->second});
-  }
-  if (metric_ == RouteMetric::kDistance) {
-    std::vector<NodeIndex> order(nodes_.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<NodeIndex>(i);
-    std::sort(order.begin(), order.end(), [&](NodeIndex a, NodeIndex b) { return nodes_[a].id < nodes_[b].id; });
-    id_rank_.resize(nodes_.size());
-    for (std::size_t k = 0; k < order.size(); ++k) id_rank_[order[k]] = static_cast<NodeIndex>(k);
-    by_rank_ = std::move(order);
-  }
-  port_begin_.reserve(nodes_.size() + 1);
-  wires_.reserve(links_.size());
-  for (const auto& links : out_links) {
-    port_begin_.push_back(static_cast<std::uint32_t>(wires_.size()));
-    for (std::uint32_t li : links) {
-      Link& l = links_[li];
-      l.wire = static_cast<std::uint32_t>(wires_.size());
-      Wire& w = wires_.emplace_back();
-      w.latency = l.latency;
-      w.link = li;
-      w.dst_port = l.dst_port;
-      w.plain = !l.dst_flit_aware && l.accepts == 0;
-    }
-  }
-  port_begin_.push_back(static_cast<std::uint32_t>(wires_.size()));
-  for (Node& n : nodes_) {
-    for (Port& p : n.out) p.peer = nodes_[p.peer_index].id;
-    for (Port& p : n.in) p.peer = nodes_[p.peer_index].id;
-  }
-
-  // Node references (kNode parameters) resolve now, so a component never looks a collaborator up by name.
-  std::vector<std::string> ids;
+Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry)
+    : el_(std::move(elaboration)),
+      nodes_(el_->nodes),
+      ids_(el_->ids),
+      index_(el_->index),
+      port_begin_(el_->port_begin),
+      view_names_(el_->view_names),
+      link_kinds_(el_->link_kinds),
+      metric_(el_->metric),
+      route_nm_(el_->route_nm),
+      id_rank_(el_->id_rank),
+      by_rank_(el_->by_rank),
+      attrs_(el_->attrs),
+      accepts_(el_->accepts),
+      accepts_names_(el_->accepts_names),
+      links_(el_->links),
+      wires_(el_->wires),
+      stats_(el_->stat_count),
+      transit_(nodes_.size(), 0),
+      registry_(registry) {
+  components_.resize(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    Node& n = nodes_[i];
-    for (ParamEntry& e : n.params.entries()) {
-      if (!e.node_ref) continue;
-      const std::string& target = std::get<std::string>(e.value);
-      if (target.empty()) continue;
-      auto it = index_.find(target);
-      if (it == index_.end() && e.origin == "default") continue;  // a default that names no node here: none
-      if (it == index_.end()) {
-        if (ids.empty())
-          for (const Node& m : nodes_) ids.push_back(m.id);
-        throw ConfigError(e.origin + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl +
-                          ") names unknown node '" + target + "'" + suggest(target, ids));
-      }
-      e.node = it->second;
-    }
-  }
-
-  components_.reserve(nodes_.size());
-  ids_.reserve(nodes_.size());
-  for (const Node& n : nodes_) ids_.push_back(n.id);
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    Node& n = nodes_[i];
+    const Node& n = nodes_[i];
     ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this, engine_.clock()};
-    guard(n, "construction", [&] { n.component.reset(n.type->create(ctx)); });
-    components_.push_back(n.component.get());
+    guard(n, "construction", [&] { components_[i].reset(n.type->create(ctx)); });
   }
-  for (Wire& w : wires_) w.dst = components_[links_[w.link].dst];
-  for (Node& n : nodes_) guard(n, "setup", [&] { n.component->setup(); });
+  for (Wire& w : wires_) w.dst = components_[links_[w.link].dst].get();
+  for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
 }
 
 template <class F>
@@ -212,7 +66,7 @@ void Simulation::plugin_fault(const Node& n, const char* stage, const std::strin
 
 Simulation::~Simulation() {
   // Components go first: they may hold messages whose pools live in plugins.
-  for (Node& n : nodes_) n.component.reset();
+  for (auto& c : components_) c.reset();
   // Then services, newest first (a service may use those made before it).
   while (!owned_services_.empty()) owned_services_.pop_back();
 }
@@ -220,7 +74,7 @@ Simulation::~Simulation() {
 void Simulation::finish() {
   if (finished_) return;
   finished_ = true;
-  for (Node& n : nodes_) guard(n, "finish", [&] { n.component->finish(); });
+  for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
 }
 
 void Simulation::no_port(NodeIndex from, PortIndex out) const {
@@ -234,23 +88,6 @@ Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Com
   ev.set_kind(kind);
   ev.hint = to;
   return ev;
-}
-
-std::uint16_t Simulation::accepts_of(const ComponentInfo& info, const std::string& kind) {
-  const PortSpec* spec = nullptr;
-  for (const PortSpec& p : info.ports)
-    if (p.label == kind || (!spec && p.label == "*")) spec = &p;
-  if (!spec || spec->messages.empty()) return 0;
-  for (const auto& [s, index] : accepts_index_)
-    if (s == spec) return index;
-  std::vector<TypeId> ids;
-  for (const std::string& name : spec->messages) ids.push_back(type_id(name));
-  accepts_.push_back(std::move(ids));
-  accepts_names_.push_back(spec->messages);
-  if (accepts_.size() > 0xfffe) throw ConfigError("too many distinct port declarations with message types");
-  auto index = static_cast<std::uint16_t>(accepts_.size());
-  accepts_index_.emplace_back(spec, index);
-  return index;
 }
 
 void Simulation::check_type(const Link& link, const Message& msg) const {
@@ -368,7 +205,7 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
   if (at == kNever) [[unlikely]]
     fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
   EventId id;
-  Event& ev = new_event(at, priority, EventKind::kTimer, components_[self], &id);
+  Event& ev = new_event(at, priority, EventKind::kTimer, components_[self].get(), &id);
   ev.tag = tag;
   ev.msg = std::move(msg);
   return id;
@@ -477,10 +314,10 @@ NodeIndex Simulation::find_node(std::string_view id) const {
 }
 
 Stat& Simulation::stat(NodeIndex self, std::string_view name) {
-  Node& n = nodes_[self];
+  const Node& n = nodes_[self];
   const auto& specs = n.type->info.stats;
   for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) return n.stats[i];
+    if (specs[i].name == name) return stats_[el_->stat_begin[self] + i];
   throw Error(n.impl + ": statistic '" + std::string(name) + "' is not declared in the component's info");
 }
 
@@ -490,7 +327,7 @@ const Stat& Simulation::stat(std::string_view node, std::string_view name) const
   const Node& n = nodes_[it->second];
   const auto& specs = n.type->info.stats;
   for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) return n.stats[i];
+    if (specs[i].name == name) return stats_[el_->stat_begin[it->second] + i];
   throw SimError(std::string(node) + " has no statistic '" + std::string(name) + "'");
 }
 

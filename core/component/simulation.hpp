@@ -1,6 +1,7 @@
-// Elaboration and what components see of the core (the Simulator interface):
-// one component per node, one Link per directed edge, message/flit delivery,
-// routing, the op-log hooks and the per-system service cache.
+// A system and what components see of the core (the Simulator interface): one
+// component per node of an elaboration (component/elaboration.hpp), one Link
+// per directed edge, message/flit delivery, routing, the op-log hooks and the
+// per-system service cache.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "component/elaboration.hpp"
 #include "component/op_log.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
@@ -23,23 +25,19 @@ class Registry;
 
 class Simulation final : public Simulator, public System, private EventTarget {
  public:
-  /// Elaborate `graph`: check it, instantiate every component, build links,
-  /// then call setup() on every component in node order.
-  Simulation(const Graph& graph, const Registry& registry);
+  /// Build a system of `elaboration`: instantiate every component, then call setup() on each in node order.
+  Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry);
+  /// The same, elaborating `graph` first.
+  Simulation(const Graph& graph, const Registry& registry) : Simulation(elaborate(graph, registry), registry) {}
   ~Simulation();
 
-  struct Node {
-    std::string id;
-    std::string impl;
-    std::string library;  ///< the plugin library providing it ("?" if unknown)
-    const ComponentType* type = nullptr;
-    Params params;
-    std::vector<Port> in, out;
-    std::vector<Stat> stats;  ///< parallel to type->info.stats
-    Tick transit_cost = 0;
-    std::unique_ptr<Component> component;
-  };
+  using Node = Elaboration::Node;
   const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  const std::shared_ptr<const Elaboration>& elaboration() const noexcept { return el_; }
+  /// A node's statistics, parallel to its type's info.stats.
+  std::span<const Stat> node_stats(NodeIndex n) const noexcept {
+    return {stats_.data() + el_->stat_begin[n], stats_.data() + el_->stat_begin[n + 1]};
+  }
   /// Links in edge order (the topology's), with their occupancy and byte statistics.
   const std::vector<Link>& links() const noexcept { return links_; }
   /// Whole messages sent on `link` (control messages included).
@@ -61,11 +59,11 @@ class Simulation final : public Simulator, public System, private EventTarget {
   }
   std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
   Stat& stat(NodeIndex self, std::string_view name) override;
-  void set_transit_cost(NodeIndex self, Tick cost) override { nodes_[self].transit_cost = cost; }
+  void set_transit_cost(NodeIndex self, Tick cost) override { transit_[self] = cost; }
   void log(NodeIndex self, LogLevel level, std::string_view text) override;
   void request_stop() noexcept override { engine_.stop(); }
   Tick control_latency(const Route& route) const override;
-  Component& component(NodeIndex n) override { return *nodes_[n].component; }
+  Component& component(NodeIndex n) override { return *components_[n]; }
   Service* find_service(std::string_view name) override;
   void op_resume(NodeIndex self, const Message& msg) override {
     if (oplog_ && msg.data_op()) oplog_->restart(self, msg, now());
@@ -78,7 +76,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::uint64_t events() const noexcept override { return engine_.events(); }
   std::size_t node_count() const noexcept override { return nodes_.size(); }
   const Stat& stat(std::string_view node, std::string_view name) const override;
-  Component& component(std::string_view node) override { return *nodes_[find_node(node)].component; }
+  Component& component(std::string_view node) override { return *components_[find_node(node)]; }
   bool idle() const noexcept override { return engine_.empty(); }
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
   std::vector<LinkUse> link_use() const override;
@@ -94,19 +92,6 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void set_op_log(OpLog* log) noexcept { oplog_ = log; }
 
  private:
-  /// The hot half of a link: everything a whole message with no bytes needs on its way, half a cache line per
-  /// out-port, in port order (wires_[port_begin_[node] + port]). The rest of the link (occupancy, byte
-  /// statistics, routing data) stays in links_ and is touched only by messages that carry bytes or flits.
-  struct alignas(32) Wire {
-    Component* dst = nullptr;  ///< the receiving component: the event's handler
-    Tick latency = 0;
-    std::uint64_t messages = 0;  ///< whole messages sent (the link's statistic, kept on the line a send touches)
-    std::uint32_t link = 0;      ///< index into links_
-    PortIndex dst_port : 31 = 0;
-    std::uint32_t plain : 1 = 0;  ///< the receiver takes whole messages of any type: a 0-byte one needs no more
-  };
-  static_assert(sizeof(Wire) == 32);
-
   Tick on_event(Event& ev) override;
   Tick dispatch(Component& c, Event& ev);
   friend class Engine;  // runs on_event directly (Engine::run_until(limit, this))
@@ -135,17 +120,30 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::string library_of(const Node& n) const;
   /// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
   void check_type(const Link& link, const Message& msg) const;
-  /// The accepted-types list of the port of `info` that takes edges of `kind` (0: any).
-  std::uint16_t accepts_of(const ComponentInfo& info, const std::string& kind);
 
+  // What the graph elaborated to (shared with other systems of an equal graph), and views of it.
+  std::shared_ptr<const Elaboration> el_;
+  const std::vector<Node>& nodes_;
+  const std::vector<std::string_view>& ids_;
+  const std::unordered_map<std::string_view, NodeIndex>& index_;
+  const std::vector<std::uint32_t>& port_begin_;
+  const std::vector<std::string>& view_names_;
+  const std::vector<std::string>& link_kinds_;
+  const RouteMetric metric_;
+  const std::vector<Tick>& route_nm_;
+  const std::vector<NodeIndex>& id_rank_;
+  const std::vector<NodeIndex>& by_rank_;
+  const std::vector<RawParam>& attrs_;
+  const std::vector<std::vector<TypeId>>& accepts_;
+  const std::vector<std::vector<std::string>>& accepts_names_;
+
+  // This system's own state.
   Engine engine_;
-  std::vector<Node> nodes_;
-  std::vector<Link> links_;
-  std::vector<Wire> wires_;                ///< every out-port's wire, node by node
-  std::vector<std::uint32_t> port_begin_;  ///< first entry in wires_ per node (+1 sentinel)
-  std::vector<Component*> components_;     ///< per node, compact: the handler of its timers
-  std::vector<std::string_view> ids_;      ///< per node, compact: its id, stamped on every message it sends
-  std::unordered_map<std::string_view, NodeIndex> index_;
+  std::vector<Link> links_;                             ///< edge order, as the elaboration's
+  std::vector<Wire> wires_;                             ///< every out-port's wire, node by node
+  std::vector<std::unique_ptr<Component>> components_;  ///< per node
+  std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
+  std::vector<Tick> transit_;                           ///< per node: the cost routing charges to pass it
   std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
   /// One Dijkstra search per (view, source), resumed for each new destination and stopped as soon as it is
   /// settled: every route from a source costs one search in all (a collective's all-pairs queues need
@@ -159,16 +157,6 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::unordered_map<std::uint64_t, Search> searches_;
   /// The search from `from`, run until `to` is settled (or nothing is left).
   const Search& search(NodeIndex from, NodeIndex to, ViewId view);
-  std::vector<std::string> view_names_;  ///< index = ViewId; 0 is "all"
-  std::vector<std::string> link_kinds_;  ///< parallel to links_
-  RouteMetric metric_ = RouteMetric::kLatency;
-  std::vector<Tick> route_nm_;      ///< parallel to links_: route_mm in nm (RouteMetric::kDistance only)
-  std::vector<NodeIndex> id_rank_;  ///< per node: its id's place in byte order (kDistance only)
-  std::vector<NodeIndex> by_rank_;  ///< the inverse: the node at each place (kDistance only)
-  std::vector<RawParam> attrs_;
-  std::vector<std::vector<TypeId>> accepts_;             ///< per declared port type list (Link::accepts - 1)
-  std::vector<std::vector<std::string>> accepts_names_;  ///< the same, by name
-  std::vector<std::pair<const PortSpec*, std::uint16_t>> accepts_index_;  ///< port spec -> list
   bool finished_ = false;
   const Registry& registry_;
   /// Services by name: provided ones (not owned) and created ones (owned, in creation order).

@@ -61,4 +61,17 @@ struct Link {
   }
 };
 
+/// The hot half of a link: everything a whole message with no bytes needs on its way, half a cache line per
+/// out-port, kept in port order (the simulation's wires[port_begin[node] + port]). The rest of the link
+/// (occupancy, byte statistics, routing data) is touched only by messages that carry bytes or flits.
+struct alignas(32) Wire {
+  Component* dst = nullptr;  ///< the receiving component: the event's handler
+  Tick latency = 0;
+  std::uint64_t messages = 0;  ///< whole messages sent (the link's statistic, kept on the line a send touches)
+  std::uint32_t link = 0;      ///< index of its Link
+  PortIndex dst_port : 31 = 0;
+  std::uint32_t plain : 1 = 0;  ///< the receiver takes whole messages of any type: a 0-byte one needs no more
+};
+static_assert(sizeof(Wire) == 32);
+
 }  // namespace kbsim::core

@@ -70,10 +70,18 @@ const Graph& BenchRunner::topology() {
   return *topology_;
 }
 
-System& BenchRunner::build(Graph graph) {
+System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
   auto t0 = Clock::now();
-  systems_.push_back(std::make_unique<Simulation>(graph, registry_));
-  graphs_.push_back(std::move(graph));
+  auto same =
+      std::find_if(elaborated_.rbegin(), elaborated_.rend(), [&](const Elaborated& e) { return *e.graph == graph; });
+  if (same == elaborated_.rend()) {
+    auto kept = movable ? std::make_shared<const Graph>(std::move(*movable)) : std::make_shared<const Graph>(graph);
+    auto elaboration = elaborate(*kept, registry_);
+    elaborated_.push_back({std::move(kept), std::move(elaboration)});
+    same = elaborated_.rbegin();
+  }
+  systems_.push_back(std::make_unique<Simulation>(same->elaboration, registry_));
+  graphs_.push_back(same->graph);
   build_wall_s_ += seconds_since(t0);
   return *systems_.back();
 }
@@ -349,7 +357,7 @@ void BenchRunner::write_file(std::string_view name, std::string content) {
   files_.emplace_back(n, std::move(content));
 }
 
-const Graph& BenchRunner::shown_graph() { return graphs_.empty() ? topology() : graphs_.front(); }
+const Graph& BenchRunner::shown_graph() { return graphs_.empty() ? topology() : *graphs_.front(); }
 
 Tick BenchRunner::sim_time() const {
   Tick t = 0;
@@ -388,7 +396,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     return true;
   };
   bool one_graph =
-      std::all_of(graphs_.begin(), graphs_.end(), [&](const Graph& g) { return same(g, graphs_.front()); });
+      std::all_of(graphs_.begin(), graphs_.end(), [&](const auto& g) { return same(*g, *graphs_.front()); });
   // Every file goes to a temporary name first; all are renamed into place only
   // when all of them (and the observers' own files) were written.
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged;  // temporary -> final
@@ -396,12 +404,12 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
     staged.emplace_back(json::write_json_temp(dir / "topology.json",
                                               [&](JsonWriter& w) {
                                                 if (one_graph) {
-                                                  write_graph(w, graphs_.empty() ? *topology_ : graphs_.front(),
+                                                  write_graph(w, graphs_.empty() ? *topology_ : *graphs_.front(),
                                                               registry_);
                                                   return;
                                                 }
                                                 w.begin_array();
-                                                for (const auto& g : graphs_) write_graph(w, g, registry_);
+                                                for (const auto& g : graphs_) write_graph(w, *g, registry_);
                                                 w.end_array();
                                               }),
                         dir / "topology.json");
@@ -423,10 +431,10 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                 w.begin_object();
                                 std::size_t nodes = 0, edges = 0;
                                 for (const auto& g : graphs_) {
-                                  nodes += g.nodes.size();
-                                  edges += g.edges.size();
+                                  nodes += g->nodes.size();
+                                  edges += g->edges.size();
                                 }
-                                w.field("source", (graphs_.empty() ? *topology_ : graphs_.front()).source);
+                                w.field("source", (graphs_.empty() ? *topology_ : *graphs_.front()).source);
                                 w.field("systems", systems_.size());
                                 w.field("nodes", nodes);
                                 w.field("edges", edges);
@@ -476,15 +484,19 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                 w.key("host");
                                 w.begin_object();
                                 w.field("build_wall_s", build_wall_s_);
+                                w.field("elaborations", elaborated_.size());  // distinct graphs elaborated
                                 w.field("peak_rss_mb", peak_rss_mb());
                                 w.end_object();
 
                                 w.key("components");
                                 w.begin_object();
                                 for (std::size_t k = 0; k < systems_.size(); ++k) {
-                                  for (const auto& n : systems_[k]->nodes()) {
+                                  const auto& nodes = systems_[k]->nodes();
+                                  for (std::size_t ni = 0; ni < nodes.size(); ++ni) {
+                                    const auto& n = nodes[ni];
+                                    const auto stats = systems_[k]->node_stats(static_cast<NodeIndex>(ni));
                                     // Idle components (every statistic zero) are left out.
-                                    if (std::all_of(n.stats.begin(), n.stats.end(),
+                                    if (std::all_of(stats.begin(), stats.end(),
                                                     [](const Stat& st) { return st.count == 0 && st.value == 0; }))
                                       continue;
                                     w.key(prefix(k) + n.id);
@@ -493,9 +505,9 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                     const auto& specs = n.type->info.stats;
                                     for (std::size_t i = 0; i < specs.size(); ++i) {
                                       if (specs[i].kind == StatKind::kCounter) {
-                                        w.field(specs[i].name, n.stats[i].count);
+                                        w.field(specs[i].name, stats[i].count);
                                       } else {
-                                        w.field(specs[i].name, n.stats[i].value);
+                                        w.field(specs[i].name, stats[i].value);
                                       }
                                     }
                                     w.end_object();

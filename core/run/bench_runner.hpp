@@ -44,7 +44,8 @@ class BenchRunner final : public BenchContext {
   // BenchContext
   const Params& params() const noexcept override { return params_; }
   const Graph& topology() override;
-  System& build(Graph graph) override;
+  System& build(const Graph& graph) override { return build_from(graph, nullptr); }
+  System& build(Graph&& graph) override { return build_from(graph, &graph); }
   Metrics& metrics() noexcept override { return metrics_; }
   const CclConfig& ccl() const override {
     ccl_used_ = true;
@@ -67,7 +68,8 @@ class BenchRunner final : public BenchContext {
   bool interrupted() const noexcept { return interrupted_; }
   const std::vector<std::string>& notes() const noexcept { return notes_; }
   const std::vector<std::unique_ptr<Simulation>>& systems() const noexcept { return systems_; }
-  const std::vector<Graph>& graphs() const noexcept { return graphs_; }
+  /// The graph of every system built, in order (systems of equal graphs share one).
+  const std::vector<std::shared_ptr<const Graph>>& graphs() const noexcept { return graphs_; }
   /// The graph the summary names: the first built, else the loaded topology.
   const Graph& shown_graph();
   /// Points run through run_points (in their order, gathered from every rank).
@@ -75,6 +77,9 @@ class BenchRunner final : public BenchContext {
   std::size_t failed_points() const noexcept;
 
  private:
+  /// build(): reuse the elaboration of an equal graph built before, else elaborate `graph` (taken from
+  /// `movable` when given).
+  System& build_from(const Graph& graph, Graph* movable);
   PointRecord run_point(const SweepPoint& p, const std::string& who);
   /// The options of a bench this one runs (run_bench, a sweep point): same topology and CCL file, this run's
   /// --set followed by `overrides`, one process.
@@ -93,7 +98,13 @@ class BenchRunner final : public BenchContext {
   std::vector<std::unique_ptr<RunObserver>> observers_;  ///< those taking part, in name order
   std::unique_ptr<OpLog> op_log_;
   std::optional<Graph> topology_;
-  std::vector<Graph> graphs_;
+  /// Every distinct graph built, with what it elaborated to (newest last).
+  struct Elaborated {
+    std::shared_ptr<const Graph> graph;
+    std::shared_ptr<const Elaboration> elaboration;
+  };
+  std::vector<Elaborated> elaborated_;
+  std::vector<std::shared_ptr<const Graph>> graphs_;  ///< per system built
   std::vector<std::unique_ptr<Simulation>> systems_;
   std::vector<std::unique_ptr<Metrics>> nested_metrics_;    ///< of the benches this one ran (run_bench)
   Tick nested_sim_time_ = 0;                                ///< their simulated time

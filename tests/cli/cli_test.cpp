@@ -36,6 +36,20 @@ void expect_one_line_error(const test::CliResult& r) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+TEST(Cli, ABenchBuildingOneGraphManyTimesElaboratesItOnce) {
+  // pe-dma-perf gives every scenario a fresh system of the same graph: one elaboration serves them all, and the
+  // systems still report apart (their results are pinned by the golden test).
+  auto out = test::temp_dir() / "pe-dma-perf";
+  auto r = test::run_kbsim("run --bench pe-dma-perf --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  rapidjson::Document d;
+  d.Parse(test::read_file(out / "results.json").c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_GT(d["topology"]["systems"].GetUint(), 10u);
+  EXPECT_EQ(d["topology"]["distinct_graphs"].GetUint(), 1u);
+  EXPECT_EQ(d["host"]["elaborations"].GetUint(), 1u);
+}
+
 TEST(Cli, AnUnknownSubcommandIsNamedWithTheClosest) {
   auto r = test::run_kbsim("prob");
   EXPECT_EQ(r.code, 2);

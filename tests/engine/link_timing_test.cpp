@@ -164,6 +164,31 @@ TEST_F(LinkTiming, TwoTransfersContendForOneLinkFlitByFlit) {
   EXPECT_EQ(link(*sys, "b", "sw").busy, ns(64));
 }
 
+TEST_F(LinkTiming, SystemsOfOneElaborationShareItAndNothingElse) {
+  // Two systems built from one elaboration: the checked graph is shared, while the link occupancy, the statistics,
+  // the components and the clock are each system's own. The second runs to 20 ns only: by then flits 0..3 of each
+  // sender (at sw at 6 + 4k ns) hold sw->mem for 8 x 4 = 32 ns, and no message has ended.
+  const Graph graph = test::parse_topology(kTwoSenders, "two_senders.yaml", {});
+  auto shared = core::elaborate(graph, test::shared_registry());
+  core::Simulation a(shared, test::shared_registry());
+  core::Simulation b(shared, test::shared_registry());
+  EXPECT_EQ(a.elaboration(), b.elaboration());
+  EXPECT_EQ(&a.nodes(), &b.nodes());
+  a.run();
+  a.finish();
+  b.run_until(ns(20));
+  b.finish();
+  EXPECT_EQ(a.stat("mem", "received").count, 2u);
+  EXPECT_EQ(ps(a, "mem", "last_arrival_ns"), 136000u);
+  EXPECT_EQ(link(a, "sw", "mem").busy, ns(128));
+  EXPECT_EQ(a.messages(link(a, "sw", "mem")), 2u);
+  EXPECT_EQ(b.now(), ns(20));
+  EXPECT_EQ(b.stat("mem", "received").count, 0u);
+  EXPECT_EQ(link(b, "sw", "mem").busy, ns(32));
+  EXPECT_EQ(b.messages(link(b, "sw", "mem")), 0u);
+  EXPECT_NE(&a.component("mem"), &b.component("mem"));
+}
+
 TEST_F(LinkTiming, SecondMessageOnABusyLinkWaitsForTheFirst) {
   // Two packets handed to one link at t=0: the second starts when the first's
   // last flit is off the wire, at 64 ns, and arrives at 64 + 64 + 2 = 130 ns.

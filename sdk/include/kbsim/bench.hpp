@@ -136,8 +136,13 @@ class BenchContext {
   /// The resolved --topology graph (with --set overrides applied).
   virtual const Graph& topology() = 0;
   /// Elaborate a graph into a runnable system. It lives until the bench returns;
-  /// its statistics go into results.json.
-  virtual System& build(Graph graph) = 0;
+  /// its statistics go into results.json. Building a graph equal to one built
+  /// before reuses what it elaborated to (checked nodes, resolved parameters,
+  /// links, the id index): only the components are made anew, so a fresh
+  /// system per scenario costs little more than its components.
+  virtual System& build(const Graph& graph) = 0;
+  /// The same, taking the graph over instead of copying it when it is new.
+  virtual System& build(Graph&& graph) = 0;
   virtual Metrics& metrics() noexcept = 0;
   /// A line for the printed summary.
   virtual void note(std::string_view line) = 0;

@@ -1,0 +1,212 @@
+#include "component/elaboration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "kbsim/text.hpp"
+#include "plugin/params_resolve.hpp"
+#include "plugin/registry.hpp"
+
+namespace kbsim::core {
+
+namespace {
+bool accepts(const ComponentInfo& info, const std::string& label) {
+  for (const auto& p : info.ports)
+    if (p.label == "*" || p.label == label) return true;
+  return false;
+}
+std::vector<std::string> port_labels(const ComponentInfo& info) {
+  std::vector<std::string> out;
+  for (const auto& p : info.ports) out.push_back(p.label);
+  return out;
+}
+}  // namespace
+
+namespace {
+/// Node ids are printed, logged and written everywhere: they keep to a documented set of characters
+/// (docs/model.md, "Terms"), so no terminal escape, newline or invalid byte can reach a user's screen or file.
+void check_id(const std::string& id, const std::string& origin) {
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("_.:/+@-").find(c) != std::string_view::npos;
+    if (ok) continue;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    std::string shown;
+    for (char d : id) shown += (d >= 0x20 && d < 0x7f) ? d : '?';
+    throw ConfigError(origin + ": node id '" + shown + "' has the byte " + hex + " at position " + std::to_string(i) +
+                      "; ids use letters, digits and _ . : / + @ -");
+  }
+}
+}  // namespace
+
+namespace {
+/// The accepted-types list of the port of `info` that takes edges of `kind` (0: any).
+std::uint16_t accepts_of(Elaboration& el, std::vector<std::pair<const PortSpec*, std::uint16_t>>& accepts_index,
+                         const ComponentInfo& info, const std::string& kind) {
+  const PortSpec* spec = nullptr;
+  for (const PortSpec& p : info.ports)
+    if (p.label == kind || (!spec && p.label == "*")) spec = &p;
+  if (!spec || spec->messages.empty()) return 0;
+  for (const auto& [s, index] : accepts_index)
+    if (s == spec) return index;
+  std::vector<TypeId> ids;
+  for (const std::string& name : spec->messages) ids.push_back(type_id(name));
+  el.accepts.push_back(std::move(ids));
+  el.accepts_names.push_back(spec->messages);
+  if (el.accepts.size() > 0xfffe) throw ConfigError("too many distinct port declarations with message types");
+  auto index = static_cast<std::uint16_t>(el.accepts.size());
+  accepts_index.emplace_back(spec, index);
+  return index;
+}
+}  // namespace
+
+std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry& registry) {
+  using Node = Elaboration::Node;
+  std::vector<std::pair<const PortSpec*, std::uint16_t>> accepts_index;  // port spec -> its list in el.accepts
+  auto made = std::make_shared<Elaboration>();
+  Elaboration& el = *made;
+  if (graph.nodes.size() >= (std::size_t{1} << 28))
+    throw ConfigError(graph.source + ": " + std::to_string(graph.nodes.size()) + " nodes; at most 2^28 are supported");
+  if (graph.edges.size() >= (std::size_t{1} << 29))
+    throw ConfigError(graph.source + ": " + std::to_string(graph.edges.size()) + " edges; at most 2^29 are supported");
+  el.nodes.resize(graph.nodes.size());
+  el.index.reserve(graph.nodes.size());
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    const NodeSpec& spec = graph.nodes[i];
+    Node& n = el.nodes[i];
+    n.id = spec.id;
+    n.impl = spec.impl;
+    if (n.id.empty()) throw ConfigError(spec.origin + ": node without an id");
+    check_id(n.id, spec.origin);
+    auto [it, fresh] = el.index.emplace(n.id, static_cast<NodeIndex>(i));
+    if (!fresh)
+      throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " + graph.nodes[it->second].origin +
+                        ")");
+    n.type = &registry.component_for_impl(spec.impl, spec.origin);
+    auto lib = registry.impls().find(spec.impl);
+    n.library = lib == registry.impls().end() ? "?" : lib->second.library;
+    n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin);
+  }
+
+  el.view_names.push_back("all");
+  for (const RouteView& v : graph.views) {
+    if (v.name == "all" || std::find(el.view_names.begin(), el.view_names.end(), v.name) != el.view_names.end())
+      throw ConfigError(graph.source + ": routing view '" + v.name + "' is declared twice");
+    el.view_names.push_back(v.name);
+  }
+  if (el.view_names.size() > 32) throw ConfigError(graph.source + ": at most 31 routing views besides 'all'");
+  el.attrs = graph.attrs;
+
+  el.links.reserve(graph.edges.size());
+  el.link_kinds.reserve(graph.edges.size());
+  el.metric = graph.route_metric;
+  std::vector<std::vector<std::uint32_t>> out_links(el.nodes.size());  // flattened below
+  for (const EdgeSpec& e : graph.edges) {
+    auto src = el.index.find(e.src);
+    auto dst = el.index.find(e.dst);
+    if (src == el.index.end()) throw ConfigError(e.origin + ": edge from unknown node '" + e.src + "'");
+    if (dst == el.index.end()) throw ConfigError(e.origin + ": edge to unknown node '" + e.dst + "'");
+    if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(e.origin + ": bandwidth_gbs must be >= 0");
+    if (!(e.latency_ns >= 0.0)) throw ConfigError(e.origin + ": latency must be >= 0");
+    if (e.latency_ns > kMaxTimeNs)
+      throw ConfigError(e.origin + ": latency " + format_ns(e.latency_ns) +
+                        " ns is beyond the simulatable range (at most 1e15 ns)");
+    if (e.bandwidth_gbs > 0 && e.bandwidth_gbs < kMinBandwidthGbs)
+      throw ConfigError(e.origin + ": bandwidth_gbs " + std::to_string(e.bandwidth_gbs) +
+                        " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
+    if (e.flit_bytes == 0) throw ConfigError(e.origin + ": flit_bytes must be > 0");
+    Node& s = el.nodes[src->second];
+    Node& d = el.nodes[dst->second];
+    for (const Node* end : {&s, &d})
+      if (!accepts(end->type->info, e.kind))
+        throw ConfigError(e.origin + ": edge " + s.id + " (" + s.impl + ") -> " + d.id + " (" + d.impl + ") of kind '" +
+                          e.kind + "': " + end->id + " has no '" + e.kind + "' port" +
+                          suggest(e.kind, port_labels(end->type->info)));
+    Link l;
+    l.src = src->second;
+    l.dst = dst->second;
+    l.dst_port = static_cast<PortIndex>(d.in.size());
+    l.dst_flit_aware = d.type->info.flit_aware;
+    l.accepts = accepts_of(el, accepts_index, d.type->info, e.kind);
+    l.latency = ns_to_ticks(e.latency_ns);
+    l.bandwidth_gbs = e.bandwidth_gbs;
+    l.flit_bytes = e.flit_bytes;
+    l.ser_full = serialization_ticks(e.flit_bytes, e.bandwidth_gbs);
+    for (std::size_t v = 0; v < graph.views.size(); ++v) {
+      const auto& ex = graph.views[v].exclude_kinds;
+      if (std::find(ex.begin(), ex.end(), e.kind) != ex.end()) l.exclude_views |= 1u << (v + 1);
+    }
+    el.link_kinds.push_back(e.kind);
+    if (el.metric == RouteMetric::kDistance) {
+      if (!(e.route_mm >= 0.0) || e.route_mm > 1e9) throw ConfigError(e.origin + ": route_mm must be in [0, 1e9]");
+      el.route_nm.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
+    }
+    out_links[src->second].push_back(static_cast<std::uint32_t>(el.links.size()));
+    el.links.push_back(l);
+    // Port labels view the elaboration's own copy (reserved above, so it never moves), not the graph.
+    const std::string_view label = el.link_kinds.back();
+    s.out.push_back({label, {}, dst->second});
+    d.in.push_back({label, {}, src->second});
+  }
+  if (el.metric == RouteMetric::kDistance) {
+    std::vector<NodeIndex> order(el.nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<NodeIndex>(i);
+    std::sort(order.begin(), order.end(), [&](NodeIndex a, NodeIndex b) { return el.nodes[a].id < el.nodes[b].id; });
+    el.id_rank.resize(el.nodes.size());
+    for (std::size_t k = 0; k < order.size(); ++k) el.id_rank[order[k]] = static_cast<NodeIndex>(k);
+    el.by_rank = std::move(order);
+  }
+  el.port_begin.reserve(el.nodes.size() + 1);
+  el.wires.reserve(el.links.size());
+  for (const auto& links : out_links) {
+    el.port_begin.push_back(static_cast<std::uint32_t>(el.wires.size()));
+    for (std::uint32_t li : links) {
+      Link& l = el.links[li];
+      l.wire = static_cast<std::uint32_t>(el.wires.size());
+      Wire& w = el.wires.emplace_back();
+      w.latency = l.latency;
+      w.link = li;
+      w.dst_port = l.dst_port;
+      w.plain = !l.dst_flit_aware && l.accepts == 0;
+    }
+  }
+  el.port_begin.push_back(static_cast<std::uint32_t>(el.wires.size()));
+  for (Node& n : el.nodes) {
+    for (Port& p : n.out) p.peer = el.nodes[p.peer_index].id;
+    for (Port& p : n.in) p.peer = el.nodes[p.peer_index].id;
+  }
+
+  // Node references (kNode parameters) resolve now, so a component never looks a collaborator up by name.
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < el.nodes.size(); ++i) {
+    Node& n = el.nodes[i];
+    for (ParamEntry& e : n.params.entries()) {
+      if (!e.node_ref) continue;
+      const std::string& target = std::get<std::string>(e.value);
+      if (target.empty()) continue;
+      auto it = el.index.find(target);
+      if (it == el.index.end() && e.origin == "default") continue;  // a default that names no node here: none
+      if (it == el.index.end()) {
+        if (ids.empty())
+          for (const Node& m : el.nodes) ids.push_back(m.id);
+        throw ConfigError(e.origin + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl +
+                          ") names unknown node '" + target + "'" + suggest(target, ids));
+      }
+      e.node = it->second;
+    }
+  }
+  el.ids.reserve(el.nodes.size());
+  el.stat_begin.reserve(el.nodes.size() + 1);
+  for (const Elaboration::Node& n : el.nodes) {
+    el.ids.push_back(n.id);
+    el.stat_begin.push_back(el.stat_count);
+    el.stat_count += static_cast<std::uint32_t>(n.type->info.stats.size());
+  }
+  el.stat_begin.push_back(el.stat_count);
+  return made;
+}
+
+}  // namespace kbsim::core

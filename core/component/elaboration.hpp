@@ -1,0 +1,55 @@
+// Elaboration: what a graph becomes before any component exists. The nodes
+// checked, with their implementations and resolved parameters, their ports,
+// the links and their wires, the id index, the routing views and the message
+// types each port accepts. It depends only on the graph and the registry and
+// never changes afterwards, so every system built from an equal graph shares
+// one: a bench that builds a fresh system per scenario elaborates once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/link.hpp"
+#include "kbsim/component.hpp"
+#include "kbsim/graph.hpp"
+#include "kbsim/plugin.hpp"
+
+namespace kbsim::core {
+
+class Registry;
+
+struct Elaboration {
+  struct Node {
+    std::string id;
+    std::string impl;
+    std::string library;  ///< the plugin library providing it ("?" if unknown)
+    const ComponentType* type = nullptr;
+    Params params;
+    std::vector<Port> in, out;
+  };
+  std::vector<Node> nodes;
+  std::vector<std::string_view> ids;  ///< per node, compact: its id, stamped on every message it sends
+  std::unordered_map<std::string_view, NodeIndex> index;
+  std::vector<std::uint32_t> stat_begin;  ///< per node: its first statistic in a system's table (+1 sentinel)
+  std::uint32_t stat_count = 0;
+  std::vector<Link> links;                ///< in edge order, statistics zero
+  std::vector<std::string> link_kinds;    ///< parallel to links
+  std::vector<Wire> wires;                ///< every out-port's wire, node by node (no receiver yet)
+  std::vector<std::uint32_t> port_begin;  ///< first entry in wires per node (+1 sentinel)
+  std::vector<std::string> view_names;    ///< index = ViewId; 0 is "all"
+  RouteMetric metric = RouteMetric::kLatency;
+  std::vector<Tick> route_nm;      ///< parallel to links: route_mm in nm (RouteMetric::kDistance only)
+  std::vector<NodeIndex> id_rank;  ///< per node: its id's place in byte order (kDistance only)
+  std::vector<NodeIndex> by_rank;  ///< the inverse: the node at each place (kDistance only)
+  std::vector<RawParam> attrs;
+  std::vector<std::vector<TypeId>> accepts;             ///< per declared port type list (Link::accepts - 1)
+  std::vector<std::vector<std::string>> accepts_names;  ///< the same, by name
+};
+
+/// Check `graph` against the registry and elaborate it; ConfigError naming file:line:column on any fault.
+std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry& registry);
+
+}  // namespace kbsim::core
