@@ -66,16 +66,25 @@ BenchRunner::BenchRunner(const Registry& registry, RunOptions options)
 BenchRunner::~BenchRunner() = default;
 
 const Graph& BenchRunner::topology() {
-  if (!topology_) topology_ = load_topology(options_.topology, options_.overrides, registry_);
+  if (!topology_)
+    topology_ = std::make_shared<const Graph>(load_topology(options_.topology, options_.overrides, registry_));
   return *topology_;
 }
 
 System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
   auto t0 = Clock::now();
-  auto same =
-      std::find_if(elaborated_.rbegin(), elaborated_.rend(), [&](const Elaborated& e) { return *e.graph == graph; });
+  auto same = std::find_if(elaborated_.rbegin(), elaborated_.rend(),
+                           [&](const Elaborated& e) { return e.graph.get() == &graph || *e.graph == graph; });
   if (same == elaborated_.rend()) {
-    auto kept = movable ? std::make_shared<const Graph>(std::move(*movable)) : std::make_shared<const Graph>(graph);
+    // The loaded topology (configured(), or a bench building ctx.topology()) is shared; any other graph is kept.
+    std::shared_ptr<const Graph> kept;
+    if (topology_.get() == &graph) {
+      kept = topology_;
+    } else if (movable) {
+      kept = std::make_shared<const Graph>(std::move(*movable));
+    } else {
+      kept = std::make_shared<const Graph>(graph);
+    }
     auto elaboration = elaborate(*kept, registry_);
     elaborated_.push_back({std::move(kept), std::move(elaboration)});
     same = elaborated_.rbegin();

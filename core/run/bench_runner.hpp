@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,7 +96,7 @@ class BenchRunner final : public BenchContext {
   // Declared before the systems, so destroyed after them: an observer may have offered a service to one.
   std::vector<std::unique_ptr<RunObserver>> observers_;  ///< those taking part, in name order
   std::unique_ptr<OpLog> op_log_;
-  std::optional<Graph> topology_;
+  std::shared_ptr<const Graph> topology_;  ///< loaded on first use; the configured system shares it
   /// Every distinct graph built, with what it elaborated to (newest last).
   struct Elaborated {
     std::shared_ptr<const Graph> graph;
