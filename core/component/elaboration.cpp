@@ -160,20 +160,15 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     el.by_rank = std::move(order);
   }
   el.port_begin.reserve(el.nodes.size() + 1);
-  el.wires.reserve(el.links.size());
+  el.port_links.reserve(el.links.size());
   for (const auto& links : out_links) {
-    el.port_begin.push_back(static_cast<std::uint32_t>(el.wires.size()));
+    el.port_begin.push_back(static_cast<std::uint32_t>(el.port_links.size()));
     for (std::uint32_t li : links) {
-      Link& l = el.links[li];
-      l.wire = static_cast<std::uint32_t>(el.wires.size());
-      Wire& w = el.wires.emplace_back();
-      w.latency = l.latency;
-      w.link = li;
-      w.dst_port = l.dst_port;
-      w.plain = !l.dst_flit_aware && l.accepts == 0;
+      el.links[li].wire = static_cast<std::uint32_t>(el.port_links.size());
+      el.port_links.push_back(li);
     }
   }
-  el.port_begin.push_back(static_cast<std::uint32_t>(el.wires.size()));
+  el.port_begin.push_back(static_cast<std::uint32_t>(el.port_links.size()));
   for (Node& n : el.nodes) {
     for (Port& p : n.out) p.peer = el.nodes[p.peer_index].id;
     for (Port& p : n.in) p.peer = el.nodes[p.peer_index].id;

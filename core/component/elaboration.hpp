@@ -1,6 +1,6 @@
 // Elaboration: what a graph becomes before any component exists. The nodes
 // checked, with their implementations and resolved parameters, their ports,
-// the links and their wires, the id index, the routing views and the message
+// the links in edge and in port order, the id index, the routing views and the message
 // types each port accepts. It depends only on the graph and the registry and
 // never changes afterwards, so every system built from an equal graph shares
 // one: a bench that builds a fresh system per scenario elaborates once.
@@ -37,8 +37,8 @@ struct Elaboration {
   std::uint32_t stat_count = 0;
   std::vector<Link> links;                ///< in edge order, statistics zero
   std::vector<std::string> link_kinds;    ///< parallel to links
-  std::vector<Wire> wires;                ///< every out-port's wire, node by node (no receiver yet)
-  std::vector<std::uint32_t> port_begin;  ///< first entry in wires per node (+1 sentinel)
+  std::vector<std::uint32_t> port_links;  ///< every out-port's link, node by node (a system's wires follow it)
+  std::vector<std::uint32_t> port_begin;  ///< first entry in port_links per node (+1 sentinel)
   std::vector<std::string> view_names;    ///< index = ViewId; 0 is "all"
   RouteMetric metric = RouteMetric::kLatency;
   std::vector<Tick> route_nm;      ///< parallel to links: route_mm in nm (RouteMetric::kDistance only)

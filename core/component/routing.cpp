@@ -43,8 +43,9 @@ std::vector<LinkUse> Simulation::link_use() const {
   std::vector<LinkUse> out;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const Link& l = links_[i];
-    if (l.bytes == 0) continue;
-    out.push_back({nodes_[l.src].id, nodes_[l.dst].id, link_kinds_[i], messages(l), l.bytes, ticks_to_ns(l.busy)});
+    const Wire& w = use(l);
+    if (w.bytes == 0) continue;
+    out.push_back({nodes_[l.src].id, nodes_[l.dst].id, link_kinds_[i], w.messages, w.bytes, ticks_to_ns(w.busy)});
   }
   return out;
 }

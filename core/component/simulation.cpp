@@ -24,6 +24,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
       port_begin_(el_->port_begin),
       view_names_(el_->view_names),
       link_kinds_(el_->link_kinds),
+      links_(el_->links),
       metric_(el_->metric),
       route_nm_(el_->route_nm),
       id_rank_(el_->id_rank),
@@ -31,8 +32,6 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
       attrs_(el_->attrs),
       accepts_(el_->accepts),
       accepts_names_(el_->accepts_names),
-      links_(el_->links),
-      wires_(el_->wires),
       stats_(el_->stat_count),
       transit_(nodes_.size(), 0),
       registry_(registry) {
@@ -42,7 +41,16 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this, engine_.clock()};
     guard(n, "construction", [&] { components_[i].reset(n.type->create(ctx)); });
   }
-  for (Wire& w : wires_) w.dst = components_[links_[w.link].dst].get();
+  wires_.resize(el_->port_links.size());
+  for (std::size_t p = 0; p < wires_.size(); ++p) {
+    Wire& w = wires_[p];
+    w.link = el_->port_links[p];
+    const Link& l = links_[w.link];
+    w.dst = components_[l.dst].get();
+    w.latency = l.latency;
+    w.dst_port = l.dst_port;
+    w.plain = !l.dst_flit_aware && l.accepts == 0;
+  }
   for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
 }
 
@@ -152,7 +160,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
 }
 
 void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at) {
-  Link& link = links_[wire.link];
+  const Link& link = links_[wire.link];
   // (a multiplication, not a division: this is the send path of every message)
   if (msg->bytes >= std::uint64_t{link.flit_bytes} * std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
     fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
@@ -161,7 +169,7 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
   msg->stamp_sender(ids_[from]);
   ++wire.messages;
   Link::Shape shape = link.shape(msg->bytes);
-  Tick start = link.reserve(at, shape);
+  Tick start = wire.reserve(link, at, shape);
   // Flits count hops along the message's route; a whole message may be sent
   // from anywhere on it (e.g. by a store-and-forward node).
   std::uint32_t hop = 1;
@@ -177,10 +185,10 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
   if (at < now()) fail(from, "forwards a flit at a time in the past");
   Wire& wire = out_wire(from, out);
-  Link& link = links_[wire.link];
+  const Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
     check_type(link, *flit.msg);
-  Tick start = link.reserve(at, {1, flit.bytes});
+  Tick start = wire.reserve(link, at, {1, flit.bytes});
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {

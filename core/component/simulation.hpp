@@ -38,10 +38,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::span<const Stat> node_stats(NodeIndex n) const noexcept {
     return {stats_.data() + el_->stat_begin[n], stats_.data() + el_->stat_begin[n + 1]};
   }
-  /// Links in edge order (the topology's), with their occupancy and byte statistics.
+  /// Links in edge order (the topology's).
   const std::vector<Link>& links() const noexcept { return links_; }
-  /// Whole messages sent on `link` (control messages included).
-  std::uint64_t messages(const Link& link) const noexcept { return wires_[link.wire].messages; }
+  /// What happened on `link` in this system: messages, flits, bytes, busy time.
+  const Wire& use(const Link& link) const noexcept { return wires_[link.wire]; }
 
   // Simulator
   Tick now() const noexcept override { return engine_.now(); }
@@ -129,6 +129,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   const std::vector<std::uint32_t>& port_begin_;
   const std::vector<std::string>& view_names_;
   const std::vector<std::string>& link_kinds_;
+  const std::vector<Link>& links_;
   const RouteMetric metric_;
   const std::vector<Tick>& route_nm_;
   const std::vector<NodeIndex>& id_rank_;
@@ -139,7 +140,6 @@ class Simulation final : public Simulator, public System, private EventTarget {
 
   // This system's own state.
   Engine engine_;
-  std::vector<Link> links_;                             ///< edge order, as the elaboration's
   std::vector<Wire> wires_;                             ///< every out-port's wire, node by node
   std::vector<std::unique_ptr<Component>> components_;  ///< per node
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)

@@ -1,7 +1,9 @@
-// A link: one directed edge with its own occupancy. A message crosses it as
-// ceil(bytes / flit_bytes) flits; each flit waits for the link to be free and
-// occupies it for its own bytes / bandwidth. Control messages (0 bytes) pay
-// only the propagation latency.
+// A link: one directed edge. What it is (ends, latency, bandwidth, flit size)
+// is a Link, fixed when the graph is elaborated and shared by every system of
+// that graph; what happens on it in one system (occupancy, statistics) is that
+// system's Wire. A message crosses it as ceil(bytes / flit_bytes) flits; each
+// flit waits for the link to be free and occupies it for its own bytes /
+// bandwidth. Control messages (0 bytes) pay only the propagation latency.
 #pragma once
 
 #include <algorithm>
@@ -21,15 +23,9 @@ struct Link {
   Tick latency = 0;
   double bandwidth_gbs = 0.0;  ///< 0 = unlimited
   std::uint32_t flit_bytes = 256;
-  Tick ser_full = 0;  ///< serialization of one full flit
-  Tick busy_until = 0;
+  Tick ser_full = 0;                ///< serialization of one full flit
   std::uint32_t exclude_views = 0;  ///< bit v set: routing view v does not use this link
-  std::uint32_t wire = 0;           ///< its out-port's hot half in the simulation (which counts its messages)
-
-  // statistics
-  std::uint64_t bytes = 0;
-  std::uint64_t flits = 0;
-  Tick busy = 0;
+  std::uint32_t wire = 0;           ///< its place in port order: the index of its Wire in a system
 
   Tick ser(std::uint32_t nbytes) const noexcept {
     return nbytes == flit_bytes ? ser_full : serialization_ticks(nbytes, bandwidth_gbs);
@@ -45,33 +41,38 @@ struct Link {
     auto count = static_cast<std::uint32_t>((nbytes + flit_bytes - 1) / flit_bytes);
     return {count, static_cast<std::uint32_t>(nbytes - std::uint64_t{count - 1} * flit_bytes)};
   }
-
-  /// Reserve the link for `count` back-to-back flits handed over at `at`.
-  /// Returns the time the first flit starts on the wire. Control messages
-  /// (0 bytes) neither wait nor occupy.
-  Tick reserve(Tick at, Shape s) noexcept {
-    if (s.last_bytes == 0) return at;
-    Tick start = std::max(at, busy_until);
-    Tick total = Tick{s.count - 1} * ser_full + ser(s.last_bytes);
-    busy_until = start + total;
-    busy += total;
-    flits += s.count;
-    bytes += std::uint64_t{s.count - 1} * flit_bytes + s.last_bytes;
-    return start;
-  }
 };
 
-/// The hot half of a link: everything a whole message with no bytes needs on its way, half a cache line per
-/// out-port, kept in port order (the simulation's wires[port_begin[node] + port]). The rest of the link
-/// (occupancy, byte statistics, routing data) is touched only by messages that carry bytes or flits.
-struct alignas(32) Wire {
+/// A link in one system, one cache line per out-port, kept in port order (the simulation's
+/// wires[port_begin[node] + port]). A whole message with no bytes touches the first half only; the second holds the
+/// occupancy and byte statistics, which messages with bytes or flits update.
+struct alignas(64) Wire {
   Component* dst = nullptr;  ///< the receiving component: the event's handler
   Tick latency = 0;
-  std::uint64_t messages = 0;  ///< whole messages sent (the link's statistic, kept on the line a send touches)
+  std::uint64_t messages = 0;  ///< whole messages sent
   std::uint32_t link = 0;      ///< index of its Link
   PortIndex dst_port : 31 = 0;
   std::uint32_t plain : 1 = 0;  ///< the receiver takes whole messages of any type: a 0-byte one needs no more
+
+  Tick busy_until = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t flits = 0;
+  Tick busy = 0;  ///< time spent serializing
+
+  /// Reserve the link `l` for `s.count` back-to-back flits handed over at `at`.
+  /// Returns the time the first flit starts on the wire. Control messages
+  /// (0 bytes) neither wait nor occupy.
+  Tick reserve(const Link& l, Tick at, Link::Shape s) noexcept {
+    if (s.last_bytes == 0) return at;
+    Tick start = std::max(at, busy_until);
+    Tick total = Tick{s.count - 1} * l.ser_full + l.ser(s.last_bytes);
+    busy_until = start + total;
+    busy += total;
+    flits += s.count;
+    bytes += std::uint64_t{s.count - 1} * l.flit_bytes + s.last_bytes;
+    return start;
+  }
 };
-static_assert(sizeof(Wire) == 32);
+static_assert(sizeof(Wire) == 64);
 
 }  // namespace kbsim::core

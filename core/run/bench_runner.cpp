@@ -530,15 +530,16 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                   const Simulation& s = *systems_[k];
                                   double span = ticks_to_ns(s.now());
                                   for (const auto& l : s.links()) {
-                                    if (l.bytes == 0) continue;  // control-only links carry no bytes and take no time
+                                    const Wire& u = s.use(l);
+                                    if (u.bytes == 0) continue;  // control-only links carry no bytes and take no time
                                     w.begin_object();
                                     w.field("src", prefix(k) + s.nodes()[l.src].id);
                                     w.field("dst", prefix(k) + s.nodes()[l.dst].id);
-                                    w.field("messages", s.messages(l));
-                                    w.field("flits", l.flits);
-                                    w.field("bytes", l.bytes);
-                                    w.field("busy_ns", ticks_to_ns(l.busy));
-                                    w.field("utilization", span > 0 ? ticks_to_ns(l.busy) / span : 0.0);
+                                    w.field("messages", u.messages);
+                                    w.field("flits", u.flits);
+                                    w.field("bytes", u.bytes);
+                                    w.field("busy_ns", ticks_to_ns(u.busy));
+                                    w.field("utilization", span > 0 ? ticks_to_ns(u.busy) / span : 0.0);
                                     w.end_object();
                                   }
                                 }

@@ -27,9 +27,10 @@ class LinkTiming : public ::testing::Test {
   static Tick ps(const core::Simulation& sys, std::string_view node, std::string_view stat) {
     return ns_to_ticks(sys.stat(node, stat).value);
   }
-  static const core::Link& link(const core::Simulation& sys, std::string_view src, std::string_view dst) {
+  /// What happened on the link src -> dst.
+  static const core::Wire& link(const core::Simulation& sys, std::string_view src, std::string_view dst) {
     for (const auto& l : sys.links())
-      if (sys.nodes()[l.src].id == src && sys.nodes()[l.dst].id == dst) return l;
+      if (sys.nodes()[l.src].id == src && sys.nodes()[l.dst].id == dst) return sys.use(l);
     throw std::runtime_error("no link " + std::string(src) + " -> " + std::string(dst));
   }
 };
@@ -58,10 +59,11 @@ TEST_F(LinkTiming, OneHopLinkStatistics) {
   auto sys = run(kOneHop);
   ASSERT_EQ(sys->links().size(), 1u);
   const core::Link& l = sys->links()[0];
-  EXPECT_EQ(l.bytes, 4096u);
-  EXPECT_EQ(l.flits, 16u);
-  EXPECT_EQ(sys->messages(l), 1u);
-  EXPECT_EQ(l.busy, ns(64));  // serialization only; propagation does not occupy the link
+  const core::Wire& use = sys->use(l);
+  EXPECT_EQ(use.bytes, 4096u);
+  EXPECT_EQ(use.flits, 16u);
+  EXPECT_EQ(use.messages, 1u);
+  EXPECT_EQ(use.busy, ns(64));  // serialization only; propagation does not occupy the link
   EXPECT_EQ(l.latency, ns(2));
   EXPECT_EQ(l.ser_full, ns(4));
 }
@@ -118,10 +120,10 @@ TEST_F(LinkTiming, TwoHopLinkStatisticsCountFlitsOnceAndTheMessageOnce) {
   for (const char* impl : {"builtin.forwarding", "custom.store_forward"}) {
     auto sys = run(kTwoHops, {std::string("nodes.sw.impl=") + impl});
     for (auto [src, dst] : {std::pair{"host", "sw"}, std::pair{"sw", "mem"}}) {
-      const core::Link& l = link(*sys, src, dst);
+      const core::Wire& l = link(*sys, src, dst);
       EXPECT_EQ(l.bytes, 4096u) << impl << " " << src << "->" << dst;
       EXPECT_EQ(l.flits, 16u) << impl << " " << src << "->" << dst;
-      EXPECT_EQ(sys->messages(l), 1u) << impl << " " << src << "->" << dst;
+      EXPECT_EQ(l.messages, 1u) << impl << " " << src << "->" << dst;
       EXPECT_EQ(l.busy, ns(64)) << impl << " " << src << "->" << dst;
     }
   }
@@ -154,10 +156,10 @@ TEST_F(LinkTiming, TwoTransfersContendForOneLinkFlitByFlit) {
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 132000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 136000u);
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 136000u);
-  const core::Link& shared = link(*sys, "sw", "mem");
+  const core::Wire& shared = link(*sys, "sw", "mem");
   EXPECT_EQ(shared.flits, 32u);
   EXPECT_EQ(shared.bytes, 8192u);
-  EXPECT_EQ(sys->messages(shared), 2u);
+  EXPECT_EQ(shared.messages, 2u);
   EXPECT_EQ(shared.busy, ns(128));
   // The links into sw did not contend.
   EXPECT_EQ(link(*sys, "a", "sw").busy, ns(64));
@@ -181,11 +183,11 @@ TEST_F(LinkTiming, SystemsOfOneElaborationShareItAndNothingElse) {
   EXPECT_EQ(a.stat("mem", "received").count, 2u);
   EXPECT_EQ(ps(a, "mem", "last_arrival_ns"), 136000u);
   EXPECT_EQ(link(a, "sw", "mem").busy, ns(128));
-  EXPECT_EQ(a.messages(link(a, "sw", "mem")), 2u);
+  EXPECT_EQ(link(a, "sw", "mem").messages, 2u);
   EXPECT_EQ(b.now(), ns(20));
   EXPECT_EQ(b.stat("mem", "received").count, 0u);
   EXPECT_EQ(link(b, "sw", "mem").busy, ns(32));
-  EXPECT_EQ(b.messages(link(b, "sw", "mem")), 0u);
+  EXPECT_EQ(link(b, "sw", "mem").messages, 0u);
   EXPECT_NE(&a.component("mem"), &b.component("mem"));
 }
 
@@ -197,8 +199,8 @@ TEST_F(LinkTiming, SecondMessageOnABusyLinkWaitsForTheFirst) {
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 66000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 130000u);
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 130000u);
-  EXPECT_EQ(sys->links()[0].busy, ns(128));
-  EXPECT_EQ(sys->messages(sys->links()[0]), 2u);
+  EXPECT_EQ(sys->use(sys->links()[0]).busy, ns(128));
+  EXPECT_EQ(sys->use(sys->links()[0]).messages, 2u);
 }
 
 TEST_F(LinkTiming, MessageHandedOverAfterTheLinkFreedDoesNotWait) {
@@ -214,10 +216,10 @@ TEST_F(LinkTiming, ZeroByteMessagePaysOnlyLatency) {
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=0"});
   EXPECT_EQ(sys->stat("mem", "received").count, 1u);
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 2000u);
-  const core::Link& l = sys->links()[0];
+  const core::Wire& l = sys->use(sys->links()[0]);
   EXPECT_EQ(l.bytes, 0u);
   EXPECT_EQ(l.flits, 0u);
-  EXPECT_EQ(sys->messages(l), 1u);
+  EXPECT_EQ(l.messages, 1u);
   EXPECT_EQ(l.busy, 0u);
 }
 
@@ -234,7 +236,7 @@ TEST_F(LinkTiming, ZeroByteMessageThroughATransitNodePaysLatenciesAndOverhead) {
     auto sys = run(kTwoHops, {"nodes.host.params.send_bytes=0", std::string("nodes.sw.impl=") + impl});
     EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 9000u) << impl;
     EXPECT_EQ(link(*sys, "sw", "mem").busy, 0u) << impl;
-    EXPECT_EQ(sys->messages(link(*sys, "sw", "mem")), 1u) << impl;
+    EXPECT_EQ(link(*sys, "sw", "mem").messages, 1u) << impl;
   }
 }
 
@@ -304,7 +306,7 @@ edges:
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 263000u);
   ASSERT_EQ(sys->links().size(), 6u);
   EXPECT_EQ(link(*sys, "sw0", "sw1").latency, ns(1));
-  EXPECT_EQ(sys->messages(link(*sys, "sw1", "sw0")), 0u) << "reverse links carry nothing";
+  EXPECT_EQ(link(*sys, "sw1", "sw0").messages, 0u) << "reverse links carry nothing";
   EXPECT_EQ(sys->stat("sw0", "transactions").count, 4u);
   EXPECT_EQ(sys->stat("sw1", "flits").count, 64u);
 }
@@ -316,7 +318,7 @@ TEST_F(LinkTiming, PartialLastFlitSerializesItsOwnBytesRoundedToThePicosecond) {
   // 44 / 64 ns = 687.5 ps, rounded to 688 ps. 4000 + 688 + 2000 = 6688 ps.
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=300"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 6688u);
-  const core::Link& l = sys->links()[0];
+  const core::Wire& l = sys->use(sys->links()[0]);
   EXPECT_EQ(l.flits, 2u);
   EXPECT_EQ(l.bytes, 300u);
   EXPECT_EQ(l.busy, 4688u);
@@ -337,7 +339,7 @@ TEST_F(LinkTiming, MessageSmallerThanOneFlitIsOnePartialFlit) {
   // 100 B at 64 GB/s = 1562.5 ps -> 1563 ps; + 2000 ps.
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=100"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 3563u);
-  EXPECT_EQ(sys->links()[0].flits, 1u);
+  EXPECT_EQ(sys->use(sys->links()[0]).flits, 1u);
 }
 
 TEST_F(LinkTiming, FlitSizeComesFromTheEdge) {
@@ -352,8 +354,8 @@ TEST_F(LinkTiming, FlitSizeComesFromTheEdge) {
 TEST_F(LinkTiming, ZeroBandwidthMeansUnlimited) {
   auto sys = run(kOneHop, {"edges.0.bandwidth_gbs=0"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 2000u);
-  EXPECT_EQ(sys->links()[0].busy, 0u);
-  EXPECT_EQ(sys->links()[0].flits, 16u);
+  EXPECT_EQ(sys->use(sys->links()[0]).busy, 0u);
+  EXPECT_EQ(sys->use(sys->links()[0]).flits, 16u);
 }
 
 // --- distance ----------------------------------------------------------------------
