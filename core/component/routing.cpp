@@ -43,7 +43,7 @@ std::vector<LinkUse> Simulation::link_use() const {
   std::vector<LinkUse> out;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const Link& l = links_[i];
-    const Wire& w = use(l);
+    const Traffic w = use(l);
     if (w.bytes == 0) continue;
     out.push_back({nodes_[l.src].id, nodes_[l.dst].id, link_kinds_[i], w.messages, w.bytes, ticks_to_ns(w.busy)});
   }

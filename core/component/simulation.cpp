@@ -42,6 +42,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     guard(n, "construction", [&] { components_[i].reset(n.type->create(ctx)); });
   }
   wires_.resize(el_->port_links.size());
+  loads_.resize(wires_.size());
   for (std::size_t p = 0; p < wires_.size(); ++p) {
     Wire& w = wires_[p];
     w.link = el_->port_links[p];
@@ -169,7 +170,7 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
   msg->stamp_sender(ids_[from]);
   ++wire.messages;
   Link::Shape shape = link.shape(msg->bytes);
-  Tick start = wire.reserve(link, at, shape);
+  Tick start = loads_[link.wire].reserve(link, at, shape);
   // Flits count hops along the message's route; a whole message may be sent
   // from anywhere on it (e.g. by a store-and-forward node).
   std::uint32_t hop = 1;
@@ -188,7 +189,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   const Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
     check_type(link, *flit.msg);
-  Tick start = wire.reserve(link, at, {1, flit.bytes});
+  Tick start = loads_[link.wire].reserve(link, at, {1, flit.bytes});
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {

@@ -41,7 +41,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// Links in edge order (the topology's).
   const std::vector<Link>& links() const noexcept { return links_; }
   /// What happened on `link` in this system: messages, flits, bytes, busy time.
-  const Wire& use(const Link& link) const noexcept { return wires_[link.wire]; }
+  Traffic use(const Link& link) const noexcept {
+    const Load& l = loads_[link.wire];
+    return {wires_[link.wire].messages, l.flits, l.bytes, l.busy};
+  }
 
   // Simulator
   Tick now() const noexcept override { return engine_.now(); }
@@ -141,6 +144,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   // This system's own state.
   Engine engine_;
   std::vector<Wire> wires_;                             ///< every out-port's wire, node by node
+  std::vector<Load> loads_;                             ///< parallel to wires_
   std::vector<std::unique_ptr<Component>> components_;  ///< per node
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
   std::vector<Tick> transit_;                           ///< per node: the cost routing charges to pass it

@@ -1,9 +1,9 @@
 // A link: one directed edge. What it is (ends, latency, bandwidth, flit size)
 // is a Link, fixed when the graph is elaborated and shared by every system of
 // that graph; what happens on it in one system (occupancy, statistics) is that
-// system's Wire. A message crosses it as ceil(bytes / flit_bytes) flits; each
-// flit waits for the link to be free and occupies it for its own bytes /
-// bandwidth. Control messages (0 bytes) pay only the propagation latency.
+// system's Wire (what a message without bytes needs) and Load (occupancy). A message crosses it as ceil(bytes /
+// flit_bytes) flits; each flit waits for the link to be free and occupies it for its own bytes / bandwidth. Control
+// messages (0 bytes) pay only the propagation latency.
 #pragma once
 
 #include <algorithm>
@@ -43,17 +43,21 @@ struct Link {
   }
 };
 
-/// A link in one system, one cache line per out-port, kept in port order (the simulation's
-/// wires[port_begin[node] + port]). A whole message with no bytes touches the first half only; the second holds the
-/// occupancy and byte statistics, which messages with bytes or flits update.
-struct alignas(64) Wire {
+/// A link in one system, as a message with no bytes needs it: half a cache line per out-port, kept in port order
+/// (the simulation's wires[port_begin[node] + port]), so the sends of a mesh's control messages touch nothing else.
+struct alignas(32) Wire {
   Component* dst = nullptr;  ///< the receiving component: the event's handler
   Tick latency = 0;
   std::uint64_t messages = 0;  ///< whole messages sent
   std::uint32_t link = 0;      ///< index of its Link
   PortIndex dst_port : 31 = 0;
   std::uint32_t plain : 1 = 0;  ///< the receiver takes whole messages of any type: a 0-byte one needs no more
+};
+static_assert(sizeof(Wire) == 32);
 
+/// A link's occupancy and byte statistics in one system (parallel to the wires), which messages with bytes or
+/// flits update.
+struct Load {
   Tick busy_until = 0;
   std::uint64_t bytes = 0;
   std::uint64_t flits = 0;
@@ -73,6 +77,13 @@ struct alignas(64) Wire {
     return start;
   }
 };
-static_assert(sizeof(Wire) == 64);
+
+/// What happened on a link in one system.
+struct Traffic {
+  std::uint64_t messages = 0;
+  std::uint64_t flits = 0;
+  std::uint64_t bytes = 0;
+  Tick busy = 0;
+};
 
 }  // namespace kbsim::core

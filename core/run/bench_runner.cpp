@@ -530,7 +530,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                   const Simulation& s = *systems_[k];
                                   double span = ticks_to_ns(s.now());
                                   for (const auto& l : s.links()) {
-                                    const Wire& u = s.use(l);
+                                    const Traffic u = s.use(l);
                                     if (u.bytes == 0) continue;  // control-only links carry no bytes and take no time
                                     w.begin_object();
                                     w.field("src", prefix(k) + s.nodes()[l.src].id);
