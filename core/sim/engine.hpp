@@ -145,14 +145,15 @@ class Engine {
   void push(Tick at, std::uint32_t priority, std::uint32_t slot) {
     ++pending_;
     next_[slot] = kNone;
-    if (recent_ != kNoRun && recent_time_ == at && recent_priority_ == priority) [[likely]] {
-      next_[recent_tail_] = slot;  // most events join the run the previous one joined
-      recent_tail_ = slot;
+    if (recent_.seq != kNoRun && recent_.time == at && recent_.priority == priority) [[likely]] {
+      next_[recent_.tail] = slot;  // most events join the run the previous one joined
+      recent_.tail = slot;
       return;
     }
-    start_run(at, priority, slot);
+    join_open_run(at, priority, slot);
   }
-  void start_run(Tick at, std::uint32_t priority, std::uint32_t slot);
+  /// Append to the open run of (at, priority) if the table holds one, else start a run; it becomes recent_.
+  void join_open_run(Tick at, std::uint32_t priority, std::uint32_t slot);
   /// Put an entry at time base_ into the front, after every entry of its priority or lower.
   void push_front(const Entry& e);
   /// Put an entry at time > base_ into its bucket.
@@ -163,12 +164,24 @@ class Engine {
   std::vector<std::unique_ptr<Event[]>> chunks_;
   std::vector<std::uint32_t> next_;  ///< per slot: the next slot of its run (kNone: the last)
   std::vector<std::uint32_t> free_;
-  // The run the last event joined, while it has events not yet run (appending to it keeps the order).
-  std::uint64_t recent_ = kNoRun;  ///< its creation sequence
-  Tick recent_time_ = 0;
-  std::uint32_t recent_priority_ = 0;
-  std::uint32_t recent_tail_ = 0;
-  std::vector<Entry> front_;  ///< runs at time base_, sorted by order; those before front_pos_ are spent
+  /// A run that still takes events: the newest run of its (time, priority), with events not yet run (so
+  /// appending to it keeps the order). Kept in a direct-mapped table by key; a run pushed out by another key
+  /// only means its key's next event starts a new run.
+  struct OpenRun {
+    std::uint64_t seq = kNoRun;  ///< its creation sequence (kNoRun: an empty place)
+    Tick time = 0;
+    std::uint32_t priority = 0;
+    std::uint32_t tail = 0;
+  };
+  static constexpr unsigned kOpenBits = 12;
+  static std::size_t open_index(Tick t, std::uint32_t priority) noexcept {
+    return static_cast<std::size_t>(((t * 0x9E3779B97F4A7C15ULL) >> (64 - kOpenBits)) ^ priority) &
+           ((std::size_t{1} << kOpenBits) - 1);
+  }
+  std::vector<OpenRun> open_ = std::vector<OpenRun>(std::size_t{1} << kOpenBits);
+  OpenRun recent_;             ///< the run the last event joined; its place's tail is brought up to date on leaving
+  std::size_t recent_at_ = 0;  ///< its place in open_
+  std::vector<Entry> front_;   ///< runs at time base_, sorted by order; those before front_pos_ are spent
   std::size_t front_pos_ = 0;
   /// buckets_[l][d]: times whose highest byte differing from base_ is byte l, of value d there.
   std::array<std::array<std::vector<Entry>, 256>, 8> buckets_;
@@ -202,7 +215,9 @@ bool Engine::run_until(Tick limit, Direct* direct) {
       if (const std::uint32_t n2 = next_[top.head]; n2 != kNone) __builtin_prefetch(&body(n2));
     } else {
       // The run is spent; events the handler adds at the same key start a new one.
-      if (recent_ == (top.order & kSeqMask)) recent_ = kNoRun;
+      const std::uint64_t spent = top.order & kSeqMask;
+      if (recent_.seq == spent) recent_.seq = kNoRun;
+      if (OpenRun& o = open_[open_index(top.time, priority)]; o.seq == spent) o.seq = kNoRun;
       ++front_pos_;
       // Look ahead in the front: the next run's handler data and the body of the one after it.
       if (front_pos_ < front_.size()) {
