@@ -35,23 +35,24 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
       stats_(el_->stat_count),
       transit_(nodes_.size(), 0),
       registry_(registry) {
-  components_.resize(nodes_.size());
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    const Node& n = nodes_[i];
-    ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this, engine_.clock()};
-    guard(n, "construction", [&] { components_[i].reset(n.type->create(ctx)); });
-  }
+  // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
   loads_.resize(wires_.size());
   for (std::size_t p = 0; p < wires_.size(); ++p) {
     Wire& w = wires_[p];
     w.link = el_->port_links[p];
     const Link& l = links_[w.link];
-    w.dst = components_[l.dst].get();
     w.latency = l.latency;
     w.dst_port = l.dst_port;
     w.plain = !l.dst_flit_aware && l.accepts == 0;
   }
+  components_.resize(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    ComponentContext ctx{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this, engine_.clock()};
+    guard(n, "construction", [&] { components_[i].reset(n.type->create(ctx)); });
+  }
+  for (Wire& w : wires_) w.dst = components_[links_[w.link].dst].get();
   for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
 }
 

@@ -245,11 +245,16 @@ bool Engine::run_until(Tick limit, Direct* direct) {
       again = ev.target == direct ? direct->Direct::on_event(ev) : ev.target->on_event(ev);
     }
     if (again != kNever && ev.target != nullptr) {
+      if (again < now_) [[unlikely]]
+        past(again);  // a re-armed event is scheduled anew: never before now
       push(again, priority, slot);
     } else {
       release_slot(slot);
     }
   }
+  // An empty queue takes the time it ends at as its base: cancelled events at a later time may have moved the base
+  // beyond now(), where a later schedule() between now() and the base could not be ordered.
+  if (front_pos_ == front_.size() && levels_ == 0) base_ = now_;
   const bool stopped = stop_;
   if (!stopped && limit != kNever && now_ < limit) now_ = limit;
   stop_ = false;  // a stop ends one run; the next run_until resumes

@@ -348,6 +348,24 @@ TEST(Engine, EventScheduledAtTheCurrentTimeRunsAfterThoseAlreadyQueued) {
 
 // --- cancel -----------------------------------------------------------------
 
+TEST(Engine, AfterARunEndingOnCancelledEventsLaterOnesStillComeInOrder) {
+  // The run ends on a cancelled event at 10 ns while now() stays at 1 ns; events then scheduled on both sides of
+  // 10 ns must still run in time order.
+  Engine e;
+  Recorder r(e);
+  at(e, r, ns(1), 128, 1);
+  EventId cancelled;
+  at(e, r, ns(10), 128, 99, &cancelled);
+  e.cancel(cancelled);
+  e.run_until(kNever);
+  EXPECT_EQ(e.now(), ns(1));
+  at(e, r, ns(10), 128, 2);
+  at(e, r, ns(2), 128, 3);
+  at(e, r, 0x1FF + ns(1), 128, 4);
+  e.run_until(kNever);
+  EXPECT_EQ(r.log, (Log{{ns(1), 1}, {0x1FF + ns(1), 4}, {ns(2), 3}, {ns(10), 2}}));
+}
+
 TEST(Engine, CancelledEventDoesNotRunAndIsNotCounted) {
   Engine e;
   Recorder r(e);
