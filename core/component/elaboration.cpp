@@ -21,9 +21,7 @@ std::vector<std::string> port_labels(const ComponentInfo& info) {
   for (const auto& p : info.ports) out.push_back(p.label);
   return out;
 }
-}  // namespace
 
-namespace {
 /// Node ids are printed, logged and written everywhere: they keep to a documented set of characters
 /// (docs/model.md, "Terms"), so no terminal escape, newline or invalid byte can reach a user's screen or file.
 void check_id(const std::string& id, const std::string& origin) {
@@ -40,9 +38,7 @@ void check_id(const std::string& id, const std::string& origin) {
                       "; ids use letters, digits and _ . : / + @ -");
   }
 }
-}  // namespace
 
-namespace {
 /// The accepted-types list of the port of `info` that takes edges of `kind` (0: any).
 std::uint16_t accepts_of(Elaboration& el, std::vector<std::pair<const PortSpec*, std::uint16_t>>& accepts_index,
                          const ComponentInfo& info, const std::string& kind) {

@@ -38,7 +38,7 @@ void Engine::join_open_run(Tick at, std::uint32_t priority, std::uint32_t slot) 
   if (recent_.seq != kNoRun) open_[recent_at_].tail = recent_.tail;  // the place it left is up to date
   recent_at_ = open_index(at, priority);
   OpenRun& place = open_[recent_at_];
-  if (place.seq != kNoRun && place.time == at && place.priority == priority) {
+  if (place.holds(at, priority)) {
     next_[place.tail] = slot;
     place.tail = slot;
     recent_ = place;
@@ -79,8 +79,7 @@ void Engine::push_front(const Entry& e) {
     front_.push_back(e);
     return;
   }
-  auto it = std::upper_bound(front_.begin() + static_cast<std::ptrdiff_t>(front_pos_), front_.end(), e,
-                             [](const Entry& x, const Entry& y) { return x.order < y.order; });
+  auto it = std::upper_bound(front_.begin() + static_cast<std::ptrdiff_t>(front_pos_), front_.end(), e, Entry::before);
   front_.insert(it, e);
 }
 
@@ -114,8 +113,8 @@ bool Engine::refill(Tick limit) {
   }
   from.clear();
   if (from.capacity() > 0) spare_.push_back(std::move(from));
-  auto by_order = [](const Entry& x, const Entry& y) { return x.order < y.order; };
-  if (!std::is_sorted(front_.begin(), front_.end(), by_order)) std::sort(front_.begin(), front_.end(), by_order);
+  if (!std::is_sorted(front_.begin(), front_.end(), Entry::before))
+    std::sort(front_.begin(), front_.end(), Entry::before);
   return true;
 }
 

@@ -123,6 +123,7 @@ class Engine {
     Tick time;
     std::uint64_t order;
     std::uint32_t head;
+    static bool before(const Entry& x, const Entry& y) noexcept { return x.order < y.order; }
   };
 
   Event& body(std::uint32_t slot) noexcept { return chunks_[slot >> kChunkBits][slot & (kChunk - 1)]; }
@@ -145,7 +146,7 @@ class Engine {
   void push(Tick at, std::uint32_t priority, std::uint32_t slot) {
     ++pending_;
     next_[slot] = kNone;
-    if (recent_.seq != kNoRun && recent_.time == at && recent_.priority == priority) [[likely]] {
+    if (recent_.holds(at, priority)) [[likely]] {
       next_[recent_.tail] = slot;  // most events join the run the previous one joined
       recent_.tail = slot;
       return;
@@ -158,6 +159,13 @@ class Engine {
   void push_front(const Entry& e);
   /// Put an entry at time > base_ into its bucket.
   void push_level(const Entry& e) noexcept;
+  /// Prefetch what the next event's handler touches first (its body is already near) and the body after it.
+  void look_ahead(std::uint32_t next, std::uint32_t after) noexcept {
+    const Event& n1 = body(next);
+    __builtin_prefetch(n1.hint);
+    __builtin_prefetch(n1.msg.get());
+    if (after != kNone) __builtin_prefetch(&body(after));
+  }
   /// Make the lowest non-empty bucket the front if its smallest time is <= limit; false if none is.
   bool refill(Tick limit);
 
@@ -172,6 +180,7 @@ class Engine {
     Tick time = 0;
     std::uint32_t priority = 0;
     std::uint32_t tail = 0;
+    bool holds(Tick t, std::uint32_t p) const noexcept { return seq != kNoRun && time == t && priority == p; }
   };
   static constexpr unsigned kOpenBits = 12;
   static std::size_t open_index(Tick t, std::uint32_t priority) noexcept {
@@ -208,24 +217,15 @@ bool Engine::run_until(Tick limit, Direct* direct) {
     const auto priority = static_cast<std::uint32_t>(top.order >> kSeqBits);
     top.head = next_[slot];
     if (top.head != kNone) {
-      // Look ahead in the run: the next event's handler data and the body after it.
-      const Event& n1 = body(top.head);
-      __builtin_prefetch(n1.hint);
-      __builtin_prefetch(n1.msg.get());
-      if (const std::uint32_t n2 = next_[top.head]; n2 != kNone) __builtin_prefetch(&body(n2));
+      look_ahead(top.head, next_[top.head]);  // along the run
     } else {
       // The run is spent; events the handler adds at the same key start a new one.
       const std::uint64_t spent = top.order & kSeqMask;
       if (recent_.seq == spent) recent_.seq = kNoRun;
       if (OpenRun& o = open_[open_index(top.time, priority)]; o.seq == spent) o.seq = kNoRun;
       ++front_pos_;
-      // Look ahead in the front: the next run's handler data and the body of the one after it.
-      if (front_pos_ < front_.size()) {
-        const Event& n1 = body(front_[front_pos_].head);
-        __builtin_prefetch(n1.hint);
-        __builtin_prefetch(n1.msg.get());
-        if (front_pos_ + 1 < front_.size()) __builtin_prefetch(&body(front_[front_pos_ + 1].head));
-      }
+      if (front_pos_ < front_.size())  // along the front
+        look_ahead(front_[front_pos_].head, front_pos_ + 1 < front_.size() ? front_[front_pos_ + 1].head : kNone);
     }
     --pending_;
     Event& ev = body(slot);
