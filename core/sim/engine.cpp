@@ -35,17 +35,17 @@ void Engine::cancel(EventId id) noexcept {
 }
 
 void Engine::join_open_run(Tick at, std::uint32_t priority, std::uint32_t slot) {
-  if (recent_.seq != kNoRun) open_[recent_at_].tail = recent_.tail;  // the place it left is up to date
+  if (recent_.tail != kNone) open_[recent_at_].tail = recent_.tail;  // the place it left is up to date
   recent_at_ = open_index(at, priority);
   OpenRun& place = open_[recent_at_];
   if (place.holds(at, priority)) {
     next_[place.tail] = slot;
+    recent_ = {at, slot, priority};
     place.tail = slot;
-    recent_ = place;
     return;
   }
-  place = {seq_, at, priority, slot};  // a new run, and the newest of its key
-  recent_ = place;
+  recent_ = {at, slot, priority};  // a new run, and the newest of its key
+  place = recent_;
   // at >= now_ >= base_: the entry goes to the front or to a bucket above it.
   const Entry e{at, (std::uint64_t{priority} << kSeqBits) | seq_++, slot};
   if (at == base_) {

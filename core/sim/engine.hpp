@@ -113,7 +113,6 @@ class Engine {
   static constexpr unsigned kSeqBits = 56;
 
   static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
-  static constexpr std::uint64_t kNoRun = ~std::uint64_t{0};
   /// Entries a bucket's buffer starts with: buffers move between buckets, so each should fit a typical load.
   static constexpr std::size_t kMinBucket = 256;
 
@@ -176,12 +175,12 @@ class Engine {
   /// appending to it keeps the order). Kept in a direct-mapped table by key; a run pushed out by another key
   /// only means its key's next event starts a new run.
   struct OpenRun {
-    std::uint64_t seq = kNoRun;  ///< its creation sequence (kNoRun: an empty place)
     Tick time = 0;
+    std::uint32_t tail = kNone;  ///< its last event (kNone: an empty place); a slot is in one run at a time
     std::uint32_t priority = 0;
-    std::uint32_t tail = 0;
-    bool holds(Tick t, std::uint32_t p) const noexcept { return seq != kNoRun && time == t && priority == p; }
+    bool holds(Tick t, std::uint32_t p) const noexcept { return tail != kNone && time == t && priority == p; }
   };
+  static_assert(sizeof(OpenRun) == 16);
   static constexpr unsigned kOpenBits = 12;
   static std::size_t open_index(Tick t, std::uint32_t priority) noexcept {
     return static_cast<std::size_t>(((t * 0x9E3779B97F4A7C15ULL) >> (64 - kOpenBits)) ^ priority) &
@@ -220,9 +219,12 @@ bool Engine::run_until(Tick limit, Direct* direct) {
       look_ahead(top.head, next_[top.head]);  // along the run
     } else {
       // The run is spent; events the handler adds at the same key start a new one.
-      const std::uint64_t spent = top.order & kSeqMask;
-      if (recent_.seq == spent) recent_.seq = kNoRun;
-      if (OpenRun& o = open_[open_index(top.time, priority)]; o.seq == spent) o.seq = kNoRun;
+      // Its last event is `slot`: the run recent_ holds (whose place has an older tail) or its key's place's.
+      if (recent_.tail == slot) {
+        recent_.tail = open_[recent_at_].tail = kNone;
+      } else if (OpenRun& o = open_[open_index(top.time, priority)]; o.tail == slot) {
+        o.tail = kNone;
+      }
       ++front_pos_;
       if (front_pos_ < front_.size())  // along the front
         look_ahead(front_[front_pos_].head, front_pos_ + 1 < front_.size() ? front_[front_pos_ + 1].head : kNone);

@@ -77,6 +77,13 @@ inline std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+/// Whether `s` is plain ASCII (valid UTF-8 as it is: most keys and values, written without a copy).
+inline bool ascii(std::string_view s) noexcept {
+  unsigned char any = 0;
+  for (char c : s) any |= static_cast<unsigned char>(c);
+  return any < 0x80;
+}
+
 class RapidWriter final : public JsonWriter {
  public:
   explicit RapidWriter(std::FILE* f) : stream_(f, buffer_, sizeof buffer_), w_(stream_) { w_.SetIndent(' ', 2); }
@@ -85,10 +92,12 @@ class RapidWriter final : public JsonWriter {
   void begin_array() override { w_.StartArray(); }
   void end_array() override { w_.EndArray(); }
   void key(const std::string& k) override {
+    if (ascii(k)) return void(w_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())));
     const std::string s = valid_utf8(k);
     w_.Key(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
   }
   void value(const std::string& v) override {
+    if (ascii(v)) return void(w_.String(v.data(), static_cast<rapidjson::SizeType>(v.size())));
     const std::string s = valid_utf8(v);
     w_.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
   }
