@@ -19,9 +19,9 @@ namespace kbsim::core {
 Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry)
     : el_(std::move(elaboration)),
       nodes_(el_->nodes),
-      ids_(el_->ids),
+      ids_(el_->ids.data()),
       index_(el_->index),
-      port_begin_(el_->port_begin),
+      port_begin_(el_->port_begin.data()),
       view_names_(el_->view_names),
       link_kinds_(el_->link_kinds),
       links_(el_->links),
@@ -93,7 +93,7 @@ void Simulation::no_port(NodeIndex from, PortIndex out) const {
 }
 
 Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, EventId* id) {
-  Event& ev = engine_.schedule(at, priority, id);
+  Event& ev = engine_.add(at, priority, id);  // every caller has checked that `at` is not in the past
   ev.target = this;
   ev.set_kind(kind);
   ev.hint = to;
@@ -123,7 +123,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
     // The first flit of a train; the event re-arms itself for the others.
     Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
     Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, wire.dst);
-    ev.msg = std::move(msg);
+    ev.take(std::move(msg));
     ev.port = link.dst_port;
     ev.index = 0;
     ev.count = shape.count;
@@ -136,7 +136,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
   } else {
     Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
     Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, wire.dst);
-    ev.msg = std::move(msg);
+    ev.take(std::move(msg));
     ev.port = link.dst_port;
   }
 }
@@ -154,7 +154,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
     msg->stamp_sender(ids_[from]);
     ++wire.messages;
     Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst);
-    ev.msg = std::move(msg);
+    ev.take(std::move(msg));
     ev.port = wire.dst_port;
     return;
   }
@@ -195,7 +195,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {
     Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst);
-    ev.msg = Ref<Message>(flit.msg);
+    ev.take(Ref<Message>(flit.msg));
     ev.port = link.dst_port;
     ev.index = flit.index;
     ev.count = flit.count;
@@ -205,7 +205,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   } else if (flit.last()) {
     // Earlier flits only occupied the link; the receiver sees the whole message.
     Event& ev = new_event(arrive, 128, EventKind::kMessage, wire.dst);
-    ev.msg = Ref<Message>(flit.msg);
+    ev.take(Ref<Message>(flit.msg));
     ev.port = link.dst_port;
   }
 }
@@ -217,11 +217,11 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
   EventId id;
   Event& ev = new_event(at, priority, EventKind::kTimer, components_[self].get(), &id);
   ev.tag = tag;
-  ev.msg = std::move(msg);
+  ev.take(std::move(msg));
   return id;
 }
 
-Tick Simulation::on_event(Event& ev) {
+[[gnu::always_inline]] inline Tick Simulation::on_event(Event& ev) {
   Component& c = *static_cast<Component*>(const_cast<void*>(ev.hint));
   crash::g_node = c.index();
   try {
@@ -241,7 +241,7 @@ Tick Simulation::on_event(Event& ev) {
 
 std::string Simulation::library_of(const Node& n) const { return n.impl + ", library " + n.library; }
 
-Tick Simulation::dispatch(Component& c, Event& ev) {
+[[gnu::always_inline]] inline Tick Simulation::dispatch(Component& c, Event& ev) {
   switch (ev.kind()) {
     case EventKind::kTimer: c.on_timer(ev.tag, std::move(ev.msg)); return kNever;
     case EventKind::kMessage:

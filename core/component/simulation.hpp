@@ -127,9 +127,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
   // What the graph elaborated to (shared with other systems of an equal graph), and views of it.
   std::shared_ptr<const Elaboration> el_;
   const std::vector<Node>& nodes_;
-  const std::vector<std::string_view>& ids_;
+  const std::string_view* ids_;  ///< per node (the elaboration's; a pointer: one load less on every send)
   const std::unordered_map<std::string_view, NodeIndex>& index_;
-  const std::vector<std::uint32_t>& port_begin_;
+  const std::uint32_t* port_begin_;  ///< per node, and one past the last (the elaboration's)
   const std::vector<std::string>& view_names_;
   const std::vector<std::string>& link_kinds_;
   const std::vector<Link>& links_;

@@ -64,8 +64,18 @@ struct alignas(64) Event {
   std::uint32_t kind_ : 2 = 0;
   std::uint32_t train : 1 = 0;  ///< a flit train: re-arms itself for the next flit
 
+  /// Give a fresh body (whose msg is empty) its message, with nothing to release.
+  void take(Ref<Message>&& m) noexcept {
+    if (msg) __builtin_unreachable();
+    msg = std::move(m);
+  }
   EventKind kind() const noexcept { return static_cast<EventKind>(kind_); }
-  void set_kind(EventKind k) noexcept { kind_ = static_cast<std::uint32_t>(k) & 3u; }
+  /// Kind `k`, no link, no train: the whole word in one store (no read of a line about to be overwritten).
+  void set_kind(EventKind k) noexcept {
+    link = 0;
+    kind_ = static_cast<std::uint32_t>(k) & 3u;
+    train = 0;
+  }
 };
 static_assert(sizeof(Event) == 64, "an event body is one cache line");
 
@@ -81,10 +91,14 @@ class Engine {
   std::uint64_t events() const noexcept { return events_; }
   bool empty() const noexcept { return pending_ == 0; }
 
-  /// Reserve an event at `at` (>= now) and return its body to fill in.
+  /// Reserve an event at `at` (>= now) and return its body to fill in (its msg empty: see Event::take).
   Event& schedule(Tick at, std::uint8_t priority, EventId* id = nullptr) {
     if (at < now_) [[unlikely]]
       past(at);
+    return add(at, priority, id);
+  }
+  /// The same for a caller that has made sure `at` >= now().
+  Event& add(Tick at, std::uint8_t priority, EventId* id = nullptr) {
     const std::uint32_t slot = acquire_slot();
     push(at, priority, slot);
     Event& ev = body(slot);
@@ -118,7 +132,8 @@ class Engine {
 
   /// A pending run (events at one time and priority, in the order they were scheduled, linked through next_):
   /// its time, its order among runs at that time (priority, then creation sequence) and its first event.
-  struct Entry {
+  /// (32 bytes, not 24: the loop's "is the front spent" test is then a shift, not a division.)
+  struct alignas(32) Entry {
     Tick time;
     std::uint64_t order;
     std::uint32_t head;
