@@ -100,6 +100,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   el.link_kinds.reserve(graph.edges.size());
   el.metric = graph.route_metric;
   std::vector<std::vector<std::uint32_t>> out_links(el.nodes.size());  // flattened below
+  std::vector<Tick> route_nm;  // per link: route_mm in nm (RouteMetric::kDistance only; in the steps below)
   for (const EdgeSpec& e : graph.edges) {
     auto src = el.index.find(e.src);
     auto dst = el.index.find(e.dst);
@@ -138,7 +139,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     el.link_kinds.push_back(e.kind);
     if (el.metric == RouteMetric::kDistance) {
       if (!(e.route_mm >= 0.0) || e.route_mm > 1e9) throw ConfigError(e.origin + ": route_mm must be in [0, 1e9]");
-      el.route_nm.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
+      route_nm.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
     }
     out_links[src->second].push_back(static_cast<std::uint32_t>(el.links.size()));
     el.links.push_back(l);
@@ -157,11 +158,15 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   }
   el.port_begin.reserve(el.nodes.size() + 1);
   el.port_links.reserve(el.links.size());
+  el.steps.reserve(el.links.size());
   for (const auto& links : out_links) {
     el.port_begin.push_back(static_cast<std::uint32_t>(el.port_links.size()));
     for (std::uint32_t li : links) {
-      el.links[li].wire = static_cast<std::uint32_t>(el.port_links.size());
+      Link& l = el.links[li];
+      l.wire = static_cast<std::uint32_t>(el.port_links.size());
       el.port_links.push_back(li);
+      el.steps.push_back({l.dst, l.exclude_views,
+                          el.metric == RouteMetric::kDistance ? route_nm[li] : l.latency + l.ser_full});
     }
   }
   el.port_begin.push_back(static_cast<std::uint32_t>(el.port_links.size()));

@@ -41,7 +41,15 @@ struct Elaboration {
   std::vector<std::uint32_t> port_begin;  ///< first entry in port_links per node (+1 sentinel)
   std::vector<std::string> view_names;    ///< index = ViewId; 0 is "all"
   RouteMetric metric = RouteMetric::kLatency;
-  std::vector<Tick> route_nm;      ///< parallel to links: route_mm in nm (RouteMetric::kDistance only)
+  /// What a route search reads of each out-port, in port order (parallel to port_links): where it leads, the
+  /// routing views it is excluded from, and its cost: under kLatency the link's latency and one full flit's
+  /// serialization, under kDistance its route_mm in nm.
+  struct Step {
+    NodeIndex dst;
+    std::uint32_t exclude_views;
+    Tick cost;
+  };
+  std::vector<Step> steps;
   std::vector<NodeIndex> id_rank;  ///< per node: its id's place in byte order (kDistance only)
   std::vector<NodeIndex> by_rank;  ///< the inverse: the node at each place (kDistance only)
   std::vector<RawParam> attrs;

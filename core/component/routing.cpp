@@ -50,40 +50,72 @@ std::vector<LinkUse> Simulation::link_use() const {
   return out;
 }
 
-const Simulation::Search& Simulation::search(NodeIndex from, NodeIndex to, ViewId view) {
+RouteTable& Simulation::route_table() {
+  if (!routes_bound_) {
+    routes_bound_ = true;
+    if (!routes_->bound) {
+      routes_->transit = transit_;
+      routes_->bound = true;
+    } else if (routes_->transit != transit_) {  // its components declared other costs: routes of its own
+      left_.push_back(std::move(routes_));
+      routes_ = std::make_shared<RouteTable>();
+      routes_->transit = transit_;
+      routes_->bound = true;
+    }
+  }
+  return *routes_;
+}
+
+void Simulation::set_transit_cost(NodeIndex self, Tick cost) {
+  if (transit_[self] == cost) return;
+  transit_[self] = cost;
+  if (!routes_bound_) return;
+  // Routes found so far stay as they were found; later ones see the new cost (as they always did). A table
+  // shared with other systems is left to them.
+  if (routes_.use_count() > 1) {
+    auto own = routes_->copy();
+    left_.push_back(std::move(routes_));
+    routes_ = std::move(own);
+  }
+  routes_->transit = transit_;
+}
+
+const RouteTable::Search& Simulation::search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view) {
   // Dijkstra. Latency: link latency + one flit's serialization + the transit
   // cost of every node passed through; ties to the lower node index. Distance:
   // the links' lengths; ties to the node whose id sorts first. A node's link
   // is only replaced by a strictly shorter path, so resuming a search gives
   // each destination the route a fresh search stopping there would.
+  using Mark = RouteTable::Mark;
   const bool distance = metric_ == RouteMetric::kDistance;
   auto rank = [&](NodeIndex v) { return distance ? id_rank_[v] : v; };
   const std::uint64_t key = (std::uint64_t{view} << 32) | from;
-  auto [it, fresh] = searches_.try_emplace(key);
-  Search& s = it->second;
+  auto [it, fresh] = table.searches.try_emplace(key);
+  RouteTable::Search& s = it->second;
   if (fresh) {
-    s.dist.assign(nodes_.size(), kNever);
-    s.via.assign(nodes_.size(), ~0u);
-    s.settled.assign(nodes_.size(), false);
-    s.dist[from] = 0;
+    s.marks.assign(nodes_.size(), Mark{});
+    s.marks[from].dist = 0;
     s.queue.push({0, rank(from)});
   }
-  while (!s.settled[to] && !s.queue.empty()) {
+  Mark* marks = s.marks.data();
+  const Elaboration::Step* steps = el_->steps.data();
+  const std::uint32_t excluded = 1u << view;
+  while (!marks[to].settled() && !s.queue.empty()) {
     auto [d, r] = s.queue.top();
     s.queue.pop();
     const NodeIndex u = distance ? by_rank_[r] : r;
-    if (d != s.dist[u] || s.settled[u]) continue;
-    s.settled[u] = true;
-    Tick pass = u == from ? 0 : transit_[u];
-    for (const Wire& w : out_wires(u)) {
-      const std::uint32_t li = w.link;
-      const Link& l = links_[li];
-      if (l.exclude_views & (1u << view)) continue;
-      Tick nd = d + (distance ? route_nm_[li] : pass + l.latency + l.ser_full);
-      if (nd < s.dist[l.dst]) {
-        s.dist[l.dst] = nd;
-        s.via[l.dst] = li;
-        s.queue.push({nd, rank(l.dst)});
+    if (d != marks[u].dist || marks[u].settled()) continue;
+    marks[u].via |= Mark::kSettled;
+    const Tick pass = distance || u == from ? 0 : transit_[u];
+    for (std::uint32_t p = port_begin_[u], end = port_begin_[u + 1]; p < end; ++p) {
+      const Elaboration::Step& step = steps[p];
+      if (step.exclude_views & excluded) continue;
+      const Tick nd = d + pass + step.cost;
+      Mark& m = marks[step.dst];
+      if (nd < m.dist) {
+        m.dist = nd;
+        m.via = p;
+        s.queue.push({nd, rank(step.dst)});
       }
     }
   }
@@ -94,26 +126,27 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
   if (view >= view_names_.size())
     fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
   std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
-  if (auto it = routes_.find(key); it != routes_.end()) return *it->second;
-  const Search& found = search(from, to, view);
-  const std::vector<std::uint32_t>& via = found.via;
-  if (to != from && !found.settled[to])
+  RouteTable& table = route_table();
+  if (auto it = table.routes.find(key); it != table.routes.end()) return *it->second;
+  const RouteTable::Search& found = search(table, from, to, view);
+  const RouteTable::Mark* marks = found.marks.data();
+  if (to != from && !marks[to].settled())
     throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
                       (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") +
                       " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
   auto r = std::make_unique<Route>();
-  r->cost = found.dist[to];
+  r->cost = marks[to].dist;
   for (NodeIndex v = to; v != from;) {
-    const std::uint32_t li = via[v];
-    const Link& l = links_[li];
-    r->nodes.push_back(l.src);
-    r->ports.push_back(static_cast<PortIndex>(l.wire - port_begin_[l.src]));
-    v = l.src;
+    const std::uint32_t p = marks[v].port();
+    const NodeIndex src = links_[el_->port_links[p]].src;
+    r->nodes.push_back(src);
+    r->ports.push_back(static_cast<PortIndex>(p - port_begin_[src]));
+    v = src;
   }
   std::reverse(r->nodes.begin(), r->nodes.end());
   std::reverse(r->ports.begin(), r->ports.end());
   r->nodes.push_back(to);
-  return *routes_.emplace(key, std::move(r)).first->second;
+  return *table.routes.emplace(key, std::move(r)).first->second;
 }
 
 Tick Simulation::control_latency(const Route& route) const {

@@ -16,7 +16,8 @@
 
 namespace kbsim::core {
 
-Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry)
+Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry,
+                       std::shared_ptr<RouteTable> routes)
     : el_(std::move(elaboration)),
       nodes_(el_->nodes),
       ids_(el_->ids.data()),
@@ -26,7 +27,6 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
       link_kinds_(el_->link_kinds),
       links_(el_->links),
       metric_(el_->metric),
-      route_nm_(el_->route_nm),
       id_rank_(el_->id_rank),
       by_rank_(el_->by_rank),
       attrs_(el_->attrs),
@@ -34,6 +34,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
       accepts_names_(el_->accepts_names),
       stats_(el_->stat_count),
       transit_(nodes_.size(), 0),
+      routes_(routes ? std::move(routes) : std::make_shared<RouteTable>()),
       registry_(registry) {
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <queue>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -13,6 +12,7 @@
 
 #include "component/elaboration.hpp"
 #include "component/op_log.hpp"
+#include "component/route_table.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
@@ -26,7 +26,9 @@ class Registry;
 class Simulation final : public Simulator, public System, private EventTarget {
  public:
   /// Build a system of `elaboration`: instantiate every component, then call setup() on each in node order.
-  Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry);
+  /// `routes`: a table shared with other systems of this elaboration (nullptr: a table of its own).
+  Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry,
+             std::shared_ptr<RouteTable> routes = nullptr);
   /// The same, elaborating `graph` first.
   Simulation(const Graph& graph, const Registry& registry) : Simulation(elaborate(graph, registry), registry) {}
   ~Simulation();
@@ -62,7 +64,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   }
   std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
   Stat& stat(NodeIndex self, std::string_view name) override;
-  void set_transit_cost(NodeIndex self, Tick cost) override { transit_[self] = cost; }
+  void set_transit_cost(NodeIndex self, Tick cost) override;
   void log(NodeIndex self, LogLevel level, std::string_view text) override;
   void request_stop() noexcept override { engine_.stop(); }
   Tick control_latency(const Route& route) const override;
@@ -134,7 +136,6 @@ class Simulation final : public Simulator, public System, private EventTarget {
   const std::vector<std::string>& link_kinds_;
   const std::vector<Link>& links_;
   const RouteMetric metric_;
-  const std::vector<Tick>& route_nm_;
   const std::vector<NodeIndex>& id_rank_;
   const std::vector<NodeIndex>& by_rank_;
   const std::vector<RawParam>& attrs_;
@@ -148,19 +149,15 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::unique_ptr<Component>> components_;  ///< per node
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
   std::vector<Tick> transit_;                           ///< per node: the cost routing charges to pass it
-  std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes_;
-  /// One Dijkstra search per (view, source), resumed for each new destination and stopped as soon as it is
-  /// settled: every route from a source costs one search in all (a collective's all-pairs queues need
-  /// thousands of routes), and a source with one destination pays no more than a search for it.
-  struct Search {
-    std::vector<Tick> dist;
-    std::vector<std::uint32_t> via;  ///< per node: the link that reaches it (~0u: none yet)
-    std::vector<bool> settled;
-    std::priority_queue<std::pair<Tick, NodeIndex>, std::vector<std::pair<Tick, NodeIndex>>, std::greater<>> queue;
-  };
-  std::unordered_map<std::uint64_t, Search> searches_;
+  /// The routes this system uses: shared with the other systems of its elaboration while its transit costs
+  /// are theirs (see route_table.hpp); tables it left are kept, as messages may still point to their routes.
+  std::shared_ptr<RouteTable> routes_;
+  bool routes_bound_ = false;  ///< whether this system has routed yet (and so holds to routes_->transit)
+  std::vector<std::shared_ptr<RouteTable>> left_;
+  /// routes_, made this system's own (or fresh) when its transit costs are not the table's.
+  RouteTable& route_table();
   /// The search from `from`, run until `to` is settled (or nothing is left).
-  const Search& search(NodeIndex from, NodeIndex to, ViewId view);
+  const RouteTable::Search& search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view);
   bool finished_ = false;
   const Registry& registry_;
   /// Services by name: provided ones (not owned) and created ones (owned, in creation order).

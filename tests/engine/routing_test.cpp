@@ -10,6 +10,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
+constexpr Tick ns(Tick n) { return n * kPsPerNs; }
+
 /// The node ids of the route from `from` to `to`.
 std::vector<std::string> path(core::Simulation& sys, const char* from, const char* to) {
   std::vector<std::string> out;
@@ -102,6 +104,36 @@ TEST(Routing, AnUnknownMetricIsAnErrorAtItsPosition) {
   std::string e = test::parse_error("routing: fastest\nnodes:\n  - { id: a, impl: builtin.endpoint }\n");
   EXPECT_THAT(e, HasSubstr("t.yaml:1:10"));
   EXPECT_THAT(e, HasSubstr("'routing' must be latency (least time) or distance (least distance_mm)"));
+}
+
+TEST(Routing, SystemsOfOneElaborationShareRoutesWhileTheirTransitCostsAgree) {
+  // A bench that builds a fresh system per scenario finds each route once: systems of one elaboration share a
+  // route table as long as their nodes charge the same transit costs.
+  const Graph graph = test::parse_topology(two_ways("latency"), "two_ways.yaml", {});
+  auto shared = core::elaborate(graph, test::shared_registry());
+  auto table = std::make_shared<core::RouteTable>();
+  core::Simulation a(shared, test::shared_registry(), table), b(shared, test::shared_registry(), table);
+  const NodeIndex from = a.find_node("a"), to = a.find_node("d"), slow = a.find_node("slow");
+  const NodeIndex lng = a.find_node("long");
+  const Route& ad = a.route(from, to, 0);
+  EXPECT_EQ(&b.route(from, to, 0), &ad);
+  EXPECT_EQ(ad.nodes, (std::vector<NodeIndex>{from, lng, to}));
+
+  // A system whose "long" switch costs 100 ns to pass routes by itself, through "slow".
+  core::Simulation c(shared, test::shared_registry(), table);
+  c.set_transit_cost(lng, ns(100));
+  const Route& cd = c.route(from, to, 0);
+  EXPECT_NE(&cd, &ad);
+  EXPECT_EQ(cd.nodes, (std::vector<NodeIndex>{from, slow, to}));
+
+  // A cost changed after routing: the routes found stay (a's copy of them), and the others keep the table.
+  a.set_transit_cost(lng, ns(100));
+  const Route& again = a.route(from, to, 0);
+  EXPECT_NE(&again, &ad);
+  EXPECT_EQ(again.nodes, ad.nodes);
+  EXPECT_EQ(a.control_latency(again), ns(101));  // two 0.5 ns links and the 100 ns switch
+  EXPECT_EQ(&b.route(from, to, 0), &ad);
+  EXPECT_EQ(b.control_latency(ad), ns(1));  // "long" passed for free
 }
 
 }  // namespace

@@ -3,16 +3,18 @@
 namespace kbsim::pe_services {
 
 std::uint32_t SlotPool::slot(std::string_view name, std::uint32_t capacity) {
-  for (std::uint32_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].name == name) {
-      if (slots_[i].capacity != capacity)
-        throw SimError("shared resource '" + std::string(name) + "' is asked for with capacity " +
-                       std::to_string(capacity) + " but was created with " + std::to_string(slots_[i].capacity));
-      return i;
-    }
+  if (auto it = by_name_.find(std::string(name)); it != by_name_.end()) {
+    const Slot& s = slots_[it->second];
+    if (s.capacity != capacity)
+      throw SimError("shared resource '" + std::string(name) + "' is asked for with capacity " +
+                     std::to_string(capacity) + " but was created with " + std::to_string(s.capacity));
+    return it->second;
+  }
   if (capacity == 0) throw SimError("shared resource '" + std::string(name) + "' needs a capacity >= 1");
+  const auto index = static_cast<std::uint32_t>(slots_.size());
   slots_.push_back({std::string(name), capacity, 0, {}});
-  return static_cast<std::uint32_t>(slots_.size() - 1);
+  by_name_.emplace(std::string(name), index);
+  return index;
 }
 
 void SlotPool::grant(Waiter w) {

@@ -3,6 +3,7 @@
 
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kbsim/pe/slots.hpp"
@@ -33,6 +34,7 @@ class SlotPool final : public Slots {
 
   Simulator& sim_;
   std::vector<Slot> slots_;
+  std::unordered_map<std::string, std::uint32_t> by_name_;  ///< a system's PEs ask for thousands of slots
 };
 
 }  // namespace kbsim::pe_services
