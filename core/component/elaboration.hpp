@@ -48,6 +48,7 @@ struct Elaboration {
     NodeIndex dst;
     std::uint32_t exclude_views;
     Tick cost;
+    bool operator==(const Step&) const = default;
   };
   std::vector<Step> steps;
   std::vector<NodeIndex> id_rank;  ///< per node: its id's place in byte order (kDistance only)

@@ -3,7 +3,7 @@
 // one elaboration whose components declare the same costs finds the same
 // routes, so they share one table: a bench that builds a fresh system per
 // scenario searches each route once, not once per system. A table is used on
-// one thread (a bench runner's systems).
+// one thread (a bench runner's systems, and the later runners of that thread).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,8 @@
 #include "kbsim/component.hpp"
 
 namespace kbsim::core {
+
+struct Elaboration;
 
 struct RouteTable {
   std::vector<Tick> transit;  ///< the costs its routes were found under (fixed by the first system to route)
@@ -40,6 +42,11 @@ struct RouteTable {
     std::priority_queue<std::pair<Tick, NodeIndex>, std::vector<std::pair<Tick, NodeIndex>>, std::greater<>> queue;
   };
   std::unordered_map<std::uint64_t, Search> searches;
+
+  /// The table for a system of `el` on this thread: the one of a recent elaboration with the same routing inputs
+  /// (a sweep's points of one topology, each with a runner of its own, search each route once), or a new one.
+  /// Tables are kept for this thread's last few such elaborations.
+  static std::shared_ptr<RouteTable> for_elaboration(const Elaboration& el);
 
   /// A copy of its own (the routes as new objects: the old ones stay where messages may point to them).
   std::shared_ptr<RouteTable> copy() const {

@@ -86,7 +86,8 @@ System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
       kept = std::make_shared<const Graph>(graph);
     }
     auto elaboration = elaborate(*kept, registry_);
-    elaborated_.push_back({std::move(kept), std::move(elaboration)});
+    auto routes = RouteTable::for_elaboration(*elaboration);
+    elaborated_.push_back({std::move(kept), std::move(elaboration), std::move(routes)});
     same = elaborated_.rbegin();
   }
   systems_.push_back(std::make_unique<Simulation>(same->elaboration, registry_, same->routes));

@@ -101,7 +101,7 @@ class BenchRunner final : public BenchContext {
   struct Elaborated {
     std::shared_ptr<const Graph> graph;
     std::shared_ptr<const Elaboration> elaboration;
-    std::shared_ptr<RouteTable> routes = std::make_shared<RouteTable>();  ///< shared by its systems
+    std::shared_ptr<RouteTable> routes;  ///< shared by its systems (and alike ones of this thread's other runners)
   };
   std::vector<Elaborated> elaborated_;
   std::vector<std::shared_ptr<const Graph>> graphs_;  ///< per system built

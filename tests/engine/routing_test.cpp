@@ -136,5 +136,22 @@ TEST(Routing, SystemsOfOneElaborationShareRoutesWhileTheirTransitCostsAgree) {
   EXPECT_EQ(b.control_latency(ad), ns(1));  // "long" passed for free
 }
 
+TEST(Routing, ElaborationsWithTheSameRoutingInputsShareARouteTableOnAThread) {
+  // A sweep's points of one topology each elaborate it anew (a runner apiece): their systems still search each
+  // route once. A graph that routes differently (here one link is slower) gets a table of its own.
+  const Graph graph = test::parse_topology(two_ways("latency"), "two_ways.yaml", {});
+  auto first = core::elaborate(graph, test::shared_registry());
+  auto again = core::elaborate(graph, test::shared_registry());
+  EXPECT_EQ(core::RouteTable::for_elaboration(*first), core::RouteTable::for_elaboration(*again));
+  Graph slower = graph;
+  slower.edges[0].latency_ns *= 2;
+  auto other = core::elaborate(slower, test::shared_registry());
+  EXPECT_NE(core::RouteTable::for_elaboration(*other), core::RouteTable::for_elaboration(*first));
+  core::Simulation a(first, test::shared_registry(), core::RouteTable::for_elaboration(*first));
+  core::Simulation b(again, test::shared_registry(), core::RouteTable::for_elaboration(*again));
+  const NodeIndex from = a.find_node("a"), to = a.find_node("d");
+  EXPECT_EQ(&a.route(from, to, 0), &b.route(from, to, 0));
+}
+
 }  // namespace
 }  // namespace kbsim
