@@ -118,12 +118,28 @@ class In {
 
 // --- children ----------------------------------------------------------------
 
-struct Child {
+/// A forked worker: it runs the points it is sent (each an 8-byte index on its `to` pipe) one after another and
+/// answers each with an 8-byte length and the point's record on its `from` pipe; it ends when `to` is closed. So
+/// what its runs cache (the route tables of the topologies it has built) serves its later points.
+struct Worker {
   pid_t pid = -1;
-  int fd = -1;
+  int to = -1, from = -1;
+  bool busy = false;      ///< running `point`
   std::size_t point = 0;
-  std::string bytes;
+  std::string bytes;      ///< its answer so far
 };
+
+bool read_all(int fd, void* into, std::size_t n) {
+  auto* p = static_cast<char*>(into);
+  while (n > 0) {
+    const ssize_t k = ::read(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    p += k;
+    n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
 
 void write_all(int fd, const std::string& s) {
   std::size_t at = 0;
@@ -191,76 +207,119 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
     }
     return out;
   }
-  std::fflush(nullptr);  // nothing buffered is written twice by the children
-  std::vector<Child> running;
+  std::fflush(nullptr);  // nothing buffered is written twice by the workers
+  // A worker that is sent no more points reads the end of its pipe; one writing to a worker that died must not
+  // kill this process.
+  struct IgnorePipe {
+    struct sigaction old {};
+    IgnorePipe() {
+      struct sigaction ign {};
+      ign.sa_handler = SIG_IGN;
+      ::sigaction(SIGPIPE, &ign, &old);
+    }
+    ~IgnorePipe() { ::sigaction(SIGPIPE, &old, nullptr); }
+  } ignore_pipe;
+  std::vector<Worker> workers;
   std::size_t next = 0;
-  auto start = [&](std::size_t i) {
-    int fds[2];
-    if (::pipe(fds) != 0) throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(errno));
+  auto finish = [&](std::size_t i, PointRecord r) {
+    out[i] = std::move(r);
+    if (progress) progress(++done, n);
+  };
+  // Give `w` the next point, or close its pipe when none is left (it then ends).
+  auto give = [&](Worker& w) {
+    while (next < n && watch::stop_requested()) finish(next, not_run(next)), ++next;
+    w.busy = next < n;
+    if (!w.busy) {
+      if (w.to >= 0) ::close(w.to);
+      w.to = -1;
+      return;
+    }
+    w.point = next++;
+    const std::uint64_t i = w.point;
+    write_all(w.to, std::string(reinterpret_cast<const char*>(&i), sizeof i));
+  };
+  auto spawn = [&] {
+    int to[2], from[2];
+    if (::pipe(to) != 0 || ::pipe(from) != 0)
+      throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(errno));
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("sweep: cannot start a worker: ") + std::strerror(errno));
-    if (pid == 0) {  // the child: run one point, send its bytes, leave without running the parent's exit handlers
-      ::close(fds[0]);
-      std::string bytes;
-      try {
-        bytes = encode(run_one(i));
-      } catch (const std::exception& e) {
-        bytes = encode(failed(describe(i) + ": " + e.what()));
+    if (pid == 0) {  // the worker: run points until told no more, leave without running the parent's exit handlers
+      for (const Worker& o : workers) {  // the others' pipes are theirs: an open end here would keep them waiting
+        if (o.to >= 0) ::close(o.to);
+        ::close(o.from);
       }
-      write_all(fds[1], bytes);
-      ::close(fds[1]);
-      std::fflush(nullptr);
+      ::close(to[1]);
+      ::close(from[0]);
+      std::uint64_t i = 0;
+      while (read_all(to[0], &i, sizeof i)) {
+        std::string bytes;
+        try {
+          bytes = encode(run_one(static_cast<std::size_t>(i)));
+        } catch (const std::exception& e) {
+          bytes = encode(failed(describe(static_cast<std::size_t>(i)) + ": " + e.what()));
+        }
+        const std::uint64_t len = bytes.size();
+        std::fflush(nullptr);
+        write_all(from[1], std::string(reinterpret_cast<const char*>(&len), sizeof len) + bytes);
+      }
       ::_exit(0);
     }
-    ::close(fds[1]);
-    running.push_back({pid, fds[0], i, {}});
+    ::close(to[0]);
+    ::close(from[1]);
+    workers.push_back({pid, to[1], from[0], false, 0, {}});
+    give(workers.back());
   };
-  while (next < n || !running.empty()) {
-    while (next < n && watch::stop_requested()) {
-      out[next] = not_run(next);
-      ++next;
-      if (progress) progress(++done, n);
-    }
-    while (next < n && running.size() < jobs) start(next++);
-    if (running.empty()) break;
+  while (workers.size() < jobs && next < n && !watch::stop_requested()) spawn();
+  while (!workers.empty()) {
     std::vector<pollfd> fds;
-    for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
+    for (const Worker& w : workers) fds.push_back({w.from, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("sweep: poll failed: ") + std::strerror(errno));
     }
     for (std::size_t k = fds.size(); k-- > 0;) {
       if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Child& c = running[k];
+      Worker& w = workers[k];
       char buf[1 << 16];
-      const ssize_t got = ::read(c.fd, buf, sizeof buf);
+      const ssize_t got = ::read(w.from, buf, sizeof buf);
       if (got < 0 && errno == EINTR) continue;
       if (got > 0) {
-        c.bytes.append(buf, static_cast<std::size_t>(got));
+        w.bytes.append(buf, static_cast<std::size_t>(got));
+        std::uint64_t len = 0;
+        if (w.bytes.size() >= sizeof len) std::memcpy(&len, w.bytes.data(), sizeof len);
+        if (!w.busy || w.bytes.size() < sizeof len || w.bytes.size() - sizeof len < len) continue;
+        try {  // its answer is complete
+          finish(w.point, decode(std::string_view(w.bytes).substr(sizeof len, len)));
+        } catch (const std::exception& e) {
+          finish(w.point, failed(describe(w.point) + ": " + e.what()));
+        }
+        w.bytes.clear();
+        give(w);
         continue;
       }
-      // End of its output: the point is finished, one way or the other.
-      ::close(c.fd);
+      // The end of its output: it has ended, after its last point or in the middle of one.
+      ::close(w.from);
+      if (w.to >= 0) ::close(w.to);
       int status = 0;
-      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
       }
+      const bool lost = w.busy;
+      const std::size_t point = w.point;
+      workers.erase(workers.begin() + static_cast<std::ptrdiff_t>(k));
+      if (!lost) continue;
       if (WIFSIGNALED(status)) {
-        out[c.point] = failed(describe(c.point) + ": its worker process was killed by signal " +
-                              std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")");
-      } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        out[c.point] = failed(describe(c.point) + ": its worker process ended with exit code " +
-                              std::to_string(WEXITSTATUS(status)) + " (its message is above)");
+        finish(point, failed(describe(point) + ": its worker process was killed by signal " +
+                             std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")"));
       } else {
-        try {
-          out[c.point] = decode(c.bytes);
-        } catch (const std::exception& e) {
-          out[c.point] = failed(describe(c.point) + ": " + e.what());
-        }
+        finish(point, failed(describe(point) + ": its worker process ended with exit code " +
+                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                             " (its message is above)"));
       }
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-      if (progress) progress(++done, n);
+      if (next < n && !watch::stop_requested()) spawn();  // the points left need a worker in its place
     }
   }
+  while (next < n) finish(next, not_run(next)), ++next;
   return out;
 }
 

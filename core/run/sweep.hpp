@@ -27,9 +27,10 @@ struct PointRecord {
 std::string encode(const PointRecord& r);
 PointRecord decode(std::string_view bytes);
 
-/// Run points 0..n-1 with `run_one`, in this process (jobs <= 1) or in up to
-/// `jobs` forked children at a time; results in index order. A child that dies
-/// (a crash in a plugin) fails its point with `describe(i)` and the signal.
+/// Run points 0..n-1 with `run_one`, in this process (jobs <= 1) or in `jobs`
+/// forked workers, each running point after point (the next one free, in index
+/// order); results in index order. A worker that dies (a crash in a plugin)
+/// fails its point with `describe(i)` and the signal; another takes its place.
 /// `progress` (when set) is told after each point: (done, n).
 std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
                                       const std::function<PointRecord(std::size_t)>& run_one,
