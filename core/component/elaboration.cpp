@@ -101,6 +101,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   el.metric = graph.route_metric;
   std::vector<std::vector<std::uint32_t>> out_links(el.nodes.size());  // flattened below
   std::vector<Tick> route_nm;  // per link: route_mm in nm (RouteMetric::kDistance only; in the steps below)
+  std::vector<std::uint32_t> exclude_views;  // per link: bit v set when routing view v may not use it (the same)
   for (const EdgeSpec& e : graph.edges) {
     auto src = el.index.find(e.src);
     auto dst = el.index.find(e.dst);
@@ -132,9 +133,10 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     l.bandwidth_gbs = e.bandwidth_gbs;
     l.flit_bytes = e.flit_bytes;
     l.ser_full = serialization_ticks(e.flit_bytes, e.bandwidth_gbs);
+    std::uint32_t& excluded = exclude_views.emplace_back(0);
     for (std::size_t v = 0; v < graph.views.size(); ++v) {
       const auto& ex = graph.views[v].exclude_kinds;
-      if (std::find(ex.begin(), ex.end(), e.kind) != ex.end()) l.exclude_views |= 1u << (v + 1);
+      if (std::find(ex.begin(), ex.end(), e.kind) != ex.end()) excluded |= 1u << (v + 1);
     }
     el.link_kinds.push_back(e.kind);
     if (el.metric == RouteMetric::kDistance) {
@@ -165,7 +167,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       Link& l = el.links[li];
       l.wire = static_cast<std::uint32_t>(el.port_links.size());
       el.port_links.push_back(li);
-      el.steps.push_back({l.dst, l.exclude_views,
+      el.steps.push_back({l.dst, exclude_views[li],
                           el.metric == RouteMetric::kDistance ? route_nm[li] : l.latency + l.ser_full});
     }
   }

@@ -8,40 +8,33 @@ namespace kbsim::core {
 
 namespace {
 
-/// Everything a route search reads of an elaboration (the transit costs are the systems', bound in the table).
-struct RoutingInputs {
-  RouteMetric metric = RouteMetric::kLatency;
-  std::size_t views = 0;
-  std::vector<std::uint32_t> port_begin;
-  std::vector<Elaboration::Step> steps;
-  std::vector<NodeIndex> id_rank;
-  std::vector<std::uint32_t> sources;  ///< per out-port: its node (a route lists them)
-
-  explicit RoutingInputs(const Elaboration& el)
-      : metric(el.metric), views(el.view_names.size()), port_begin(el.port_begin), steps(el.steps),
-        id_rank(el.id_rank) {
-    sources.reserve(el.port_links.size());
-    for (std::uint32_t li : el.port_links) sources.push_back(el.links[li].src);
-  }
-  bool operator==(const RoutingInputs&) const = default;
-};
+/// Whether searches in `a` and `b` read the same inputs (the transit costs are the systems', bound in the table).
+bool routes_alike(const Elaboration& a, const Elaboration& b) {
+  if (&a == &b) return true;
+  if (a.metric != b.metric || a.view_names.size() != b.view_names.size() || a.port_begin != b.port_begin ||
+      a.steps != b.steps || a.id_rank != b.id_rank)
+    return false;
+  for (std::size_t p = 0; p < a.port_links.size(); ++p)  // a route lists each port's node
+    if (a.links[a.port_links[p]].src != b.links[b.port_links[p]].src) return false;
+  return true;
+}
 
 }  // namespace
 
-std::shared_ptr<RouteTable> RouteTable::for_elaboration(const Elaboration& el) {
+std::shared_ptr<RouteTable> RouteTable::for_elaboration(const std::shared_ptr<const Elaboration>& el) {
   struct Kept {
-    RoutingInputs inputs;
+    std::shared_ptr<const Elaboration> el;  ///< the first with these inputs (the comparison reads it in place)
     std::shared_ptr<RouteTable> table;
   };
   thread_local std::vector<Kept> kept;  // newest first
   constexpr std::size_t kKept = 4;
-  RoutingInputs inputs(el);
   for (std::size_t i = 0; i < kept.size(); ++i)
-    if (kept[i].inputs == inputs) {
-      std::rotate(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(i), kept.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    if (routes_alike(*kept[i].el, *el)) {
+      std::rotate(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(i),
+                  kept.begin() + static_cast<std::ptrdiff_t>(i) + 1);
       return kept.front().table;
     }
-  kept.insert(kept.begin(), Kept{std::move(inputs), std::make_shared<RouteTable>()});
+  kept.insert(kept.begin(), Kept{el, std::make_shared<RouteTable>()});
   if (kept.size() > kKept) kept.pop_back();
   return kept.front().table;
 }

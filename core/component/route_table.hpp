@@ -45,8 +45,8 @@ struct RouteTable {
 
   /// The table for a system of `el` on this thread: the one of a recent elaboration with the same routing inputs
   /// (a sweep's points of one topology, each with a runner of its own, search each route once), or a new one.
-  /// Tables are kept for this thread's last few such elaborations.
-  static std::shared_ptr<RouteTable> for_elaboration(const Elaboration& el);
+  /// Tables are kept, with the elaboration that made them, for this thread's last few such elaborations.
+  static std::shared_ptr<RouteTable> for_elaboration(const std::shared_ptr<const Elaboration>& el);
 
   /// A copy of its own (the routes as new objects: the old ones stay where messages may point to them).
   std::shared_ptr<RouteTable> copy() const {

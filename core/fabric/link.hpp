@@ -22,10 +22,9 @@ struct Link {
   std::uint16_t accepts = 0;  ///< 0: any message; else 1 + the receiving port's list of accepted types
   Tick latency = 0;
   double bandwidth_gbs = 0.0;  ///< 0 = unlimited
+  Tick ser_full = 0;           ///< serialization of one full flit
   std::uint32_t flit_bytes = 256;
-  Tick ser_full = 0;                ///< serialization of one full flit
-  std::uint32_t exclude_views = 0;  ///< bit v set: routing view v does not use this link
-  std::uint32_t wire = 0;           ///< its place in port order: the index of its Wire in a system
+  std::uint32_t wire = 0;  ///< its place in port order: the index of its Wire in a system
 
   Tick ser(std::uint32_t nbytes) const noexcept {
     return nbytes == flit_bytes ? ser_full : serialization_ticks(nbytes, bandwidth_gbs);
@@ -42,6 +41,7 @@ struct Link {
     return {count, static_cast<std::uint32_t>(nbytes - std::uint64_t{count - 1} * flit_bytes)};
   }
 };
+static_assert(sizeof(Link) == 48);  // (the views a link is excluded from are the route search's: Elaboration::steps)
 
 /// A link in one system, as a message with no bytes needs it: half a cache line per out-port, kept in port order
 /// (the simulation's wires[port_begin[node] + port]), so the sends of a mesh's control messages touch nothing else.

@@ -86,7 +86,7 @@ System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
       kept = std::make_shared<const Graph>(graph);
     }
     auto elaboration = elaborate(*kept, registry_);
-    auto routes = RouteTable::for_elaboration(*elaboration);
+    auto routes = RouteTable::for_elaboration(elaboration);
     elaborated_.push_back({std::move(kept), std::move(elaboration), std::move(routes)});
     same = elaborated_.rbegin();
   }

@@ -142,13 +142,13 @@ TEST(Routing, ElaborationsWithTheSameRoutingInputsShareARouteTableOnAThread) {
   const Graph graph = test::parse_topology(two_ways("latency"), "two_ways.yaml", {});
   auto first = core::elaborate(graph, test::shared_registry());
   auto again = core::elaborate(graph, test::shared_registry());
-  EXPECT_EQ(core::RouteTable::for_elaboration(*first), core::RouteTable::for_elaboration(*again));
+  EXPECT_EQ(core::RouteTable::for_elaboration(first), core::RouteTable::for_elaboration(again));
   Graph slower = graph;
   slower.edges[0].latency_ns *= 2;
   auto other = core::elaborate(slower, test::shared_registry());
-  EXPECT_NE(core::RouteTable::for_elaboration(*other), core::RouteTable::for_elaboration(*first));
-  core::Simulation a(first, test::shared_registry(), core::RouteTable::for_elaboration(*first));
-  core::Simulation b(again, test::shared_registry(), core::RouteTable::for_elaboration(*again));
+  EXPECT_NE(core::RouteTable::for_elaboration(other), core::RouteTable::for_elaboration(first));
+  core::Simulation a(first, test::shared_registry(), core::RouteTable::for_elaboration(first));
+  core::Simulation b(again, test::shared_registry(), core::RouteTable::for_elaboration(again));
   const NodeIndex from = a.find_node("a"), to = a.find_node("d");
   EXPECT_EQ(&a.route(from, to, 0), &b.route(from, to, 0));
 }
