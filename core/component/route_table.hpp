@@ -28,8 +28,7 @@ struct RouteTable {
   /// settled: every route from a source costs one search in all (a collective's all-pairs queues need
   /// thousands of routes), and a source with one destination pays no more than a search for it.
   /// What a search knows of a node: its distance so far and the out-port (in port order) that reaches it, with
-  /// a flag once it is settled. 12 bytes: a search from each of a collective's thousands of sources keeps one
-  /// per node.
+  /// a flag once it is settled.
   struct [[gnu::packed]] Mark {
     static constexpr std::uint32_t kSettled = 1u << 31, kNoPort = kSettled - 1;
     Tick dist = kNever;
@@ -37,10 +36,45 @@ struct RouteTable {
     bool settled() const noexcept { return (via & kSettled) != 0; }
     std::uint32_t port() const noexcept { return via & kNoPort; }
   };
+  /// One Dijkstra search per (view, source), resumed for each new destination and stopped as soon as it is
+  /// settled: every route from a source costs one search in all (a collective's all-pairs queues need thousands
+  /// of routes), and a source with one destination pays no more than a search for it. A search reaches a few
+  /// hundred nodes of thousands, so it keeps only those: the marks live in the table's scratch while it runs
+  /// (one array over all nodes, stamped, so nothing is cleared between searches) and are put away when another
+  /// search needs the scratch.
   struct Search {
-    std::vector<Mark> marks;  ///< per node
+    std::vector<NodeIndex> reached;  ///< the nodes it has reached, in that order
+    std::vector<Mark> kept;          ///< their marks, while the scratch holds another search's
     std::priority_queue<std::pair<Tick, NodeIndex>, std::vector<std::pair<Tick, NodeIndex>>, std::greater<>> queue;
   };
+  struct Stamped {
+    Mark mark;
+    std::uint32_t stamp = 0;  ///< the mark is the current search's when this is the table's stamp
+  };
+  std::vector<Stamped> scratch;  ///< per node, sized at the first search
+  std::uint32_t stamp = 0;
+  Search* holder = nullptr;  ///< the search whose marks are in the scratch
+
+  /// Make the scratch hold `s`'s marks (putting the holder's away); `nodes`: the elaboration's node count.
+  void hold(Search& s, std::size_t nodes) {
+    if (holder == &s) return;
+    put_away();
+    if (scratch.size() != nodes) scratch.assign(nodes, Stamped{});
+    if (++stamp == 0) {  // after 2^32 switches: start the stamps again
+      for (Stamped& m : scratch) m.stamp = 0;
+      stamp = 1;
+    }
+    for (std::size_t i = 0; i < s.reached.size(); ++i) scratch[s.reached[i]] = {s.kept[i], stamp};
+    s.kept.clear();
+    holder = &s;
+  }
+  /// Write the holder's marks back into it.
+  void put_away() {
+    if (!holder) return;
+    holder->kept.resize(holder->reached.size());
+    for (std::size_t i = 0; i < holder->reached.size(); ++i) holder->kept[i] = scratch[holder->reached[i]].mark;
+    holder = nullptr;
+  }
   std::unordered_map<std::uint64_t, Search> searches;
 
   /// The table for a system of `el` on this thread: the one of a recent elaboration with the same routing inputs
@@ -49,7 +83,8 @@ struct RouteTable {
   static std::shared_ptr<RouteTable> for_elaboration(const std::shared_ptr<const Elaboration>& el);
 
   /// A copy of its own (the routes as new objects: the old ones stay where messages may point to them).
-  std::shared_ptr<RouteTable> copy() const {
+  std::shared_ptr<RouteTable> copy() {
+    put_away();
     auto t = std::make_shared<RouteTable>();
     t->transit = transit;
     t->bound = bound;

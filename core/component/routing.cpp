@@ -80,7 +80,7 @@ void Simulation::set_transit_cost(NodeIndex self, Tick cost) {
   routes_->transit = transit_;
 }
 
-const RouteTable::Search& Simulation::search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view) {
+const RouteTable::Stamped* Simulation::search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view) {
   // Dijkstra. Latency: link latency + one flit's serialization + the transit
   // cost of every node passed through; ties to the lower node index. Distance:
   // the links' lengths; ties to the node whose id sorts first. A node's link
@@ -92,26 +92,35 @@ const RouteTable::Search& Simulation::search(RouteTable& table, NodeIndex from, 
   const std::uint64_t key = (std::uint64_t{view} << 32) | from;
   auto [it, fresh] = table.searches.try_emplace(key);
   RouteTable::Search& s = it->second;
+  table.hold(s, nodes_.size());
+  RouteTable::Stamped* marks = table.scratch.data();
+  const std::uint32_t stamp = table.stamp;
+  auto reach = [&](NodeIndex v) -> Mark& {  // v's mark, reached now if it was not yet
+    if (marks[v].stamp != stamp) {
+      marks[v] = {Mark{}, stamp};
+      s.reached.push_back(v);
+    }
+    return marks[v].mark;
+  };
   if (fresh) {
-    s.marks.assign(nodes_.size(), Mark{});
-    s.marks[from].dist = 0;
+    reach(from).dist = 0;
     s.queue.push({0, rank(from)});
   }
-  Mark* marks = s.marks.data();
   const Elaboration::Step* steps = el_->steps.data();
   const std::uint32_t excluded = 1u << view;
-  while (!marks[to].settled() && !s.queue.empty()) {
+  while (!(marks[to].stamp == stamp && marks[to].mark.settled()) && !s.queue.empty()) {
     auto [d, r] = s.queue.top();
     s.queue.pop();
     const NodeIndex u = distance ? by_rank_[r] : r;
-    if (d != marks[u].dist || marks[u].settled()) continue;
-    marks[u].via |= Mark::kSettled;
+    Mark& mu = marks[u].mark;  // reached: it was queued
+    if (d != mu.dist || mu.settled()) continue;
+    mu.via |= Mark::kSettled;
     const Tick pass = distance || u == from ? 0 : transit_[u];
     for (std::uint32_t p = port_begin_[u], end = port_begin_[u + 1]; p < end; ++p) {
       const Elaboration::Step& step = steps[p];
       if (step.exclude_views & excluded) continue;
       const Tick nd = d + pass + step.cost;
-      Mark& m = marks[step.dst];
+      Mark& m = reach(step.dst);
       if (nd < m.dist) {
         m.dist = nd;
         m.via = p;
@@ -119,7 +128,7 @@ const RouteTable::Search& Simulation::search(RouteTable& table, NodeIndex from, 
       }
     }
   }
-  return s;
+  return marks;
 }
 
 const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
@@ -128,16 +137,15 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
   std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
   RouteTable& table = route_table();
   if (auto it = table.routes.find(key); it != table.routes.end()) return *it->second;
-  const RouteTable::Search& found = search(table, from, to, view);
-  const RouteTable::Mark* marks = found.marks.data();
-  if (to != from && !marks[to].settled())
+  const RouteTable::Stamped* marks = search(table, from, to, view);
+  if (to != from && !(marks[to].stamp == table.stamp && marks[to].mark.settled()))
     throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
                       (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") +
                       " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
   auto r = std::make_unique<Route>();
-  r->cost = marks[to].dist;
+  r->cost = marks[to].mark.dist;
   for (NodeIndex v = to; v != from;) {
-    const std::uint32_t p = marks[v].port();
+    const std::uint32_t p = marks[v].mark.port();
     const NodeIndex src = links_[el_->port_links[p]].src;
     r->nodes.push_back(src);
     r->ports.push_back(static_cast<PortIndex>(p - port_begin_[src]));
