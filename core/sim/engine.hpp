@@ -127,8 +127,9 @@ class Engine {
   static constexpr unsigned kSeqBits = 56;
 
   static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
-  /// Entries a bucket's buffer starts with: buffers move between buckets, so each should fit a typical load.
-  static constexpr std::size_t kMinBucket = 256;
+  /// Entries a new bucket buffer starts with: most buckets hold a few runs (a model with spread-out times keeps
+  /// hundreds of buckets filled at once), and a busy one grows; buffers circulate, keeping what they grew to.
+  static constexpr std::size_t kMinBucket = 32;
 
   /// A pending run (events at one time and priority, in the order they were scheduled, linked through next_):
   /// its time, its order among runs at that time (priority, then creation sequence) and its first event.
