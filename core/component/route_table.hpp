@@ -24,9 +24,6 @@ struct RouteTable {
   std::vector<Tick> transit;  ///< the costs its routes were found under (fixed by the first system to route)
   bool bound = false;         ///< whether `transit` is fixed yet
   std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes;  ///< by (view, from, to)
-  /// One Dijkstra search per (view, source), resumed for each new destination and stopped as soon as it is
-  /// settled: every route from a source costs one search in all (a collective's all-pairs queues need
-  /// thousands of routes), and a source with one destination pays no more than a search for it.
   /// What a search knows of a node: its distance so far and the out-port (in port order) that reaches it, with
   /// a flag once it is settled.
   struct [[gnu::packed]] Mark {
@@ -65,7 +62,7 @@ struct RouteTable {
       stamp = 1;
     }
     for (std::size_t i = 0; i < s.reached.size(); ++i) scratch[s.reached[i]] = {s.kept[i], stamp};
-    s.kept.clear();
+    s.kept = {};  // (its memory too: a kept search costs only what it reached)
     holder = &s;
   }
   /// Write the holder's marks back into it.
@@ -81,17 +78,6 @@ struct RouteTable {
   /// (a sweep's points of one topology, each with a runner of its own, search each route once), or a new one.
   /// Tables are kept, with the elaboration that made them, for this thread's last few such elaborations.
   static std::shared_ptr<RouteTable> for_elaboration(const std::shared_ptr<const Elaboration>& el);
-
-  /// A copy of its own (the routes as new objects: the old ones stay where messages may point to them).
-  std::shared_ptr<RouteTable> copy() {
-    put_away();
-    auto t = std::make_shared<RouteTable>();
-    t->transit = transit;
-    t->bound = bound;
-    for (const auto& [key, r] : routes) t->routes.emplace(key, std::make_unique<Route>(*r));
-    t->searches = searches;
-    return t;
-  }
 };
 
 }  // namespace kbsim::core

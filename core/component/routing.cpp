@@ -1,7 +1,6 @@
 // Routing: the core's cached minimum-cost paths (docs/model.md, "Routing
 // views") under the graph's metric, and their description for benches.
 #include <algorithm>
-#include <queue>
 
 #include "component/simulation.hpp"
 #include "kbsim/text.hpp"
@@ -70,14 +69,13 @@ void Simulation::set_transit_cost(NodeIndex self, Tick cost) {
   if (transit_[self] == cost) return;
   transit_[self] = cost;
   if (!routes_bound_) return;
-  // Routes found so far stay as they were found; later ones see the new cost (as they always did). A table
-  // shared with other systems is left to them.
-  if (routes_.use_count() > 1) {
-    auto own = routes_->copy();
-    left_.push_back(std::move(routes_));
-    routes_ = std::move(own);
-  }
+  // A cost changed after this system routed: routes asked for from now on are found under the new costs, in a
+  // table of its own (the shared one, holding routes other systems found, stays theirs). The routes handed out
+  // so far stay valid: the old table is kept.
+  left_.push_back(std::move(routes_));
+  routes_ = std::make_shared<RouteTable>();
   routes_->transit = transit_;
+  routes_->bound = true;
 }
 
 const RouteTable::Stamped* Simulation::search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view) {

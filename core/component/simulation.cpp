@@ -94,7 +94,7 @@ void Simulation::no_port(NodeIndex from, PortIndex out) const {
 }
 
 Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, EventId* id) {
-  Event& ev = engine_.add(at, priority, id);  // every caller has checked that `at` is not in the past
+  Event& ev = engine_.schedule(at, priority, id);  // (a time past 2^64 ps wraps into the past: an error there)
   ev.target = this;
   ev.set_kind(kind);
   ev.hint = to;

@@ -116,7 +116,7 @@ class In {
   std::size_t at_ = 0;
 };
 
-// --- children ----------------------------------------------------------------
+// --- workers -----------------------------------------------------------------
 
 /// A forked worker: it runs the points it is sent (each an 8-byte index on its `to` pipe) one after another and
 /// answers each with an 8-byte length and the point's record on its `from` pipe; it ends when `to` is closed. So
@@ -240,11 +240,23 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
   };
   auto spawn = [&] {
     int to[2], from[2];
-    if (::pipe(to) != 0 || ::pipe(from) != 0)
+    if (::pipe(to) != 0)
       throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(errno));
+    if (::pipe(from) != 0) {
+      const int err = errno;
+      ::close(to[0]);
+      ::close(to[1]);
+      throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(err));
+    }
+    std::fflush(nullptr);  // nothing buffered is written twice (a replacement starts after output)
     const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error(std::string("sweep: cannot start a worker: ") + std::strerror(errno));
+    if (pid < 0) {
+      const int err = errno;
+      for (int fd : {to[0], to[1], from[0], from[1]}) ::close(fd);
+      throw std::runtime_error(std::string("sweep: cannot start a worker: ") + std::strerror(err));
+    }
     if (pid == 0) {  // the worker: run points until told no more, leave without running the parent's exit handlers
+      ::sigaction(SIGPIPE, &ignore_pipe.old, nullptr);  // as the parent had it
       for (const Worker& o : workers) {  // the others' pipes are theirs: an open end here would keep them waiting
         if (o.to >= 0) ::close(o.to);
         ::close(o.from);
@@ -253,11 +265,14 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
       ::close(from[0]);
       std::uint64_t i = 0;
       while (read_all(to[0], &i, sizeof i)) {
+        const auto point = static_cast<std::size_t>(i);
         std::string bytes;
         try {
-          bytes = encode(run_one(static_cast<std::size_t>(i)));
+          bytes = encode(run_one(point));
         } catch (const std::exception& e) {
-          bytes = encode(failed(describe(static_cast<std::size_t>(i)) + ": " + e.what()));
+          bytes = encode(failed(describe(point) + ": " + e.what()));
+        } catch (...) {
+          bytes = encode(failed(describe(point) + ": it threw something that is not a std::exception"));
         }
         const std::uint64_t len = bytes.size();
         std::fflush(nullptr);
@@ -270,6 +285,18 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
     workers.push_back({pid, to[1], from[0], false, 0, {}});
     give(workers.back());
   };
+  // If this run fails (a pipe or a fork refused), the workers are told to stop and waited for.
+  struct Reap {
+    std::vector<Worker>& workers;
+    ~Reap() {
+      for (Worker& w : workers) {
+        if (w.to >= 0) ::close(w.to);
+        ::close(w.from);
+        while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      }
+    }
+  } reap{workers};
   while (workers.size() < jobs && next < n && !watch::stop_requested()) spawn();
   while (!workers.empty()) {
     std::vector<pollfd> fds;

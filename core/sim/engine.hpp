@@ -95,10 +95,6 @@ class Engine {
   Event& schedule(Tick at, std::uint8_t priority, EventId* id = nullptr) {
     if (at < now_) [[unlikely]]
       past(at);
-    return add(at, priority, id);
-  }
-  /// The same for a caller that has made sure `at` >= now().
-  Event& add(Tick at, std::uint8_t priority, EventId* id = nullptr) {
     const std::uint32_t slot = acquire_slot();
     push(at, priority, slot);
     Event& ev = body(slot);

@@ -3,7 +3,7 @@
 namespace kbsim::pe_services {
 
 std::uint32_t SlotPool::slot(std::string_view name, std::uint32_t capacity) {
-  if (auto it = by_name_.find(std::string(name)); it != by_name_.end()) {
+  if (auto it = by_name_.find(name); it != by_name_.end()) {
     const Slot& s = slots_[it->second];
     if (s.capacity != capacity)
       throw SimError("shared resource '" + std::string(name) + "' is asked for with capacity " +

@@ -2,8 +2,9 @@
 #pragma once
 
 #include <deque>
+#include <functional>
+#include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "kbsim/pe/slots.hpp"
@@ -34,7 +35,7 @@ class SlotPool final : public Slots {
 
   Simulator& sim_;
   std::vector<Slot> slots_;
-  std::unordered_map<std::string, std::uint32_t> by_name_;  ///< a system's PEs ask for thousands of slots
+  std::map<std::string, std::uint32_t, std::less<>> by_name_;  ///< a system's PEs ask for thousands of slots
 };
 
 }  // namespace kbsim::pe_services
