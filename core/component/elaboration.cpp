@@ -167,8 +167,8 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       Link& l = el.links[li];
       l.wire = static_cast<std::uint32_t>(el.port_links.size());
       el.port_links.push_back(li);
-      el.steps.push_back({l.dst, exclude_views[li],
-                          el.metric == RouteMetric::kDistance ? route_nm[li] : l.latency + l.ser_full});
+      el.steps.push_back(
+          {l.dst, exclude_views[li], el.metric == RouteMetric::kDistance ? route_nm[li] : l.latency + l.ser_full});
     }
   }
   el.port_begin.push_back(static_cast<std::uint32_t>(el.port_links.size()));

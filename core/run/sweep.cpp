@@ -124,9 +124,9 @@ class In {
 struct Worker {
   pid_t pid = -1;
   int to = -1, from = -1;
-  bool busy = false;      ///< running `point`
+  bool busy = false;  ///< running `point`
   std::size_t point = 0;
-  std::string bytes;      ///< its answer so far
+  std::string bytes;  ///< its answer so far
 };
 
 bool read_all(int fd, void* into, std::size_t n) {
@@ -240,8 +240,7 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
   };
   auto spawn = [&] {
     int to[2], from[2];
-    if (::pipe(to) != 0)
-      throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(errno));
+    if (::pipe(to) != 0) throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(errno));
     if (::pipe(from) != 0) {
       const int err = errno;
       ::close(to[0]);
@@ -340,8 +339,7 @@ std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
                              std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")"));
       } else {
         finish(point, failed(describe(point) + ": its worker process ended with exit code " +
-                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                             " (its message is above)"));
+                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + " (its message is above)"));
       }
       if (next < n && !watch::stop_requested()) spawn();  // the points left need a worker in its place
     }

@@ -80,7 +80,8 @@ std::vector<double> values(std::int64_t n, unsigned seed) {
 std::vector<std::byte> operand(std::int64_t n, unsigned seed) {
   static const std::array<std::uint16_t, 2048> kF16 = [] {
     std::array<std::uint16_t, 2048> t{};
-    for (std::uint32_t c = 0; c < t.size(); ++c) kbsim::encode_value(value_of(c), DType::kF16, reinterpret_cast<std::byte*>(&t[c]));
+    for (std::uint32_t c = 0; c < t.size(); ++c)
+      kbsim::encode_value(value_of(c), DType::kF16, reinterpret_cast<std::byte*>(&t[c]));
     return t;
   }();
   std::vector<std::byte> out(static_cast<std::size_t>(n) * 2);
