@@ -129,13 +129,16 @@ class Engine {
 
   /// A pending run (events at one time and priority, in the order they were scheduled, linked through next_):
   /// its time, its order among runs at that time (priority, then creation sequence) and its first event.
-  /// (32 bytes, not 24: the loop's "is the front spent" test is then a shift, not a division.)
-  struct alignas(32) Entry {
+  /// (Padded to 32 bytes, not 24: the loop's "is the front spent" test is then a shift, not a division. Padding,
+  /// not alignas(32): an over-aligned type changes how the standard algorithms pass it.)
+  struct Entry {
     Tick time;
     std::uint64_t order;
     std::uint32_t head;
+    std::uint32_t unused[3] = {};
     static bool before(const Entry& x, const Entry& y) noexcept { return x.order < y.order; }
   };
+  static_assert(sizeof(Entry) == 32);
 
   Event& body(std::uint32_t slot) noexcept { return chunks_[slot >> kChunkBits][slot & (kChunk - 1)]; }
   std::uint32_t acquire_slot() {
