@@ -56,26 +56,25 @@ RouteTable& Simulation::route_table() {
       routes_->transit = transit_;
       routes_->bound = true;
     } else if (routes_->transit != transit_) {  // its components declared other costs: routes of its own
-      left_.push_back(std::move(routes_));
-      routes_ = std::make_shared<RouteTable>();
-      routes_->transit = transit_;
-      routes_->bound = true;
+      own_routes();
     }
   }
   return *routes_;
 }
 
-void Simulation::set_transit_cost(NodeIndex self, Tick cost) {
-  if (transit_[self] == cost) return;
-  transit_[self] = cost;
-  if (!routes_bound_) return;
-  // A cost changed after this system routed: routes asked for from now on are found under the new costs, in a
-  // table of its own (the shared one, holding routes other systems found, stays theirs). The routes handed out
-  // so far stay valid: the old table is kept.
-  left_.push_back(std::move(routes_));
+void Simulation::own_routes() {
+  left_.push_back(std::move(routes_));  // the routes handed out from it stay valid
   routes_ = std::make_shared<RouteTable>();
   routes_->transit = transit_;
   routes_->bound = true;
+}
+
+void Simulation::set_transit_cost(NodeIndex self, Tick cost) {
+  if (transit_[self] == cost) return;
+  transit_[self] = cost;
+  // A cost changed after this system routed: routes asked for from now on are found under the new costs, in a
+  // table of its own (the shared one, holding routes other systems found, stays theirs).
+  if (routes_bound_) own_routes();
 }
 
 const RouteTable::Stamped* Simulation::search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view) {

@@ -156,6 +156,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::shared_ptr<RouteTable>> left_;
   /// routes_, made this system's own (or fresh) when its transit costs are not the table's.
   RouteTable& route_table();
+  /// Leave routes_ for a fresh table of this system's own, under its current transit costs.
+  void own_routes();
   /// The search from `from`, run until `to` is settled (or nothing is left): the table's scratch, holding its marks.
   const RouteTable::Stamped* search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view);
   bool finished_ = false;
