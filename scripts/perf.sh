@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host performance of the engine on the message-mesh bench (the workload of
 # SST's MessageMesh test). Runs each size several times and prints the median
-# events per second, graph build time and peak memory, and kbsim's speed as a
+# events per second (with the range over the runs: min-max), graph build time
+# and peak memory, and kbsim's speed as a
 # share of the hand-written floor (benchmarks/floor_mesh.cpp, the same
 # workload without a framework); then the AHBM model's own workloads (events,
 # wall time, events per second), the engine micro-benchmarks with distinct
@@ -89,13 +90,13 @@ for w in "${WORKLOADS[@]}"; do
   done
 done
 
-# The engine alone, events with distinct timestamps (Google Benchmark, median of the repetitions).
+# The engine alone, events with distinct timestamps (Google Benchmark: every repetition, for the median and range).
 ENGINE="$WORK/engine.json"
 echo '{}' >"$ENGINE"
 if [[ -x "$BENCH" ]]; then
   echo "==> engine micro-benchmarks, distinct timestamps"
-  "$BENCH" --benchmark_filter='DistinctTimestamps' --benchmark_repetitions="$RUNS" \
-    --benchmark_report_aggregates_only="$([[ $RUNS -gt 1 ]] && echo true || echo false)" --benchmark_format=json >"$ENGINE" 2>/dev/null || echo '{}' >"$ENGINE"
+  "$BENCH" --benchmark_filter='DistinctTimestamps' --benchmark_repetitions="$RUNS" --benchmark_format=json \
+    >"$ENGINE" 2>/dev/null || echo '{}' >"$ENGINE"
 fi
 
 # The data pass against the timing pass on a 512^3 composite GEMM on one PE.
@@ -127,25 +128,37 @@ def get(doc, path):
         doc = doc[key]
     return doc
 
-def median(files, path):
+def values(files, path):
     vals = [get(json.load(open(f)), path) for f in files]
-    vals = [v for v in vals if isinstance(v, (int, float))]
+    return [v for v in vals if isinstance(v, (int, float))]
+
+def median(files, path):
+    vals = values(files, path)
     return statistics.median(vals) if vals else None
 
 def fmt(v, scale, digits):
     return "missing" if v is None else f"{v / scale:.{digits}f}"
 
-print(f"{'case':<12} {'Mevents/s':>10} {'build s':>9} {'peak MB':>9}  target")
+def spread(vals, scale, digits):
+    """The median and, over several runs, the range: "12.3 (11.9-12.8)"."""
+    if not vals:
+        return "missing"
+    if not any(vals):
+        return "-"  # (no events: a build-only case)
+    m = fmt(statistics.median(vals), scale, digits)
+    return m if len(vals) == 1 else f"{m} ({fmt(min(vals), scale, digits)}-{fmt(max(vals), scale, digits)})"
+
+print(f"{'case':<12} {'Mevents/s (min-max)':>22} {'build s':>9} {'peak MB':>9}  target")
 cases = {}  # insertion-ordered: name -> (target, [results.json, ...])
 for line in open(sys.argv[1]):
     name, target, path = line.rstrip("\n").split("\t")
     cases.setdefault(name, (target, []))[1].append(path)
 for name, (target, files) in cases.items():
-    eps = median(files, "events_per_s")
+    eps = spread(values(files, "events_per_s"), 1e6, 2)
     build = median(files, "host.build_wall_s")
     rss = median(files, "host.peak_rss_mb")
-    print(f"{name:<12} {fmt(eps, 1e6, 2):>10} {fmt(build, 1, 3):>9} {fmt(rss, 1, 1):>9}  {target}")
-print("(medians; 300x300 with stop_ns=0 measures building a 90,000-node graph)")
+    print(f"{name:<12} {eps:>22} {fmt(build, 1, 3):>9} {fmt(rss, 1, 1):>9}  {target}")
+print("(medians, with the range over the runs; 300x300 with stop_ns=0 measures building a 90,000-node graph)")
 
 # kbsim against the floor: events per second of the run phase (wall time less the graph build) of each.
 floors = {}
@@ -154,7 +167,7 @@ for line in open(sys.argv[3]):
     fields = open(path).read().split()
     floors.setdefault(name, []).append(float(fields[fields.index("events_per_s") + 1]))
 if floors:
-    print(f"\n{'case':<14} {'kbsim M/s':>10} {'floor M/s':>10} {'kbsim/floor':>12}")
+    print(f"\n{'case':<14} {'kbsim M/s (min-max)':>22} {'floor M/s (min-max)':>24} {'kbsim/floor':>12}")
     for name, (target, files) in cases.items():
         if name not in floors:
             continue
@@ -164,23 +177,25 @@ if floors:
             run_s = d["wall_time_s"] - d["host"]["build_wall_s"]
             runs_eps.append(d["events"] / run_s if run_s > 0 else 0)
         k, fl = statistics.median(runs_eps), statistics.median(floors[name])
-        print(f"{name:<14} {k / 1e6:>10.2f} {fl / 1e6:>10.2f} {100 * k / fl:>11.1f}%")
-    print("(run phase only, medians; the floor is benchmarks/floor_mesh.cpp)")
+        print(f"{name:<14} {spread(runs_eps, 1e6, 2):>22} {spread(floors[name], 1e6, 2):>24} {100 * k / fl:>11.1f}%")
+    print("(run phase only; the share is of the medians; the floor is benchmarks/floor_mesh.cpp)")
 
 ahbm = {}
 for line in open(sys.argv[4]):
     name, path = line.rstrip("\n").split("\t")
     ahbm.setdefault(name, []).append(path)
-print(f"\n{'AHBM workload':<22} {'events':>10} {'wall s':>8} {'build s':>8} {'M events/s':>11}")
+print(f"\n{'AHBM workload':<22} {'events':>10} {'wall s (min-max)':>20} {'build s':>8} {'M events/s (min-max)':>22}")
 for name, files in ahbm.items():
     ev = median(files, "events")
-    print(f"{name:<22} {fmt(ev, 1, 0):>10} {fmt(median(files, 'wall_time_s'), 1, 3):>8} "
-          f"{fmt(median(files, 'host.build_wall_s'), 1, 3):>8} {fmt(median(files, 'events_per_s'), 1e6, 2):>11}")
+    print(f"{name:<22} {fmt(ev, 1, 0):>10} {spread(values(files, 'wall_time_s'), 1, 3):>20} "
+          f"{fmt(median(files, 'host.build_wall_s'), 1, 3):>8} {spread(values(files, 'events_per_s'), 1e6, 2):>22}")
 
-engine = json.load(open(sys.argv[5])).get("benchmarks", [])
-medians = [b for b in engine if b.get("aggregate_name") == "median"] or engine  # one repetition: no aggregates
-for b in medians:
-    print(f"engine {b.get('run_name', b['name']):<32} {b['items_per_second'] / 1e6:8.2f} M events/s")
+engine = {}  # run name -> items/s of each repetition
+for b in json.load(open(sys.argv[5])).get("benchmarks", []):
+    if b.get("run_type", "iteration") == "iteration":
+        engine.setdefault(b.get("run_name", b["name"]), []).append(b["items_per_second"])
+for name, rates in engine.items():
+    print(f"engine {name:<32} {spread(rates, 1e6, 2):>22} M events/s")
 
 runs = {"timing": [], "data": []}
 for line in open(sys.argv[2]):
