@@ -146,6 +146,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Engine engine_;
   std::vector<Wire> wires_;                             ///< every out-port's wire, node by node
   std::vector<Load> loads_;                             ///< parallel to wires_
+  std::vector<ComponentContext> contexts_;              ///< per node: what its component was given
   std::vector<std::unique_ptr<Component>> components_;  ///< per node
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
   std::vector<Tick> transit_;                           ///< per node: the cost routing charges to pass it

@@ -112,8 +112,8 @@ class Simulator {
   ~Simulator() = default;
 };
 
-/// What a component is given at construction. The views stay valid for the
-/// simulation's lifetime.
+/// What a component is given at construction. It and its views stay valid for
+/// the simulation's lifetime (the simulation keeps it).
 struct ComponentContext {
   std::string_view id;
   std::string_view impl;
@@ -127,7 +127,7 @@ struct ComponentContext {
 
 class Component {
  public:
-  explicit Component(const ComponentContext& ctx) : ctx_(ctx) {}
+  explicit Component(const ComponentContext& ctx) : sim_(ctx.sim), clock_(ctx.clock), index_(ctx.index), ctx_(&ctx) {}
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
   virtual ~Component() = default;
@@ -155,61 +155,59 @@ class Component {
   /// Called once after the run; fold final statistics here.
   virtual void finish() {}
 
-  std::string_view id() const noexcept { return ctx_.id; }
-  NodeIndex index() const noexcept { return ctx_.index; }
+  std::string_view id() const noexcept { return ctx_->id; }
+  NodeIndex index() const noexcept { return index_; }
 
  protected:
-  Tick now() const noexcept { return *ctx_.clock; }
-  const Params& params() const noexcept { return *ctx_.params; }
-  std::span<const Port> in_ports() const noexcept { return ctx_.in_ports; }
-  std::span<const Port> out_ports() const noexcept { return ctx_.out_ports; }
+  Tick now() const noexcept { return *clock_; }
+  const Params& params() const noexcept { return *ctx_->params; }
+  std::span<const Port> in_ports() const noexcept { return ctx_->in_ports; }
+  std::span<const Port> out_ports() const noexcept { return ctx_->out_ports; }
 
   /// Send a whole message on out-port `out`, handing it to the link `delay` from now.
-  void send(PortIndex out, Ref<Message> msg, Tick delay = 0) {
-    ctx_.sim->send(ctx_.index, out, std::move(msg), later(delay));
-  }
+  void send(PortIndex out, Ref<Message> msg, Tick delay = 0) { sim_->send(index_, out, std::move(msg), later(delay)); }
   /// Forward one flit on out-port `out`, handing it to the link at absolute time `at` (>= now).
-  void forward(PortIndex out, const Flit& flit, Tick at) { ctx_.sim->forward(ctx_.index, out, flit, at); }
+  void forward(PortIndex out, const Flit& flit, Tick at) { sim_->forward(index_, out, flit, at); }
   /// Fire on_timer(tag, msg) `delay` from now. Lower priority runs first at equal times.
   EventId schedule(Tick delay, std::uint64_t tag = 0, Ref<Message> msg = {}, std::uint8_t priority = 128) {
-    return ctx_.sim->schedule(ctx_.index, later(delay), tag, std::move(msg), priority);
+    return sim_->schedule(index_, later(delay), tag, std::move(msg), priority);
   }
   /// now() + delay, or kNever when that would run past the 64-bit clock (the core refuses it, naming you).
   Tick later(Tick delay) const noexcept {
     const Tick t = now();
     return delay >= kNever - t ? kNever : t + delay;
   }
-  void cancel(EventId id) noexcept { ctx_.sim->cancel(id); }
+  void cancel(EventId id) noexcept { sim_->cancel(id); }
 
   /// The cached path from this node to `dst` within routing view `view`
   /// (default "all"); throws ConfigError naming both ends if none exists.
-  const Route& route_to(NodeIndex dst, ViewId view = 0) { return ctx_.sim->route(ctx_.index, dst, view); }
+  const Route& route_to(NodeIndex dst, ViewId view = 0) { return sim_->route(index_, dst, view); }
   /// The cached path between any two nodes (e.g. a relay's onward leg, for a latency estimate).
-  const Route& route_between(NodeIndex from, NodeIndex to, ViewId view = 0) { return ctx_.sim->route(from, to, view); }
+  const Route& route_between(NodeIndex from, NodeIndex to, ViewId view = 0) { return sim_->route(from, to, view); }
   /// A routing view by name ("all", or one the topology declares).
-  ViewId find_view(std::string_view name) const { return ctx_.sim->find_view(name); }
+  ViewId find_view(std::string_view name) const { return sim_->find_view(name); }
   /// System-wide attributes of a generated topology (e.g. the memory map).
-  std::span<const RawParam> system_attrs() const noexcept { return ctx_.sim->attrs(); }
+  std::span<const RawParam> system_attrs() const noexcept { return sim_->attrs(); }
   /// The id of any node.
-  std::string_view node_id(NodeIndex n) const noexcept { return ctx_.sim->node_id(n); }
-  NodeIndex find_node(std::string_view node_id) const { return ctx_.sim->find_node(node_id); }
+  std::string_view node_id(NodeIndex n) const noexcept { return sim_->node_id(n); }
+  NodeIndex find_node(std::string_view node_id) const { return sim_->find_node(node_id); }
   /// A node that may not exist (e.g. the one an address decodes to): kNoNode if absent.
-  NodeIndex lookup_node(std::string_view node_id) const noexcept { return ctx_.sim->lookup_node(node_id); }
+  NodeIndex lookup_node(std::string_view node_id) const noexcept { return sim_->lookup_node(node_id); }
   /// The out-port whose link leads to `peer`, or kNoPort.
   PortIndex out_port_to(NodeIndex peer) const noexcept {
-    for (PortIndex p = 0; p < ctx_.out_ports.size(); ++p)
-      if (ctx_.out_ports[p].peer_index == peer) return p;
+    for (PortIndex p = 0; p < ctx_->out_ports.size(); ++p)
+      if (ctx_->out_ports[p].peer_index == peer) return p;
     return kNoPort;
   }
 
   /// The storage of a statistic this component declares (StatDef, below).
   Stat& stat(const struct StatDef& def);
   /// The cost least-time routing charges for passing through this node (e.g. its per-transaction overhead).
-  void set_transit_cost(Tick cost) { ctx_.sim->set_transit_cost(ctx_.index, cost); }
-  void log(LogLevel level, std::string_view text) { ctx_.sim->log(ctx_.index, level, text); }
-  void request_stop() noexcept { ctx_.sim->request_stop(); }
-  Tick control_latency(const Route& r) const { return ctx_.sim->control_latency(r); }
-  Component& peer(NodeIndex n) const { return ctx_.sim->component(n); }
+  void set_transit_cost(Tick cost) { sim_->set_transit_cost(index_, cost); }
+  void log(LogLevel level, std::string_view text) { sim_->log(index_, level, text); }
+  void request_stop() noexcept { sim_->request_stop(); }
+  Tick control_latency(const Route& r) const { return sim_->control_latency(r); }
+  Component& peer(NodeIndex n) const { return sim_->component(n); }
   /// A typed service of this system (kbsim/services.hpp); ConfigError if no plugin provides it.
   template <NamedService T>
   T& service() const {
@@ -219,7 +217,7 @@ class Component {
   /// A typed service of this system, or nullptr when none is provided.
   template <NamedService T>
   T* find_service() const {
-    return service_cast<T>(ctx_.sim->find_service(T::kServiceName));
+    return service_cast<T>(sim_->find_service(T::kServiceName));
   }
 
   /// Abort the simulation with an error naming this component and the sim time.
@@ -227,11 +225,16 @@ class Component {
     std::string t = std::to_string(ticks_to_ns(now()));
     while (t.back() == '0') t.pop_back();
     if (t.back() == '.') t.pop_back();
-    throw SimError("t=" + t + " ns: " + std::string(ctx_.id) + ": " + std::string(what));
+    throw SimError("t=" + t + " ns: " + std::string(ctx_->id) + ": " + std::string(what));
   }
 
  private:
-  ComponentContext ctx_;
+  // What the hot path reads, first and beside the vtable pointer, so that with the component's own first members it
+  // shares a cache line; the rest of the context stays with the simulation.
+  Simulator* sim_;
+  const Tick* clock_;
+  NodeIndex index_;
+  const ComponentContext* ctx_;
 };
 
 /// Self-description of a component type; feeds `kbsim info` and validation.
@@ -272,7 +275,7 @@ struct StatDef {
   operator StatSpec() const { return {name, kind, unit, doc}; }  // NOLINT: the declaration is the spec
 };
 
-inline Stat& Component::stat(const StatDef& def) { return ctx_.sim->stat(ctx_.index, def.name); }
+inline Stat& Component::stat(const StatDef& def) { return sim_->stat(index_, def.name); }
 
 struct ComponentInfo {
   std::string type;  ///< unique type name, e.g. "mesh_node"
