@@ -154,7 +154,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
   Wire& wire = out_wire(from, out);
   if (msg->bytes == 0 && wire.plain && !oplog_) [[likely]] {
     // The hot path: a control message to a component that takes whole messages touches this wire only.
-    msg->stamp_sender(ids_[from]);
+    msg->stamp_sender(&ids_[from]);
     ++wire.messages;
     Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst);
     ev.take(std::move(msg));
@@ -171,7 +171,7 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
     fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
                    std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
   if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
-  msg->stamp_sender(ids_[from]);
+  msg->stamp_sender(&ids_[from]);
   ++wire.messages;
   Link::Shape shape = link.shape(msg->bytes);
   Tick start = loads_[link.wire].reserve(link, at, shape);

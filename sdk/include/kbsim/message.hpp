@@ -30,11 +30,43 @@ constexpr TypeId type_id(std::string_view name) {
 struct Route;
 struct OpRecord;
 
+/// The type name of a message not made by make_message.
+inline constexpr std::string_view kUnnamedMessage = "?";
+
 /// Base of every payload. Derive, and give the derived type
 /// `static constexpr std::string_view kName = "family.Name";` and
 /// `static constexpr TypeId kType = type_id(kName);` (a port declares the
 /// message types it accepts by these names, see PortSpec).
+///
+/// The base is one cache line (64 bytes), and pools place each message at the start of a line: what every send and
+/// delivery touches (size, sender, reference count, type) comes first.
 class Message {
+ public:
+  /// Size on the wire; decides the number of flits. 0 = control message (latency only).
+  std::uint64_t bytes = 0;
+
+ private:
+  const std::string_view* sender_ = nullptr;  ///< the sending node's id, kept by the simulation
+
+ public:
+  /// Path for transit nodes to follow (set by the sender from `Component::route_to`).
+  const Route* route = nullptr;
+
+ private:
+  TypeId type_;
+  std::uint32_t refs_ = 0;
+  bool data_op_;
+
+ public:
+  /// A control message (0 bytes) on a request channel: transit nodes pass it
+  /// without their overhead, only link latency, as a request network apart
+  /// from the data path would. Ignored on messages that carry bytes.
+  bool request_channel = false;
+
+ private:
+  void (*recycle_)(Message*) noexcept = nullptr;
+  const std::string_view* name_ = &kUnnamedMessage;  ///< its type's kName, a literal of the library that made it
+
  public:
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;
@@ -42,11 +74,11 @@ class Message {
 
   TypeId type() const noexcept { return type_; }
   /// Its type's name ("family.Name"); "?" for one not made by make_message.
-  std::string_view type_name() const noexcept { return name_; }
+  std::string_view type_name() const noexcept { return *name_; }
   /// The node that last sent it (the core stamps it on every send; empty before).
-  std::string_view sender() const noexcept { return sender_; }
-  /// Called by the core when a node sends it.
-  void stamp_sender(std::string_view node) noexcept { sender_ = node; }
+  std::string_view sender() const noexcept { return sender_ ? *sender_ : std::string_view(); }
+  /// Called by the core when a node sends it: `node` is its id, which outlives the message's use.
+  void stamp_sender(const std::string_view* node) noexcept { sender_ = node; }
   template <class T>
   bool is() const noexcept {
     return type_ == T::kType;
@@ -56,8 +88,8 @@ class Message {
   T& as() {
     if (!is<T>())
       throw SimError("message type mismatch: expected " + std::string(expected_name<T>()) + ", got " +
-                     std::string(name_) +
-                     (sender_.empty() ? std::string() : " (sent by " + std::string(sender_) + ")"));
+                     std::string(type_name()) +
+                     (sender().empty() ? std::string() : " (sent by " + std::string(sender()) + ")"));
     return static_cast<T&>(*this);
   }
 
@@ -68,15 +100,6 @@ class Message {
     else
       return "another type";
   }
-
-  /// Size on the wire; decides the number of flits. 0 = control message (latency only).
-  std::uint64_t bytes = 0;
-  /// Path for transit nodes to follow (set by the sender from `Component::route_to`).
-  const Route* route = nullptr;
-  /// A control message (0 bytes) on a request channel: transit nodes pass it
-  /// without their overhead, only link latency, as a request network apart
-  /// from the data path would. Ignored on messages that carry bytes.
-  bool request_channel = false;
 
   /// A data operation: with an op log on, the core records each component's
   /// service of it (see kbsim/op_record.hpp).
@@ -98,13 +121,8 @@ class Message {
   friend class Ref;
   template <class T>
   friend class MessagePool;
-  std::uint32_t refs_ = 0;
-  void (*recycle_)(Message*) noexcept = nullptr;
-  std::string_view name_ = "?";
-  std::string_view sender_;
-  TypeId type_;
-  bool data_op_;
 };
+static_assert(sizeof(Message) == 64, "the message base is one cache line");
 
 /// Intrusive reference to a message. Copy = share; the last reference recycles it.
 template <class T = Message>
@@ -154,21 +172,23 @@ class MessagePool {
   Ref<T> make(Args&&... args) {
     void* mem;
     if (free_.empty()) {
-      mem = ::operator new(sizeof(T));
+      mem = ::operator new(sizeof(T), kAlign);
     } else {
       mem = free_.back();
       free_.pop_back();
     }
     T* obj = new (mem) T(std::forward<Args>(args)...);
     obj->recycle_ = &MessagePool::recycle;
-    if constexpr (requires { T::kName; }) obj->name_ = T::kName;  // a literal of its library, which stays loaded
+    if constexpr (requires { T::kName; }) obj->name_ = &T::kName;  // a literal of its library, which stays loaded
     return Ref<T>(obj);
   }
   ~MessagePool() {
-    for (void* p : free_) ::operator delete(p);
+    for (void* p : free_) ::operator delete(p, kAlign);
   }
 
  private:
+  /// Each message starts a cache line, so its base is one line (and a message of up to 64 bytes touches one).
+  static constexpr std::align_val_t kAlign{alignof(T) > 64 ? alignof(T) : 64};
   static void recycle(Message* m) noexcept {
     T* obj = static_cast<T*>(m);
     obj->~T();
