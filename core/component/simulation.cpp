@@ -48,12 +48,9 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     w.plain = !l.dst_flit_aware && l.accepts == 0;
   }
   components_.resize(nodes_.size());
-  contexts_.reserve(nodes_.size());  // (never moved: components keep a pointer to theirs)
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    const Node& n = nodes_[i];
-    const ComponentContext& ctx = contexts_.emplace_back(
-        ComponentContext{n.id, n.impl, static_cast<NodeIndex>(i), &n.params, n.in, n.out, this, engine_.clock()});
-    guard(n, "construction", [&] { components_[i].reset(n.type->create(ctx)); });
+    const ComponentContext ctx = context(static_cast<NodeIndex>(i));
+    guard(nodes_[i], "construction", [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
   for (Wire& w : wires_) w.dst = components_[links_[w.link].dst].get();
   for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "setup", [&] { components_[i]->setup(); });

@@ -63,6 +63,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
     return it == index_.end() ? kNoNode : it->second;
   }
   std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
+  ComponentContext context(NodeIndex n) const noexcept override {
+    const Node& node = nodes_[n];
+    return {node.id, node.impl, n, &node.params, node.in, node.out, const_cast<Simulation*>(this), engine_.clock()};
+  }
   Stat& stat(NodeIndex self, std::string_view name) override;
   void set_transit_cost(NodeIndex self, Tick cost) override;
   void log(NodeIndex self, LogLevel level, std::string_view text) override;
@@ -146,7 +150,6 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Engine engine_;
   std::vector<Wire> wires_;                             ///< every out-port's wire, node by node
   std::vector<Load> loads_;                             ///< parallel to wires_
-  std::vector<ComponentContext> contexts_;              ///< per node: what its component was given
   std::vector<std::unique_ptr<Component>> components_;  ///< per node
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
   std::vector<Tick> transit_;                           ///< per node: the cost routing charges to pass it

@@ -75,6 +75,8 @@ struct Stat {
   double value = 0.0;
 };
 
+struct ComponentContext;
+
 /// Services the core provides to components. Plugins only call these through
 /// Component's protected helpers.
 class Simulator {
@@ -92,6 +94,8 @@ class Simulator {
   virtual NodeIndex find_node(std::string_view id) const = 0;             ///< throws ConfigError if absent
   virtual NodeIndex lookup_node(std::string_view id) const noexcept = 0;  ///< kNoNode if absent
   virtual std::string_view node_id(NodeIndex n) const noexcept = 0;
+  /// What node `n`'s component is given at construction (its views stay valid for the simulation's lifetime).
+  virtual ComponentContext context(NodeIndex n) const noexcept = 0;
   virtual Stat& stat(NodeIndex self, std::string_view name) = 0;
   virtual void set_transit_cost(NodeIndex self, Tick cost) = 0;
   virtual void log(NodeIndex self, LogLevel level, std::string_view text) = 0;
@@ -112,8 +116,8 @@ class Simulator {
   ~Simulator() = default;
 };
 
-/// What a component is given at construction. It and its views stay valid for
-/// the simulation's lifetime (the simulation keeps it).
+/// What a component is given at construction. The views stay valid for the
+/// simulation's lifetime.
 struct ComponentContext {
   std::string_view id;
   std::string_view impl;
@@ -127,7 +131,7 @@ struct ComponentContext {
 
 class Component {
  public:
-  explicit Component(const ComponentContext& ctx) : sim_(ctx.sim), clock_(ctx.clock), index_(ctx.index), ctx_(&ctx) {}
+  explicit Component(const ComponentContext& ctx) : sim_(ctx.sim), clock_(ctx.clock), index_(ctx.index) {}
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
   virtual ~Component() = default;
@@ -155,14 +159,14 @@ class Component {
   /// Called once after the run; fold final statistics here.
   virtual void finish() {}
 
-  std::string_view id() const noexcept { return ctx_->id; }
+  std::string_view id() const noexcept { return context().id; }
   NodeIndex index() const noexcept { return index_; }
 
  protected:
   Tick now() const noexcept { return *clock_; }
-  const Params& params() const noexcept { return *ctx_->params; }
-  std::span<const Port> in_ports() const noexcept { return ctx_->in_ports; }
-  std::span<const Port> out_ports() const noexcept { return ctx_->out_ports; }
+  const Params& params() const noexcept { return *context().params; }
+  std::span<const Port> in_ports() const noexcept { return context().in_ports; }
+  std::span<const Port> out_ports() const noexcept { return context().out_ports; }
 
   /// Send a whole message on out-port `out`, handing it to the link `delay` from now.
   void send(PortIndex out, Ref<Message> msg, Tick delay = 0) { sim_->send(index_, out, std::move(msg), later(delay)); }
@@ -195,8 +199,8 @@ class Component {
   NodeIndex lookup_node(std::string_view node_id) const noexcept { return sim_->lookup_node(node_id); }
   /// The out-port whose link leads to `peer`, or kNoPort.
   PortIndex out_port_to(NodeIndex peer) const noexcept {
-    for (PortIndex p = 0; p < ctx_->out_ports.size(); ++p)
-      if (ctx_->out_ports[p].peer_index == peer) return p;
+    for (PortIndex p = 0; p < context().out_ports.size(); ++p)
+      if (context().out_ports[p].peer_index == peer) return p;
     return kNoPort;
   }
 
@@ -225,16 +229,16 @@ class Component {
     std::string t = std::to_string(ticks_to_ns(now()));
     while (t.back() == '0') t.pop_back();
     if (t.back() == '.') t.pop_back();
-    throw SimError("t=" + t + " ns: " + std::string(ctx_->id) + ": " + std::string(what));
+    throw SimError("t=" + t + " ns: " + std::string(context().id) + ": " + std::string(what));
   }
 
  private:
-  // What the hot path reads, first and beside the vtable pointer, so that with the component's own first members it
-  // shares a cache line; the rest of the context stays with the simulation.
+  ComponentContext context() const noexcept;
+  // Only what the hot path reads, beside the vtable pointer, so that the component's own first members share its
+  // cache line; the rest of the context (id, parameters, ports) the core gives on demand.
   Simulator* sim_;
   const Tick* clock_;
   NodeIndex index_;
-  const ComponentContext* ctx_;
 };
 
 /// Self-description of a component type; feeds `kbsim info` and validation.
@@ -276,6 +280,7 @@ struct StatDef {
 };
 
 inline Stat& Component::stat(const StatDef& def) { return sim_->stat(index_, def.name); }
+inline ComponentContext Component::context() const noexcept { return sim_->context(index_); }
 
 struct ComponentInfo {
   std::string type;  ///< unique type name, e.g. "mesh_node"

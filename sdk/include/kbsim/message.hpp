@@ -160,7 +160,8 @@ class Ref {
   T* p_ = nullptr;
 };
 
-/// Free-list pool for one message type (one per library that creates the type).
+/// Pool for one message type (one per library that creates the type): messages are carved from line-aligned
+/// chunks and recycled through a free list.
 template <class T>
 class MessagePool {
  public:
@@ -171,30 +172,60 @@ class MessagePool {
   template <class... Args>
   Ref<T> make(Args&&... args) {
     void* mem;
-    if (free_.empty()) {
-      mem = ::operator new(sizeof(T), kAlign);
-    } else {
+    if (!free_.empty()) {
       mem = free_.back();
       free_.pop_back();
+    } else {
+      if (next_ == end_) add_chunk();
+      mem = next_;
+      next_ += kStride;
     }
     T* obj = new (mem) T(std::forward<Args>(args)...);
+    ++live_;
     obj->recycle_ = &MessagePool::recycle;
     if constexpr (requires { T::kName; }) obj->name_ = &T::kName;  // a literal of its library, which stays loaded
     return Ref<T>(obj);
   }
+  MessagePool() = default;
+  MessagePool(const MessagePool&) = delete;
+  MessagePool& operator=(const MessagePool&) = delete;
   ~MessagePool() {
-    for (void* p : free_) ::operator delete(p, kAlign);
+    if (live_ > 0) return;  // messages still referenced somewhere (at exit): their memory stays theirs
+    for (void* c : chunks_) ::operator delete(c, kAlign);
   }
 
  private:
-  /// Each message starts a cache line, so its base is one line (and a message of up to 64 bytes touches one).
-  static constexpr std::align_val_t kAlign{alignof(T) > 64 ? alignof(T) : 64};
+  static constexpr std::size_t kLine = 64;
+  static constexpr std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+  /// A message of one line (every control message) takes a whole line, so it is one line to fetch; a larger one
+  /// is packed (rounding it to lines would cost more memory than its base's second line costs time).
+  static constexpr std::size_t kGrain = alignof(T) > 16 ? alignof(T) : 16;
+  static constexpr std::size_t kStride = sizeof(T) <= kLine ? kLine : round_up(sizeof(T), kGrain);
+  static constexpr std::align_val_t kAlign{kGrain > kLine ? kGrain : kLine};
+
+  /// A chunk as large as every one before it together (8 messages at first, at most 256): few chunks for a busy
+  /// type, little memory for a rare one.
+  void add_chunk() {
+    const std::size_t count = capacity_ < 8 ? 8 : capacity_ > 256 ? 256 : capacity_;
+    next_ = static_cast<char*>(::operator new(kStride* count, kAlign));
+    end_ = next_ + kStride * count;
+    chunks_.push_back(next_);
+    capacity_ += count;
+    free_.reserve(capacity_);  // so recycling never allocates
+  }
   static void recycle(Message* m) noexcept {
     T* obj = static_cast<T*>(m);
     obj->~T();
-    instance().free_.push_back(obj);  // capacity grows only while the pool grows
+    MessagePool& pool = instance();
+    --pool.live_;
+    pool.free_.push_back(obj);  // (reserved)
   }
   std::vector<void*> free_;
+  std::vector<void*> chunks_;
+  char* next_ = nullptr;  ///< the next message not yet carved from the newest chunk
+  char* end_ = nullptr;
+  std::size_t capacity_ = 0;  ///< messages the chunks hold
+  std::size_t live_ = 0;
 };
 
 /// Create a pooled message of type T.
