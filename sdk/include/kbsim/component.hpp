@@ -199,8 +199,9 @@ class Component {
   NodeIndex lookup_node(std::string_view node_id) const noexcept { return sim_->lookup_node(node_id); }
   /// The out-port whose link leads to `peer`, or kNoPort.
   PortIndex out_port_to(NodeIndex peer) const noexcept {
-    for (PortIndex p = 0; p < context().out_ports.size(); ++p)
-      if (context().out_ports[p].peer_index == peer) return p;
+    const std::span<const Port> ports = out_ports();
+    for (PortIndex p = 0; p < ports.size(); ++p)
+      if (ports[p].peer_index == peer) return p;
     return kNoPort;
   }
 

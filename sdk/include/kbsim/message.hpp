@@ -4,6 +4,7 @@
 // free list, so sending one costs no heap allocation once the pool is warm.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <string>
@@ -207,11 +208,13 @@ class MessagePool {
   /// type, little memory for a rare one.
   void add_chunk() {
     const std::size_t count = capacity_ < 8 ? 8 : capacity_ > 256 ? 256 : capacity_;
+    // First (a failure then changes nothing), and geometrically: so recycling never allocates.
+    if (free_.capacity() < capacity_ + count) free_.reserve(std::max(capacity_ + count, 2 * free_.capacity()));
+    if (chunks_.size() == chunks_.capacity()) chunks_.reserve(2 * chunks_.size() + 1);
     next_ = static_cast<char*>(::operator new(kStride* count, kAlign));
     end_ = next_ + kStride * count;
     chunks_.push_back(next_);
     capacity_ += count;
-    free_.reserve(capacity_);  // so recycling never allocates
   }
   static void recycle(Message* m) noexcept {
     T* obj = static_cast<T*>(m);
