@@ -159,7 +159,7 @@ class Component {
   /// Called once after the run; fold final statistics here.
   virtual void finish() {}
 
-  std::string_view id() const noexcept { return context().id; }
+  std::string_view id() const noexcept { return sim_->node_id(index_); }
   NodeIndex index() const noexcept { return index_; }
 
  protected:
@@ -230,7 +230,7 @@ class Component {
     std::string t = std::to_string(ticks_to_ns(now()));
     while (t.back() == '0') t.pop_back();
     if (t.back() == '.') t.pop_back();
-    throw SimError("t=" + t + " ns: " + std::string(context().id) + ": " + std::string(what));
+    throw SimError("t=" + t + " ns: " + std::string(id()) + ": " + std::string(what));
   }
 
  private:

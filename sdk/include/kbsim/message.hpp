@@ -182,7 +182,6 @@ class MessagePool {
       next_ += kStride;
     }
     T* obj = new (mem) T(std::forward<Args>(args)...);
-    ++live_;
     obj->recycle_ = &MessagePool::recycle;
     if constexpr (requires { T::kName; }) obj->name_ = &T::kName;  // a literal of its library, which stays loaded
     return Ref<T>(obj);
@@ -191,7 +190,8 @@ class MessagePool {
   MessagePool(const MessagePool&) = delete;
   MessagePool& operator=(const MessagePool&) = delete;
   ~MessagePool() {
-    if (live_ > 0) return;  // messages still referenced somewhere (at exit): their memory stays theirs
+    const std::size_t carved = capacity_ - static_cast<std::size_t>(end_ - next_) / kStride;
+    if (free_.size() < carved) return;  // messages still referenced somewhere (at exit): their memory stays theirs
     for (void* c : chunks_) ::operator delete(c, kAlign);
   }
 
@@ -207,7 +207,7 @@ class MessagePool {
   /// A chunk as large as every one before it together (8 messages at first, at most 256): few chunks for a busy
   /// type, little memory for a rare one.
   void add_chunk() {
-    const std::size_t count = capacity_ < 8 ? 8 : capacity_ > 256 ? 256 : capacity_;
+    const std::size_t count = std::clamp<std::size_t>(capacity_, 8, 256);
     // First (a failure then changes nothing), and geometrically: so recycling never allocates.
     if (free_.capacity() < capacity_ + count) free_.reserve(std::max(capacity_ + count, 2 * free_.capacity()));
     if (chunks_.size() == chunks_.capacity()) chunks_.reserve(2 * chunks_.size() + 1);
@@ -219,16 +219,13 @@ class MessagePool {
   static void recycle(Message* m) noexcept {
     T* obj = static_cast<T*>(m);
     obj->~T();
-    MessagePool& pool = instance();
-    --pool.live_;
-    pool.free_.push_back(obj);  // (reserved)
+    instance().free_.push_back(obj);  // (reserved)
   }
   std::vector<void*> free_;
   std::vector<void*> chunks_;
   char* next_ = nullptr;  ///< the next message not yet carved from the newest chunk
   char* end_ = nullptr;
   std::size_t capacity_ = 0;  ///< messages the chunks hold
-  std::size_t live_ = 0;
 };
 
 /// Create a pooled message of type T.
