@@ -33,7 +33,7 @@ void run(benchmark::State& state, bool spread) {
   Engine engine;
   Bouncer target(engine, spread);
   for (std::uint64_t i = 0; i < inflight; ++i) {
-    Event& ev = engine.schedule(spread ? i : 0, 128);
+    Event& ev = engine.schedule(spread ? i : 0, 128, {});
     ev.target = &target;
     ev.tag = i;
   }

@@ -34,8 +34,12 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
       accepts_names_(el_->accepts_names),
       stats_(el_->stat_count),
       transit_(nodes_.size(), 0),
+      fresh_roots_(nodes_.size(), 0),
       routes_(routes ? std::move(routes) : std::make_shared<RouteTable>()),
       registry_(registry) {
+  if (nodes_.size() > (std::size_t{1} << kNodeBits))
+    throw ConfigError("the graph has " + std::to_string(nodes_.size()) + " nodes; a system holds at most " +
+                      std::to_string(std::size_t{1} << kNodeBits));
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
   loads_.resize(wires_.size());
@@ -92,8 +96,20 @@ void Simulation::no_port(NodeIndex from, PortIndex out) const {
                  std::to_string(port_begin_[from + 1] - port_begin_[from]));
 }
 
-Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, EventId* id) {
-  Event& ev = engine_.schedule(at, priority, id);  // (a time past 2^64 ps wraps into the past: an error there)
+std::uint32_t Simulation::fresh_root(NodeIndex from) {
+  return static_cast<std::uint32_t>(from) * 256u + fresh_roots_[from]++;  // (wraps: only ties, still deterministic)
+}
+
+[[gnu::always_inline]] inline Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind,
+                                                           Component* to, NodeIndex from, EventId* id) {
+  // The root: the running event's if a handler schedules this, else a root of its own (setup, a bench, the host).
+  // Then the earlier scheduled first (the longer delay; delays from 2^40 ps, about 1.1 s, on count as equal), then
+  // the lower scheduling node; what is still equal comes from one node, in the order it scheduled.
+  const std::uint32_t root = engine_.dispatching() ? engine_.running_root() : fresh_root(from);
+  const Tick delay = std::min<Tick>(at - now(), kMaxOrderDelay);
+  const std::uint64_t lane = (kMaxOrderDelay - delay) << kNodeBits | from;
+  Event& ev =
+      engine_.schedule(at, priority, {root, lane}, id);  // (a time past 2^64 ps wraps into the past: an error there)
   ev.target = this;
   ev.set_kind(kind);
   ev.hint = to;
@@ -122,7 +138,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
   if (link.dst_flit_aware) {
     // The first flit of a train; the event re-arms itself for the others.
     Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
-    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, wire.dst);
+    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, wire.dst, link.src);
     ev.take(std::move(msg));
     ev.port = link.dst_port;
     ev.index = 0;
@@ -135,7 +151,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
     ev.train = shape.count > 1;
   } else {
     Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
-    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, wire.dst);
+    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, wire.dst, link.src);
     ev.take(std::move(msg));
     ev.port = link.dst_port;
   }
@@ -153,7 +169,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
     // The hot path: a control message to a component that takes whole messages touches this wire only.
     msg->stamp_sender(&ids_[from]);
     ++wire.messages;
-    Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst);
+    Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst, from);
     ev.take(std::move(msg));
     ev.port = wire.dst_port;
     return;
@@ -194,7 +210,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (link.dst_flit_aware) {
-    Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst);
+    Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst, from);
     ev.take(Ref<Message>(flit.msg));
     ev.port = link.dst_port;
     ev.index = flit.index;
@@ -204,7 +220,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
     ev.train = false;
   } else if (flit.last()) {
     // Earlier flits only occupied the link; the receiver sees the whole message.
-    Event& ev = new_event(arrive, 128, EventKind::kMessage, wire.dst);
+    Event& ev = new_event(arrive, 128, EventKind::kMessage, wire.dst, from);
     ev.take(Ref<Message>(flit.msg));
     ev.port = link.dst_port;
   }
@@ -215,7 +231,7 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
   if (at == kNever) [[unlikely]]
     fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
   EventId id;
-  Event& ev = new_event(at, priority, EventKind::kTimer, components_[self].get(), &id);
+  Event& ev = new_event(at, priority, EventKind::kTimer, components_[self].get(), self, &id);
   ev.tag = tag;
   ev.take(std::move(msg));
   return id;

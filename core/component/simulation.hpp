@@ -116,7 +116,14 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::span<const Wire> out_wires(NodeIndex n) const noexcept {
     return {wires_.data() + port_begin_[n], wires_.data() + port_begin_[n + 1]};
   }
-  Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, EventId* id = nullptr);
+  /// An event scheduled by node `from`, ordered among those of its time and priority as docs/architecture.md,
+  /// "The order of simultaneous events", says.
+  Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
+                   EventId* id = nullptr);
+  /// A root for an event scheduled by `from` outside any handler: from's index, then from's count of them.
+  [[gnu::noinline]] std::uint32_t fresh_root(NodeIndex from);
+  static constexpr unsigned kNodeBits = 24;  ///< a system holds at most 2^24 nodes: an event's lane keeps its node
+  static constexpr Tick kMaxOrderDelay = (Tick{1} << (64 - kNodeBits)) - 1;
   void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
   void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
@@ -153,6 +160,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::unique_ptr<Component>> components_;  ///< per node
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
   std::vector<Tick> transit_;                           ///< per node: the cost routing charges to pass it
+  std::vector<std::uint32_t> fresh_roots_;              ///< per node: events it scheduled outside any handler
   /// The routes this system uses: shared with the other systems of its elaboration while its transit costs
   /// are theirs (see route_table.hpp); tables it left are kept, as messages may still point to their routes.
   std::shared_ptr<RouteTable> routes_;

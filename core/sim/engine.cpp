@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "kbsim/errors.hpp"
 #include "sim/watch.hpp"
@@ -17,7 +18,8 @@ Engine::Engine() {
 void Engine::add_chunk() {
   auto base = static_cast<std::uint32_t>(chunks_.size() * kChunk);
   chunks_.push_back(std::make_unique<Event[]>(kChunk));
-  next_.resize(std::size_t{base} + kChunk, kNone);
+  chain_.resize(std::size_t{base} + kChunk);
+  scratch_.reserve(chain_.size());  // merge_front gathers at most every slot: no allocation while running
   free_.reserve(std::size_t{base} + kChunk);
   for (std::uint32_t i = kChunk; i-- > 0;) free_.push_back(base + i);
 }
@@ -38,21 +40,41 @@ void Engine::join_open_run(Tick at, std::uint32_t priority, std::uint32_t slot) 
   if (recent_.tail != kNone) open_[recent_at_].tail = recent_.tail;  // the place it left is up to date
   recent_at_ = open_index(at, priority);
   OpenRun& place = open_[recent_at_];
-  if (place.holds(at, priority)) {
-    next_[place.tail] = slot;
+  if (place.holds(at, priority) && !Chain::before(chain_[slot], chain_[place.tail])) {
+    chain_[place.tail].next = slot;
     recent_ = {at, slot, priority};
     place.tail = slot;
     return;
   }
   recent_ = {at, slot, priority};  // a new run, and the newest of its key
   place = recent_;
-  // at >= now_ >= base_: the entry goes to the front or to a bucket above it.
-  const Entry e{at, (std::uint64_t{priority} << kSeqBits) | seq_++, slot};
-  if (at == base_) {
-    push_front(e);
-  } else {
-    push_level(e);
+  push_level({at, (std::uint64_t{priority} << kSeqBits) | seq_++, slot});  // at > base_: a bucket above the front
+}
+
+void Engine::push_now(std::uint32_t priority, std::uint32_t slot) {
+  for (std::size_t i = front_pos_; i < front_.size(); ++i) {
+    Entry& e = front_[i];
+    if (priority_of(e) < priority) continue;
+    if (priority_of(e) > priority) break;
+    // Its priority's run: after every event of its order or lower (it is the newest), before any of a higher one;
+    // one lower than every event left runs next.
+    if (e.tail == kNone) e.tail = tail_of(e);
+    const Chain& c = chain_[slot];
+    if (!Chain::before(c, chain_[e.tail])) {
+      chain_[e.tail].next = slot;
+      e.tail = slot;
+    } else if (Chain::before(c, chain_[e.head])) {
+      chain_[slot].next = e.head;
+      e.head = slot;
+    } else {
+      std::uint32_t after = e.head;  // the tail comes after it: the walk ends before the tail
+      while (!Chain::before(c, chain_[chain_[after].next])) after = chain_[after].next;
+      chain_[slot].next = chain_[after].next;
+      chain_[after].next = slot;
+    }
+    return;
   }
+  push_front({base_, (std::uint64_t{priority} << kSeqBits) | seq_++, slot, slot});
 }
 
 void Engine::push_level(const Entry& e) noexcept {
@@ -115,7 +137,53 @@ bool Engine::refill(Tick limit) {
   if (from.capacity() > 0) spare_.push_back(std::move(from));
   if (!std::is_sorted(front_.begin(), front_.end(), Entry::before))
     std::sort(front_.begin(), front_.end(), Entry::before);
+  if (front_.size() == 1) {
+    front_[0].tail = kNone;  // one run: nothing to join (its last event is found when push_now needs it)
+  } else {
+    merge_front();
+  }
   return true;
+}
+
+void Engine::merge_front() {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < front_.size();) {
+    std::size_t end = i + 1;
+    while (end < front_.size() && priority_of(front_[end]) == priority_of(front_[i])) ++end;
+    Entry merged = front_[i];
+    if (end == i + 1) {
+      merged.tail = kNone;  // one run: in order already; its last event is found when push_now needs it
+    } else {
+      // The runs of one priority, in creation order: together their events are in insertion order. A sort by
+      // (order, place in insertion order) joins them. Rare: each run is in order, and a second run of a time and
+      // priority starts only when an event comes before the first's last (or another key took the first's place).
+      scratch_.clear();
+      for (std::size_t r = i; r < end; ++r)
+        for (std::uint32_t s = front_[r].head; s != kNone; s = chain_[s].next)
+          scratch_.push_back({s, static_cast<std::uint32_t>(scratch_.size())});
+      std::sort(scratch_.begin(), scratch_.end(), [&](const Placed& a, const Placed& b) {
+        return Chain::before(chain_[a.slot], chain_[b.slot]) ||
+               (!Chain::before(chain_[b.slot], chain_[a.slot]) && a.place < b.place);
+      });
+      for (std::size_t k = 0; k + 1 < scratch_.size(); ++k) chain_[scratch_[k].slot].next = scratch_[k + 1].slot;
+      chain_[scratch_.back().slot].next = kNone;
+      merged.head = scratch_.front().slot;
+      merged.tail = scratch_.back().slot;
+    }
+    front_[out++] = merged;
+    i = end;
+  }
+  front_.resize(out);
+}
+
+std::uint32_t Engine::tail_of(const Entry& e) {
+  // The newest run of its key: its place holds its last event unless another key pushed it out.
+  if (recent_.tail != kNone) open_[recent_at_].tail = recent_.tail;
+  const auto priority = priority_of(e);
+  if (const OpenRun& place = open_[open_index(e.time, priority)]; place.holds(e.time, priority)) return place.tail;
+  std::uint32_t s = e.head;
+  while (chain_[s].next != kNone) s = chain_[s].next;
+  return s;
 }
 
 }  // namespace kbsim::core

@@ -1,26 +1,35 @@
 // The event engine: integer-picosecond time, events ordered by
-// (time, priority, insertion sequence), schedule/cancel, run until a time.
+// (time, priority, order, insertion sequence), schedule/cancel, run until a
+// time. The order (root, lane) is the scheduler's: the simulation passes the
+// root of the event being run (or a fresh one) and, in the lane, how early the
+// event was scheduled and by which node, so that simultaneous events run in an
+// order that does not depend on which process of a split system learns of them
+// when (docs/architecture.md, "The order of simultaneous events").
 //
-// Events scheduled one after another at the same (time, priority) form a run:
-// a FIFO linked through the slots, so many events at one time cost a store
-// each. Runs are ordered by a radix heap over time with one byte per level
+// Events scheduled one after another at the same (time, priority) in
+// non-decreasing order form a run: a list linked through the slots, so many
+// events at one time cost a few stores each. An event whose order is lower than
+// its run's last starts a new run. When a time becomes the front, the runs of
+// each priority are joined into one, by order (equal orders keep their insertion
+// order); an event added at the front's time is inserted into its priority's
+// run by order. Runs are ordered by a radix heap over time with one byte per level
 // (docs/architecture.md, "The event queue"): each run is an entry
-// {time, order, head}, where order packs the priority above a 56-bit creation
-// sequence and head is its first event not yet run. Entries at the time being run ("the front") sit in one array
-// sorted by order. Every later entry sits at the level of the highest byte in
-// which its time differs from the front's time, in the bucket of that byte's
-// value. When the front is spent, the lowest non-empty bucket holds the next
+// {time, order, head}, where the entry's order packs the priority above a 56-bit
+// creation sequence and head is its first event not yet run. Entries at the time being run ("the front") sit in one
+// array sorted by order. Every later entry sits at the level of the highest byte in which its time differs from the
+// front's time, in the bucket of that byte's value. When the front is spent, the lowest non-empty bucket holds the next
 // time: at level 0 its entries all share it and become the front as they are;
 // above, the bucket is scanned for its smallest time and its entries move to
 // lower levels or to the front. An entry moves at most once per level (twice
 // for times within 65 ns), each move a sequential copy. Two runs of one key
-// keep the order of their events, since a run takes events only while it is
-// the newest run.
+// hold their events in insertion order one after the other, since a run takes
+// events only while it is the newest run.
 //
 // Event bodies live in a chunked slot pool with stable addresses and a free
 // list. After warm-up, scheduling and running an event allocate nothing.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -34,6 +43,12 @@
 namespace kbsim::core {
 
 enum class EventKind : std::uint8_t { kTimer, kMessage, kFlit };
+
+/// Where an event stands among the events of its time and priority: by root, then lane, then insertion.
+struct Order {
+  std::uint32_t root = 0;
+  std::uint64_t lane = 0;
+};
 
 struct Event;
 
@@ -91,11 +106,14 @@ class Engine {
   std::uint64_t events() const noexcept { return events_; }
   bool empty() const noexcept { return pending_ == 0; }
 
-  /// Reserve an event at `at` (>= now) and return its body to fill in (its msg empty: see Event::take).
-  Event& schedule(Tick at, std::uint8_t priority, EventId* id = nullptr) {
+  /// Reserve an event at `at` (>= now) and return its body to fill in (its msg empty: see Event::take). Among
+  /// events of one time and priority it runs by `order`, then in insertion order.
+  Event& schedule(Tick at, std::uint8_t priority, Order order, EventId* id = nullptr) {
     if (at < now_) [[unlikely]]
       past(at);
     const std::uint32_t slot = acquire_slot();
+    chain_[slot].root = order.root;
+    chain_[slot].lane = order.lane;
     push(at, priority, slot);
     Event& ev = body(slot);
     if (id) *id = {slot, ev.generation};
@@ -115,6 +133,9 @@ class Engine {
   /// Ask the running loop to return after the current event (or, when no run
   /// is under way, the next run to return at once).
   void stop() noexcept { stop_ = true; }
+  /// Whether a run (and so an event's handler) is under way, and the root of the event it runs or ran last.
+  bool dispatching() const noexcept { return dispatching_; }
+  std::uint32_t running_root() const noexcept { return chain_[running_].root; }
 
  private:
   static constexpr std::uint32_t kNone = ~0u;
@@ -127,15 +148,17 @@ class Engine {
   /// hundreds of buckets filled at once), and a busy one grows; buffers circulate, keeping what they grew to.
   static constexpr std::size_t kMinBucket = 32;
 
-  /// A pending run (events at one time and priority, in the order they were scheduled, linked through next_):
-  /// its time, its order among runs at that time (priority, then creation sequence) and its first event.
+  /// A pending run (events at one time and priority, in the order they were scheduled, linked through chain_):
+  /// its time, its order among runs at that time (priority, then creation sequence), its first event and (in the
+  /// front only, where a priority has one run) its last, once push_now needed it (else kNone).
   /// (Padded to 32 bytes, not 24: the loop's "is the front spent" test is then a shift, not a division. Padding,
   /// not alignas(32): an over-aligned type changes how the standard algorithms pass it.)
   struct Entry {
     Tick time;
     std::uint64_t order;
     std::uint32_t head;
-    std::uint32_t unused[3] = {};
+    std::uint32_t tail = 0;
+    std::uint32_t unused[2] = {};
     static bool before(const Entry& x, const Entry& y) noexcept { return x.order < y.order; }
   };
   static_assert(sizeof(Entry) == 32);
@@ -148,6 +171,18 @@ class Engine {
     free_.pop_back();
     return slot;
   }
+  /// A slot's place in its run and its order.
+  struct Chain {
+    std::uint32_t next = kNone;  ///< the next slot of its run (kNone: the last)
+    std::uint32_t root = 0;
+    std::uint64_t lane = 0;
+    /// Whether `a` comes before `b` by order alone.
+    static bool before(const Chain& a, const Chain& b) noexcept {
+      return a.root < b.root || (a.root == b.root && a.lane < b.lane);
+    }
+  };
+  static_assert(sizeof(Chain) == 16);
+  static std::uint32_t priority_of(const Entry& e) noexcept { return static_cast<std::uint32_t>(e.order >> kSeqBits); }
   void release_slot(std::uint32_t slot) noexcept {
     Event& ev = body(slot);
     ev.target = nullptr;
@@ -159,18 +194,30 @@ class Engine {
   [[noreturn]] void past(Tick at) const;
   void push(Tick at, std::uint32_t priority, std::uint32_t slot) {
     ++pending_;
-    next_[slot] = kNone;
-    if (recent_.holds(at, priority)) [[likely]] {
-      next_[recent_.tail] = slot;  // most events join the run the previous one joined
+    chain_[slot].next = kNone;
+    if (at == base_) {
+      push_now(priority, slot);
+      return;
+    }
+    if (recent_.holds(at, priority) && !Chain::before(chain_[slot], chain_[recent_.tail])) [[likely]] {
+      chain_[recent_.tail].next = slot;  // most events join the run the previous one joined
       recent_.tail = slot;
       return;
     }
     join_open_run(at, priority, slot);
   }
-  /// Append to the open run of (at, priority) if the table holds one, else start a run; it becomes recent_.
+  /// Append to the open run of (at > base_, priority) if the table holds one that `slot` does not come before,
+  /// else start a run; it becomes recent_.
   void join_open_run(Tick at, std::uint32_t priority, std::uint32_t slot);
+  /// Put an event at the front's time into its priority's run, by order (after the events of its order), or
+  /// start that priority's run.
+  void push_now(std::uint32_t priority, std::uint32_t slot);
   /// Put an entry at time base_ into the front, after every entry of its priority or lower.
   void push_front(const Entry& e);
+  /// Join the front's runs of each priority into one run in (order, insertion) order, and find its last event.
+  void merge_front();
+  /// The last event of `e`, a run at the front's time that is the only one of its priority.
+  std::uint32_t tail_of(const Entry& e);
   /// Put an entry at time > base_ into its bucket.
   void push_level(const Entry& e) noexcept;
   /// Prefetch what the next event's handler touches first (its body is already near) and the body after it.
@@ -184,11 +231,17 @@ class Engine {
   bool refill(Tick limit);
 
   std::vector<std::unique_ptr<Event[]>> chunks_;
-  std::vector<std::uint32_t> next_;  ///< per slot: the next slot of its run (kNone: the last)
+  std::vector<Chain> chain_;  ///< per slot
   std::vector<std::uint32_t> free_;
-  /// A run that still takes events: the newest run of its (time, priority), with events not yet run (so
-  /// appending to it keeps the order). Kept in a direct-mapped table by key; a run pushed out by another key
-  /// only means its key's next event starts a new run.
+  /// merge_front's: the events of one priority's runs, each with its place in insertion order.
+  struct Placed {
+    std::uint32_t slot, place;
+  };
+  std::vector<Placed> scratch_;
+  /// A run that still takes events: the newest run of its (time > base_, priority), so appending to it keeps the
+  /// insertion order. Kept in a direct-mapped table by key; a run pushed out by another key only means its key's
+  /// next event starts a new run. A place whose time the front has reached is not matched again: events at the
+  /// front's time go to push_now, and none comes earlier (the table is cleared when the base goes back).
   struct OpenRun {
     Tick time = 0;
     std::uint32_t tail = kNone;  ///< its last event (kNone: an empty place); a slot is in one run at a time
@@ -217,29 +270,31 @@ class Engine {
   std::size_t pending_ = 0;  ///< events scheduled and not yet run (cancelled ones included)
   Tick now_ = 0;
   std::uint64_t events_ = 0;
+  std::uint32_t running_ = 0;  ///< the slot of the event being run (its order is read only when asked for)
+  bool dispatching_ = false;
   bool stop_ = false;
 };
 
 template <class Direct>
 bool Engine::run_until(Tick limit, Direct* direct) {
   if (watch::stop_requested()) stop_ = true;  // an interrupted run starts nothing more
+  // Between events of this loop no outside code runs: whatever schedules meanwhile is a handler.
+  struct Dispatching {  // outside code runs again once it returns, even after a handler threw
+    bool& on;
+    explicit Dispatching(bool& flag) : on(flag) { on = true; }
+    ~Dispatching() { on = false; }
+  } dispatching{dispatching_};
   while (!stop_) {
     if (front_pos_ == front_.size() && !refill(limit)) break;
     if (base_ > limit) break;  // the front was filled by an earlier run with a later limit
     Entry& top = front_[front_pos_];
     const std::uint32_t slot = top.head;
     const auto priority = static_cast<std::uint32_t>(top.order >> kSeqBits);
-    top.head = next_[slot];
+    top.head = chain_[slot].next;
     if (top.head != kNone) {
-      look_ahead(top.head, next_[top.head]);  // along the run
+      look_ahead(top.head, chain_[top.head].next);  // along the run
     } else {
-      // The run is spent; events the handler adds at the same key start a new one.
-      // Its last event is `slot`: the run recent_ holds (whose place has an older tail) or its key's place's.
-      if (recent_.tail == slot) {
-        recent_.tail = open_[recent_at_].tail = kNone;
-      } else if (OpenRun& o = open_[open_index(top.time, priority)]; o.tail == slot) {
-        o.tail = kNone;
-      }
+      // The run is spent; events the handler adds at this time and priority start a new one (push_now).
       ++front_pos_;
       if (front_pos_ < front_.size())  // along the front
         look_ahead(front_[front_pos_].head, front_pos_ + 1 < front_.size() ? front_[front_pos_ + 1].head : kNone);
@@ -255,6 +310,7 @@ bool Engine::run_until(Tick limit, Direct* direct) {
       watch::beat(now_, events_);
       if (watch::stop_requested()) stop_ = true;
     }
+    running_ = slot;
     Tick again;
     if constexpr (std::is_same_v<Direct, EventTarget>) {
       again = ev.target->on_event(ev);
@@ -271,7 +327,12 @@ bool Engine::run_until(Tick limit, Direct* direct) {
   }
   // An empty queue takes the time it ends at as its base: cancelled events at a later time may have moved the base
   // beyond now(), where a later schedule() between now() and the base could not be ordered.
-  if (front_pos_ == front_.size() && levels_ == 0) base_ = now_;
+  if (front_pos_ == front_.size() && levels_ == 0 && base_ != now_) {
+    // Open runs at times the base passed are forgotten: once the base goes back, those times come again.
+    recent_.tail = kNone;
+    std::fill(open_.begin(), open_.end(), OpenRun{});
+    base_ = now_;
+  }
   const bool stopped = stop_;
   if (!stopped && limit != kNever && now_ < limit) now_ = limit;
   stop_ = false;  // a stop ends one run; the next run_until resumes

@@ -116,9 +116,11 @@ struct Recorder final : EventTarget {
 };
 
 using Log = std::vector<std::pair<Tick, std::uint64_t>>;
+using kbsim::core::Order;
 
-void at(Engine& e, EventTarget& target, Tick t, std::uint8_t priority, std::uint64_t tag, EventId* id = nullptr) {
-  Event& ev = e.schedule(t, priority, id);
+void at(Engine& e, EventTarget& target, Tick t, std::uint8_t priority, std::uint64_t tag, EventId* id = nullptr,
+        Order order = {}) {
+  Event& ev = e.schedule(t, priority, order, id);
   ev.target = &target;
   ev.tag = tag;
 }
@@ -131,6 +133,21 @@ struct Lcg {
     return s >> 33;
   }
   std::uint64_t below(std::uint64_t n) { return next() % n; }
+};
+
+/// Logs `self` when it runs, then schedules `spawns` (priority, tag, order) for the recorder at the current time.
+struct Spawner final : EventTarget {
+  Spawner(Engine& en, Recorder& rec, std::uint64_t id, std::vector<std::tuple<std::uint8_t, std::uint64_t, Order>> s)
+      : e(en), r(rec), self(id), spawns(std::move(s)) {}
+  Tick on_event(Event&) override {
+    r.log.emplace_back(e.now(), self);
+    for (const auto& [p, tag, order] : spawns) at(e, r, e.now(), p, tag, nullptr, order);
+    return kNever;
+  }
+  Engine& e;
+  Recorder& r;
+  std::uint64_t self;
+  std::vector<std::tuple<std::uint8_t, std::uint64_t, Order>> spawns;
 };
 
 // --- ordering ---------------------------------------------------------------
@@ -179,6 +196,59 @@ TEST(Engine, TimeBeatsPriorityAndPriorityBeatsInsertionOrder) {
   at(e, r, ns(1), 50, 12);  // same key as tag 11, inserted after it
   e.run_until(kNever);
   EXPECT_EQ(r.log, (Log{{ns(1), 10}, {ns(1), 11}, {ns(1), 12}, {ns(2), 20}}));
+}
+
+TEST(Engine, AtEqualTimeAndPriorityTheLowerRootRunsFirstThenTheLowerLane) {
+  Engine e;
+  Recorder r(e);
+  at(e, r, ns(4), 7, 0, nullptr, {2, 0});
+  at(e, r, ns(4), 7, 1, nullptr, {1, 9});
+  at(e, r, ns(4), 7, 2, nullptr, {1, 3});
+  at(e, r, ns(4), 7, 3, nullptr, {0, 5});
+  e.run_until(kNever);
+  EXPECT_EQ(r.log, (Log{{ns(4), 3}, {ns(4), 2}, {ns(4), 1}, {ns(4), 0}}));
+}
+
+TEST(Engine, AtEqualTimeAndPriorityTheLowerLaneRunsFirstAndOneLaneKeepsInsertionOrder) {
+  Engine e;
+  Recorder r(e);
+  const std::uint32_t lanes[] = {5, 2, 5, 0, 2, 300, 2};
+  for (std::uint64_t i = 0; i < 7; ++i) at(e, r, ns(4), 7, i, nullptr, {0, lanes[i]});
+  at(e, r, ns(4), 6, 100, nullptr, {0, 999});  // a lower priority value still comes first, whatever its lane
+  e.run_until(kNever);
+  EXPECT_EQ(r.log,
+            (Log{{ns(4), 100}, {ns(4), 3}, {ns(4), 1}, {ns(4), 4}, {ns(4), 6}, {ns(4), 0}, {ns(4), 2}, {ns(4), 5}}));
+}
+
+TEST(Engine, ManyEventsInLanesScheduledOutOfOrderComeOutByLaneThenInsertion) {
+  // More than the insertion sort's few: the radix sort's passes, with lanes that differ in every byte.
+  Engine e;
+  Recorder r(e);
+  Lcg rng{5};
+  std::vector<std::tuple<std::uint32_t, std::uint64_t>> want;
+  for (std::uint64_t i = 0; i < 5000; ++i) {
+    const auto lane = static_cast<std::uint32_t>(rng.next() % 7 == 0 ? rng.next() : rng.below(40));
+    at(e, r, ns(2), 128, i, nullptr, {0, lane});
+    want.emplace_back(lane, i);
+  }
+  std::sort(want.begin(), want.end());
+  e.run_until(kNever);
+  ASSERT_EQ(r.log.size(), want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) ASSERT_EQ(r.log[k].second, std::get<1>(want[k])) << "at " << k;
+}
+
+TEST(Engine, AnEventAtTheCurrentTimeTakesItsPlaceByLane) {
+  // Pending at 3 ns: lanes 1, 3 and 5. The lane-1 event adds lanes 4, 0, 9 and 3 at the current time: 4 runs
+  // between 3 and 5, 0 (lower than any left) next, 9 last, and the new 3 after the pending 3.
+  Engine e;
+  Recorder r(e);
+  Spawner s(e, r, 1, {{5, 40, {0, 4}}, {5, 0, {0, 0}}, {5, 90, {0, 9}}, {5, 31, {0, 3}}});
+  Event& ev = e.schedule(ns(3), 5, {0, 1});
+  ev.target = &s;
+  at(e, r, ns(3), 5, 50, nullptr, {0, 5});
+  at(e, r, ns(3), 5, 30, nullptr, {0, 3});
+  e.run_until(kNever);
+  EXPECT_EQ(r.log, (Log{{ns(3), 1}, {ns(3), 0}, {ns(3), 30}, {ns(3), 31}, {ns(3), 40}, {ns(3), 50}, {ns(3), 90}}));
 }
 
 TEST(Engine, ManyDistinctKeysInRandomOrderComeOutSorted) {
@@ -236,8 +306,8 @@ TEST(Engine, TimesAcrossEveryLevelOfTheQueueComeOutInOrderBetweenSlicedRuns) {
   EXPECT_TRUE(e.empty());
 }
 
-/// Handlers that schedule and cancel at random, compared against a plain
-/// ordered-set model of (time, priority, sequence).
+/// Handlers that schedule and cancel at random, with three roots and four lanes, compared against a plain
+/// ordered-set model of (time, priority, root, lane, sequence).
 class RandomWorkload final : public EventTarget {
  public:
   RandomWorkload(Engine& e, std::uint64_t seed, std::uint64_t budget) : e_(e), rng_{seed}, budget_(budget) {}
@@ -267,7 +337,8 @@ class RandomWorkload final : public EventTarget {
   }
   void add(Tick t, std::uint8_t p) {
     EventId id;
-    at(e_, *this, t, p, next_tag_++, &id);
+    const auto root = static_cast<std::uint32_t>(rng_.below(3));
+    at(e_, *this, t, p, next_tag_++, &id, {root, rng_.below(4)});
     ids_.push_back(id);
   }
   Engine& e_;
@@ -280,12 +351,14 @@ class RandomWorkload final : public EventTarget {
 /// The same decisions as RandomWorkload, on a std::set.
 Log reference_run(std::uint64_t seed, std::uint64_t budget, std::uint64_t* ran) {
   Lcg rng{seed};
-  std::set<std::tuple<Tick, unsigned, std::uint64_t>> queue;
-  std::vector<std::tuple<Tick, unsigned, std::uint64_t>> keys;
+  std::set<std::tuple<Tick, unsigned, std::uint64_t, std::uint64_t>> queue;
+  std::vector<std::tuple<Tick, unsigned, std::uint64_t, std::uint64_t>> keys;
   std::uint64_t next_tag = 0;
   auto add = [&](Tick t, unsigned p) {
-    queue.insert({t, p, next_tag});
-    keys.emplace_back(t, p, next_tag);
+    const std::uint64_t root = rng.below(3);
+    const std::uint64_t lane = rng.below(4);
+    queue.insert({t, p, root << 32 | lane, next_tag});
+    keys.emplace_back(t, p, root << 32 | lane, next_tag);
     ++next_tag;
   };
   for (int i = 0; i < 50; ++i) {
@@ -294,7 +367,7 @@ Log reference_run(std::uint64_t seed, std::uint64_t budget, std::uint64_t* ran) 
   }
   Log log;
   while (!queue.empty()) {
-    auto [t, p, tag] = *queue.begin();
+    auto [t, p, lane, tag] = *queue.begin();
     queue.erase(queue.begin());
     log.emplace_back(t, tag);
     if (next_tag >= budget) continue;
@@ -326,20 +399,10 @@ TEST(Engine, RandomScheduleAndCancelMatchesAnOrderedSetModel) {
 
 TEST(Engine, EventScheduledAtTheCurrentTimeRunsAfterThoseAlreadyQueued) {
   Engine e;
-  struct Spawner final : EventTarget {
-    Engine& e;
-    Recorder& r;
-    Spawner(Engine& en, Recorder& rec) : e(en), r(rec) {}
-    Tick on_event(Event&) override {
-      r.log.emplace_back(e.now(), 100);
-      at(e, r, e.now(), 5, 101);  // same time and priority: behind tag 2
-      at(e, r, e.now(), 1, 102);  // same time, lower priority value: next, before tag 2
-      return kNever;
-    }
-  };
   Recorder r(e);
-  Spawner s(e, r);
-  Event& ev = e.schedule(ns(3), 5);
+  // Same time and priority: behind tag 2. Same time, lower priority value: next, before tag 2.
+  Spawner s(e, r, 100, {{5, 101, {}}, {1, 102, {}}});
+  Event& ev = e.schedule(ns(3), 5, {});
   ev.target = &s;
   at(e, r, ns(3), 5, 2);
   e.run_until(kNever);
@@ -454,7 +517,7 @@ TEST(Engine, RunUntilOnAnEmptyQueueAdvancesTime) {
 TEST(Engine, SchedulingInThePastThrowsSimError) {
   Engine e;
   e.run_until(ns(100));
-  EXPECT_THROW(e.schedule(ns(100) - 1, 128), SimError);
+  EXPECT_THROW(e.schedule(ns(100) - 1, 128, {}), SimError);
   Recorder r(e);
   EXPECT_NO_THROW(at(e, r, ns(100), 128, 1));  // the present is fine
   e.run_until(kNever);
@@ -501,7 +564,7 @@ TEST(Engine, ReArmingFiresTheSameEventAgainAtTheReturnedTime) {
       return ev.index < 4 ? e.now() + ns(10) : kNever;
     }
   } t(e);
-  Event& ev = e.schedule(ns(1), 128);
+  Event& ev = e.schedule(ns(1), 128, {});
   ev.target = &t;
   ev.index = 0;
   e.run_until(kNever);
@@ -542,7 +605,7 @@ TEST(Engine, CancellingARearmingEventStopsItBetweenFirings) {
     }
   } c(e);
   EventId id;
-  Event& ev = e.schedule(0, 128, &id);
+  Event& ev = e.schedule(0, 128, {}, &id);
   ev.target = &c;
   e.run_until(ns(35));
   EXPECT_EQ(c.ticks, (std::vector<Tick>{0, ns(10), ns(20), ns(30)}));
@@ -579,7 +642,7 @@ class SelfRescheduling final : public EventTarget {
     if (handled_ % 4 == 0) {
       EventId id;
       Tick t = e_.now() + ns(1 + rng_.below(8));
-      Event& extra = e_.schedule(t, static_cast<std::uint8_t>(rng_.below(4)), &id);
+      Event& extra = e_.schedule(t, static_cast<std::uint8_t>(rng_.below(4)), {}, &id);
       extra.target = this;
       e_.cancel(id);
     }
@@ -589,7 +652,7 @@ class SelfRescheduling final : public EventTarget {
  private:
   void next(Tick now) {
     Tick t = now + ns(1 + rng_.below(8));
-    Event& ev = e_.schedule(t, static_cast<std::uint8_t>(rng_.below(4)));
+    Event& ev = e_.schedule(t, static_cast<std::uint8_t>(rng_.below(4)), {});
     ev.target = this;
     ev.tag = handled_;
   }
