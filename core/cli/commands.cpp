@@ -12,6 +12,7 @@
 #include "cli/describe.hpp"
 #include "cli/run_watch.hpp"
 #include "cluster/world.hpp"
+#include "component/partition.hpp"
 #include "component/simulation.hpp"
 #include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
@@ -203,7 +204,7 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
   return 0;
 }
 
-int cmd_topology(const Common& c, bool dump, const std::string& svg_dir) {
+int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigned ranks) {
   auto reg = make_registry(c);
   if (!svg_dir.empty()) {
     for (const auto& file : core::draw_topology(topology_file(c), c.sets, *reg, svg_dir))
@@ -213,7 +214,7 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir) {
   Graph g = core::load_topology(topology_file(c), c.sets, *reg);
   // Elaborate it as a run would (parameters resolved and checked, ports, node references, each component's own
   // checks), so a file `kbsim topology` passes, `kbsim run` accepts.
-  { core::Simulation check(g, *reg); }
+  core::Simulation check(g, *reg);
   if (dump) {
     core::write_json_stdout([&](core::JsonWriter& w) { core::write_graph(w, g, *reg); });
     return 0;
@@ -225,6 +226,7 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir) {
     ++impls[n.impl];
   }
   for (const auto& [impl, count] : impls) std::printf("  %-28s %zu\n", impl.c_str(), count);
+  if (ranks > 0) std::printf("split: %s\n", core::describe(core::partition(*check.elaboration(), ranks)).c_str());
   return 0;
 }
 
@@ -334,6 +336,12 @@ int run_command_line(int argc, char** argv) {
   add_common(topo, common);
   topo->add_flag("--dump", dump, "print the resolved graph as JSON");
   topo->add_option("--svg", svg_dir, "write the topology front-end's pictures (SVG) into DIR")->type_name("DIR");
+  unsigned ranks = 0;
+  topo->add_option("--ranks", ranks,
+                   "also show how the system would be split over N processes (docs/scale-out.md): the nodes of each "
+                   "rank, the links cut and the lookahead")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 1u << 20));
 
   CLI::App* version = app.add_subcommand("version", "print the version and ABI");
 
@@ -418,7 +426,7 @@ int run_command_line(int argc, char** argv) {
     print_info(*reg, info_name);
     return 0;
   }
-  if (topo->parsed()) return cmd_topology(common, dump, svg_dir);
+  if (topo->parsed()) return cmd_topology(common, dump, svg_dir, ranks);
   for (PluginCommand& pc : plugin_commands)
     if (pc.app->parsed()) return run_plugin_command(common, *early, pc);
   if (version->parsed()) {

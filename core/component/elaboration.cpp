@@ -75,6 +75,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     Node& n = el.nodes[i];
     n.id = spec.id;
     n.impl = spec.impl;
+    n.group = spec.group;
     if (n.id.empty()) throw ConfigError(spec.origin + ": node without an id");
     check_id(n.id, spec.origin);
     auto [it, fresh] = el.index.emplace(n.id, static_cast<NodeIndex>(i));

@@ -26,6 +26,7 @@ struct Elaboration {
     std::string id;
     std::string impl;
     std::string library;  ///< the plugin library providing it ("?" if unknown)
+    std::string group;    ///< NodeSpec::group
     const ComponentType* type = nullptr;
     Params params;
     std::vector<Port> in, out;

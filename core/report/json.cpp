@@ -61,6 +61,7 @@ void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
     w.field("id", n.id);
     w.field("impl", n.impl);
     w.field("type", type.info.type);
+    if (!n.group.empty()) w.field("group", n.group);
     w.key("params");
     write_params(w, p);
     w.end_object();

@@ -14,8 +14,9 @@
 // order); an event added at the front's time is inserted into its priority's
 // run by order. Runs are ordered by a radix heap over time with one byte per level
 // (docs/architecture.md, "The event queue"): each run is an entry
-// {time, order, head}, where the entry's order packs the priority above a 56-bit
-// creation sequence and head is its first event not yet run. Entries at the time being run ("the front") sit in one
+// {time, order, head, tail}, where the entry's order packs the priority above a
+// 56-bit creation sequence, head is its first event not yet run and tail (kept
+// in the front only) its last. Entries at the time being run ("the front") sit in one
 // array sorted by order. Every later entry sits at the level of the highest byte in which its time differs from the
 // front's time, in the bucket of that byte's value. When the front is spent, the lowest non-empty bucket holds the next
 // time: at level 0 its entries all share it and become the front as they are;
@@ -241,7 +242,8 @@ class Engine {
   /// A run that still takes events: the newest run of its (time > base_, priority), so appending to it keeps the
   /// insertion order. Kept in a direct-mapped table by key; a run pushed out by another key only means its key's
   /// next event starts a new run. A place whose time the front has reached is not matched again: events at the
-  /// front's time go to push_now, and none comes earlier (the table is cleared when the base goes back).
+  /// front's time go to push_now, and none comes earlier (the table is cleared when a run ends on an empty
+  /// queue with the base elsewhere than now).
   struct OpenRun {
     Tick time = 0;
     std::uint32_t tail = kNone;  ///< its last event (kNone: an empty place); a slot is in one run at a time

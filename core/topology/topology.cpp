@@ -165,7 +165,7 @@ Graph build_graph(YamlSource& src, Origins& origins) {
     std::string scope = origins.scope(n, "");
     auto at = [&](const YAML::Node& x) { return origins.where(x, origins.scope(x, scope)); };
     if (!n.IsMap()) throw ConfigError(at(n) + ": a node is a map with id, impl and params");
-    check_keys(n, {"id", "impl", "params"}, "node", at);
+    check_keys(n, {"id", "impl", "params", "group"}, "node", at);
     if (!n["id"] || !n["impl"]) throw ConfigError(at(n) + ": a node needs 'id' and 'impl'");
     for (const char* key : {"id", "impl"})
       if (!n[key].IsScalar() || n[key].Scalar().empty())
@@ -174,6 +174,10 @@ Graph build_graph(YamlSource& src, Origins& origins) {
     spec.id = n["id"].Scalar();
     spec.impl = n["impl"].Scalar();
     spec.origin = at(n["impl"]);
+    if (YAML::Node g = n["group"]) {
+      if (!g.IsScalar()) throw ConfigError(at(g) + ": 'group' must be a path like sip0/cube3");
+      spec.group = g.Scalar();
+    }
     if (YAML::Node p = n["params"]) {
       if (!p.IsMap() && !p.IsNull()) throw ConfigError(at(p) + ": 'params' must be a map");
       std::string pscope = origins.scope(p, scope);

@@ -231,6 +231,27 @@ TEST(Cli, TopologyDumpIsTheResolvedGraph) {
   EXPECT_EQ(d["edges"][2]["latency_ns"].GetDouble(), 1.0);  // 10 mm x 0.1 ns/mm
 }
 
+TEST(Cli, TopologyShowsHowTheSystemWouldBeSplitOverRanks) {
+  // The default system (two SIPs): by SIP over 2 ranks, cutting only the IO chiplets' 0.2 ns links to one SIP.
+  auto r = test::run_kbsim("topology --ranks 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("split: 2 ranks (groups kept whole at level 1): 2101 + 2074 nodes, 4 cut links, "
+                               "lookahead 0.2 ns"));
+  // Two nodes joined by a link without latency cannot be apart.
+  const auto dir = test::temp_dir();
+  test::write_file(dir / "t.yaml", R"(
+nodes:
+  - { id: a, impl: builtin.endpoint }
+  - { id: b, impl: builtin.endpoint }
+edges:
+  - { src: a, dst: b, latency_ns: 0, bidir: true }
+)");
+  auto bad = test::run_kbsim("topology --ranks 2 --topology " + (dir / "t.yaml").string());
+  EXPECT_EQ(bad.code, 3);
+  EXPECT_THAT(bad.err, HasSubstr("cannot be split over 2 ranks: links without latency (or groups) join its 2 nodes "
+                                 "into 1 part"));
+}
+
 // Swapping: the same topology with implementation A, then B, of one component,
 // both prebuilt: only configuration changes.
 TEST(Swap, StoreAndForwardSwitchInsteadOfWormholeChangesLatencyExactly) {

@@ -221,7 +221,7 @@ TEST(Engine, AtEqualTimeAndPriorityTheLowerLaneRunsFirstAndOneLaneKeepsInsertion
 }
 
 TEST(Engine, ManyEventsInLanesScheduledOutOfOrderComeOutByLaneThenInsertion) {
-  // More than the insertion sort's few: the radix sort's passes, with lanes that differ in every byte.
+  // Thousands at one time, scheduled out of order: many runs, joined by the front's sort; lanes differ in every byte.
   Engine e;
   Recorder r(e);
   Lcg rng{5};

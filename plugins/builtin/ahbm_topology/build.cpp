@@ -17,8 +17,11 @@ class Builder {
   explicit Builder(const AhbmSpec& s, Graph& g) : s_(s), g_(g) {}
 
   void node(std::string id, const BlockSpec& b) {
-    g_.nodes.push_back({std::move(id), b.impl, b.attrs, b.origin.empty() ? s_.source : b.origin});
+    g_.nodes.push_back({std::move(id), b.impl, b.attrs, b.origin.empty() ? s_.source : b.origin, group_});
   }
+  /// The group of the nodes made from now on ("sip0/cube3": a cube's; empty: the switch and IO chiplets, which
+  /// links without latency join to each other).
+  void set_group(std::string g) { group_ = std::move(g); }
   void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0) {
     g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source + " (generated)", mm});
   }
@@ -31,6 +34,7 @@ class Builder {
  private:
   const AhbmSpec& s_;
   Graph& g_;
+  std::string group_;
 };
 
 /// The sustained fraction of peak the HBM controller declares (its
@@ -200,7 +204,11 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
     for (const auto& io : s.io_chiplets)
       for (const auto& p : io.cube_ports) used[p.y * s.cube_w + p.x][static_cast<int>(p.side)] = true;
 
-    for (unsigned c = 0; c < s.cubes_per_sip(); ++c) build_cube(s, out.mesh, b, sip, c, used[c], efficiency, refs);
+    for (unsigned c = 0; c < s.cubes_per_sip(); ++c) {
+      b.set_group("sip" + std::to_string(sip) + "/cube" + std::to_string(c));
+      build_cube(s, out.mesh, b, sip, c, used[c], efficiency, refs);
+    }
+    b.set_group({});
     auto port = [&](unsigned x, unsigned y, Side side) {
       return names::cube(sip, y * s.cube_w + x) + ".ucie-" + side_name(side);
     };

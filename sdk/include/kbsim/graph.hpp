@@ -26,6 +26,9 @@ struct NodeSpec {
   std::string impl;  ///< implementation name from components.yaml
   std::vector<RawParam> params;
   std::string origin;
+  /// Where the node sits in the system's structure, outermost first ("sip0/cube3"; empty: nowhere in particular).
+  /// A system split over several processes keeps the nodes of a group together (docs/scale-out.md).
+  std::string group = {};
   bool operator==(const NodeSpec&) const = default;
 };
 

@@ -1,0 +1,140 @@
+#include "component/partition.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string_view>
+#include <unordered_map>
+
+#include "kbsim/errors.hpp"
+#include "kbsim/text.hpp"
+
+namespace kbsim::core {
+
+namespace {
+
+struct Sets {
+  std::vector<NodeIndex> up;
+  explicit Sets(std::size_t n) : up(n) { std::iota(up.begin(), up.end(), NodeIndex{0}); }
+  NodeIndex find(NodeIndex x) {
+    while (up[x] != x) x = up[x] = up[up[x]];
+    return x;
+  }
+  void join(NodeIndex a, NodeIndex b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) up[std::max(a, b)] = std::min(a, b);  // a set's name is its lowest node
+  }
+};
+
+/// The first `level` (>= 1) parts of a group path ("sip0/cube3", 1: "sip0"); the whole path when it has fewer.
+std::string_view prefix(std::string_view group, unsigned level) {
+  std::size_t end = 0;
+  for (unsigned k = 0; k < level; ++k) {
+    const std::size_t slash = group.find('/', end);
+    if (slash == std::string_view::npos) return group;
+    end = slash + 1;
+  }
+  return group.substr(0, end - 1);
+}
+
+/// Parts (sets of nodes that stay together) when groups are kept whole at `level` (0: groups ignored).
+Sets parts(const Elaboration& el, unsigned level) {
+  Sets s(el.nodes.size());
+  for (const Link& l : el.links)
+    if (l.latency == 0) s.join(l.src, l.dst);
+  if (level > 0) {
+    std::unordered_map<std::string_view, NodeIndex> first;
+    for (NodeIndex n = 0; n < el.nodes.size(); ++n) {
+      const std::string_view p = prefix(el.nodes[n].group, level);
+      if (p.empty()) continue;
+      auto [it, fresh] = first.try_emplace(p, n);
+      if (!fresh) s.join(it->second, n);
+    }
+  }
+  return s;
+}
+
+std::size_t count_parts(Sets& s) {
+  std::size_t n = 0;
+  for (NodeIndex x = 0; x < s.up.size(); ++x) n += s.find(x) == x;
+  return n;
+}
+
+}  // namespace
+
+Partition partition(const Elaboration& el, unsigned ranks) {
+  const std::size_t n = el.nodes.size();
+  if (ranks == 0) throw ConfigError("a job has at least one rank");
+  Partition p;
+  p.ranks = ranks;
+  p.rank_of.assign(n, 0);
+  p.nodes_per_rank.assign(ranks, 0);
+  if (ranks == 1) {
+    p.nodes_per_rank[0] = n;
+    return p;
+  }
+  // The shallowest group level with enough parts; past the deepest, groups are ignored.
+  unsigned depth = 0;
+  for (const auto& node : el.nodes)
+    if (!node.group.empty())
+      depth = std::max(depth, 1u + static_cast<unsigned>(std::count(node.group.begin(), node.group.end(), '/')));
+  // By the outermost group level with at least as many groups as ranks (by SIP, else by cube, ...); none if no
+  // level has enough.
+  Sets s = parts(el, 0);
+  for (unsigned level = 1; level <= depth; ++level) {
+    std::unordered_map<std::string_view, bool> groups;
+    for (const auto& node : el.nodes)
+      if (!node.group.empty()) groups.emplace(prefix(node.group, level), true);
+    if (groups.size() >= ranks) {
+      s = parts(el, level);
+      p.group_level = level;
+      break;
+    }
+  }
+  const std::size_t available = count_parts(s);
+  if (available < ranks)
+    throw ConfigError("the system cannot be split over " + std::to_string(ranks) +
+                      " ranks: links without latency (or " + "groups) join its " + std::to_string(n) + " nodes into " +
+                      std::to_string(available) + (available == 1 ? " part" : " parts"));
+  // Parts in order of their lowest node, dealt out in contiguous runs of about n / ranks nodes; every rank gets one.
+  std::vector<std::size_t> size(n, 0);
+  for (NodeIndex x = 0; x < n; ++x) ++size[s.find(x)];
+  std::vector<unsigned> rank_of_part(n, 0);
+  std::size_t done = 0, parts_left = available;
+  unsigned rank = 0;
+  for (NodeIndex x = 0; x < n; ++x) {
+    if (s.find(x) != x) continue;
+    // Move on once this rank holds its share, keeping a part for each rank still to come.
+    const std::size_t share = (rank + 1) * n / ranks;
+    if (rank + 1 < ranks && p.nodes_per_rank[rank] > 0 && (done >= share || parts_left <= ranks - 1 - rank)) ++rank;
+    rank_of_part[x] = rank;
+    p.nodes_per_rank[rank] += size[x];
+    done += size[x];
+    --parts_left;
+  }
+  for (NodeIndex x = 0; x < n; ++x) p.rank_of[x] = rank_of_part[s.find(x)];
+  for (const Link& l : el.links)
+    if (p.rank_of[l.src] != p.rank_of[l.dst]) {
+      ++p.cut_links;
+      p.lookahead = std::min(p.lookahead, l.latency);
+    }
+  return p;
+}
+
+std::string describe(const Partition& p) {
+  std::string s = std::to_string(p.ranks) + (p.ranks == 1 ? " rank" : " ranks");
+  if (p.group_level > 0) s += " (groups kept whole at level " + std::to_string(p.group_level) + ")";
+  s += ": ";
+  if (p.ranks <= 8) {
+    for (unsigned r = 0; r < p.ranks; ++r) s += (r ? " + " : "") + std::to_string(p.nodes_per_rank[r]);
+    s += " nodes, ";
+  } else {
+    const auto [lo, hi] = std::minmax_element(p.nodes_per_rank.begin(), p.nodes_per_rank.end());
+    s += std::to_string(*lo) + " to " + std::to_string(*hi) + " nodes a rank, ";
+  }
+  s += std::to_string(p.cut_links) + " cut links, lookahead ";
+  s += p.lookahead == kNever ? std::string("none (nothing crosses)") : format_ns(ticks_to_ns(p.lookahead)) + " ns";
+  return s;
+}
+
+}  // namespace kbsim::core

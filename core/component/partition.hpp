@@ -1,0 +1,33 @@
+// How a system is split over the ranks of a job (docs/scale-out.md): each rank
+// owns whole components; nodes joined by a link without latency stay together
+// (a cut link must leave time to exchange what crosses it), and so do the nodes
+// of one group at the level that gives every rank a part ("sip0/cube3": by SIP
+// while there are at least as many SIPs as ranks, else by cube). Parts are
+// dealt out in node order, in contiguous runs of about equal node counts. The
+// lookahead is the smallest latency of a cut link.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "component/elaboration.hpp"
+
+namespace kbsim::core {
+
+struct Partition {
+  unsigned ranks = 1;
+  std::vector<unsigned> rank_of;  ///< per node
+  std::vector<std::size_t> nodes_per_rank;
+  std::size_t cut_links = 0;
+  Tick lookahead = kNever;   ///< the smallest latency of a cut link (kNever: none is cut)
+  unsigned group_level = 0;  ///< the group depth kept together (0: groups were not used)
+};
+
+/// Split `el` over `ranks` ranks. ConfigError when it has fewer separable parts than ranks.
+Partition partition(const Elaboration& el, unsigned ranks);
+
+/// "2 ranks (by group level 1): 120 + 118 nodes, 16 cut links, lookahead 0.1 ns" and the like.
+std::string describe(const Partition& p);
+
+}  // namespace kbsim::core
