@@ -166,6 +166,10 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
   for (const auto& e : d.extensions)
     if (auto it = extensions_.find({e.kind, e.name}); it != extensions_.end())
       dup(e.kind, e.name, it->second.from.path);
+  for (const auto& m : d.messages)
+    if (auto it = messages_.find(m.type); it != messages_.end() && it->second.type->name != m.name)
+      throw PluginError(from.path + ": message type '" + std::string(m.name) + "' has the type id of '" +
+                        std::string(it->second.type->name) + "' (from " + it->second.from.path + "): rename one");
   for (const auto& c : d.components) components_.emplace(c.info.type, ComponentEntry{&c, from});
   for (const auto& b : d.benches) benches_.emplace(b.info.name, BenchEntry{&b, from});
   for (const auto& a : d.ccl) ccl_.emplace(a.info.name, CclEntry{&a, from});
@@ -174,6 +178,22 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
   for (const auto& v : d.services) services_.emplace(v.info.name, ServiceEntry{&v, from});
   for (const auto& f : d.frontends) frontends_.emplace(f.name, FrontEndEntry{&f, from});
   for (const auto& e : d.extensions) extensions_.emplace(std::make_pair(e.kind, e.name), ExtensionEntry{&e, from});
+  for (const auto& m : d.messages) messages_.try_emplace(m.type, Entry<MessageType>{&m, from});
+}
+
+const MessageType* Registry::message_type(TypeId type) const {
+  auto it = messages_.find(type);
+  return it == messages_.end() ? nullptr : it->second.type;
+}
+
+void Registry::add_message_type(MessageType type, const std::string& library) {
+  if (auto it = messages_.find(type.type); it != messages_.end()) {
+    if (it->second.type->name == type.name) return;
+    throw PluginError(library + ": message type '" + std::string(type.name) + "' has the type id of '" +
+                      std::string(it->second.type->name) + "'");
+  }
+  own_messages_.push_back(std::make_unique<MessageType>(type));
+  messages_.try_emplace(type.type, Entry<MessageType>{own_messages_.back().get(), {library, library}});
 }
 
 void Registry::add_extension(Extension ext, const std::string& library) {

@@ -52,6 +52,9 @@ class Registry {
   const BenchType& bench(const std::string& name) const;
   /// The provider of a service, or nullptr.
   const ServiceType* service(std::string_view name) const;
+  /// A message type that can cross between processes, or nullptr.
+  const MessageType* message_type(TypeId type) const;
+  void add_message_type(MessageType type, const std::string& library = "(in-process)");
 
   struct Provided {
     std::string library;  ///< library name (file stem without "lib"), or "(in-process)"
@@ -108,6 +111,9 @@ class Registry {
   std::map<std::string, ObserverEntry> observers_;
   std::map<std::string, ServiceEntry, std::less<>> services_;
   std::map<std::string, FrontEndEntry> frontends_;
+  /// By type id. An SDK header's type is registered by every library that uses it: the first one's entry serves.
+  std::map<TypeId, Entry<MessageType>> messages_;
+  std::vector<std::unique_ptr<MessageType>> own_messages_;
   std::map<std::pair<std::string, std::string>, ExtensionEntry> extensions_;
   std::deque<Extension> own_extensions_;
   std::deque<ServiceType> own_services_;

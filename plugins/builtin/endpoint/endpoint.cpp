@@ -13,6 +13,8 @@ struct Packet final : kbsim::Message {
   static constexpr kbsim::TypeId kType = kbsim::type_id(kName);
   Packet() : Message(kType) {}
   kbsim::Tick sent_at = 0;
+  void save(kbsim::ByteWriter& w) const override { w.put(sent_at); }
+  void load(kbsim::ByteReader& r) override { sent_at = r.get<kbsim::Tick>(); }
 };
 
 class Endpoint final : public kbsim::Component {
@@ -98,4 +100,7 @@ class Endpoint final : public kbsim::Component {
 
 }  // namespace
 
-KBSIM_PLUGIN("endpoint") { kbsim::add_component<Endpoint>(plugin); }
+KBSIM_PLUGIN("endpoint") {
+  kbsim::add_component<Endpoint>(plugin);
+  kbsim::add_message<Packet>(plugin);
+}

@@ -11,6 +11,8 @@ struct MeshEvent final : kbsim::Message {
   static constexpr std::string_view kName = "mesh.Event";
   static constexpr kbsim::TypeId kType = kbsim::type_id(kName);
   MeshEvent() : Message(kType) {}
+  void save(kbsim::ByteWriter&) const override {}  // nothing of its own: it crosses between processes as it is
+  void load(kbsim::ByteReader&) override {}
 };
 
 class MeshNode final : public kbsim::Component {
@@ -55,4 +57,7 @@ class MeshNode final : public kbsim::Component {
 
 }  // namespace
 
-KBSIM_PLUGIN("mesh_node") { kbsim::add_component<MeshNode>(plugin); }
+KBSIM_PLUGIN("mesh_node") {
+  kbsim::add_component<MeshNode>(plugin);
+  kbsim::add_message<MeshEvent>(plugin);
+}

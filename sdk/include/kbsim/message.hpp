@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "kbsim/bytes.hpp"
 #include "kbsim/errors.hpp"
 
 namespace kbsim {
@@ -112,6 +113,19 @@ class Message {
   virtual bool describe_op(OpRecord& r) const {
     (void)r;
     return false;
+  }
+
+  /// Its own fields (beyond this base), for a message that crosses to another process of a split run
+  /// (docs/scale-out.md). A type that can cross overrides both, writing and reading the same fields in the same
+  /// order (a type with no fields of its own overrides them empty) and is registered with add_message<T>. The
+  /// defaults refuse: a type that cannot cross is named when it would have to.
+  virtual void save(ByteWriter& w) const {
+    (void)w;
+    throw SimError("message type " + std::string(type_name()) + " cannot cross between processes: it has no save/load");
+  }
+  virtual void load(ByteReader& r) {
+    (void)r;
+    throw SimError("message type " + std::string(type_name()) + " cannot cross between processes: it has no save/load");
   }
 
  protected:

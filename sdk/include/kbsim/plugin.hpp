@@ -64,6 +64,14 @@ struct FrontEndType {
   config::FrontEnd* (*create)();
 };
 
+/// A message type that can cross between processes (Message::save/load): its name, id and how to make one (from
+/// the pool of the library that registered it) for load to fill in.
+struct MessageType {
+  std::string_view name;
+  TypeId type;
+  Ref<Message> (*make)();
+};
+
 /// What a plugin library returns. The first two fields are frozen forever so
 /// the loader can refuse a library of another ABI before touching the rest.
 struct PluginDescriptor {
@@ -78,6 +86,7 @@ struct PluginDescriptor {
   std::vector<CommandType> commands;
   std::vector<ObserverType> observers;
   std::vector<ServiceType> services;
+  std::vector<MessageType> messages;
 };
 
 template <class T>
@@ -113,6 +122,12 @@ void add_service(PluginDescriptor& plugin, std::string summary) {
                              [](System& s, Simulator& k) -> Service* { return T::create(s, k); }});
 }
 
+/// T is a Message with kName and kType that overrides save and load.
+template <class T>
+void add_message(PluginDescriptor& plugin) {
+  plugin.messages.push_back({T::kName, T::kType, []() -> Ref<Message> { return make_message<T>(); }});
+}
+
 using PluginEntry = const PluginDescriptor*();
 
 }  // namespace kbsim
@@ -120,15 +135,15 @@ using PluginEntry = const PluginDescriptor*();
 /// The symbol name the loader looks up.
 #define KBSIM_PLUGIN_SYMBOL "kbsim_plugin"
 
-#define KBSIM_PLUGIN(NAME)                                                                                      \
-  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                                        \
-  static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                                               \
-    static const ::kbsim::PluginDescriptor descriptor = [] {                                                    \
-      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}, {}, {}, {}, {}, {}}; \
-      kbsim_plugin_register_(d);                                                                                \
-      return d;                                                                                                 \
-    }();                                                                                                        \
-    return &descriptor;                                                                                         \
-  }                                                                                                             \
-  BOOST_DLL_ALIAS(kbsim_plugin_entry_, kbsim_plugin)                                                            \
+#define KBSIM_PLUGIN(NAME)                                                                                          \
+  static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin);                                            \
+  static const ::kbsim::PluginDescriptor* kbsim_plugin_entry_() {                                                   \
+    static const ::kbsim::PluginDescriptor descriptor = [] {                                                        \
+      ::kbsim::PluginDescriptor d{::kbsim::kAbiVersion, KBSIM_BUILD_TAG, NAME, {}, {}, {}, {}, {}, {}, {}, {}, {}}; \
+      kbsim_plugin_register_(d);                                                                                    \
+      return d;                                                                                                     \
+    }();                                                                                                            \
+    return &descriptor;                                                                                             \
+  }                                                                                                                 \
+  BOOST_DLL_ALIAS(kbsim_plugin_entry_, kbsim_plugin)                                                                \
   static void kbsim_plugin_register_(::kbsim::PluginDescriptor& plugin)

@@ -3,7 +3,7 @@
 
 namespace {
 const kbsim::PluginDescriptor* entry() {
-  static const kbsim::PluginDescriptor d{999, "gcc-0.0 abi0", "bad_abi", {}, {}, {}, {}, {}, {}, {}, {}};
+  static const kbsim::PluginDescriptor d{999, "gcc-0.0 abi0", "bad_abi", {}, {}, {}, {}, {}, {}, {}, {}, {}};
   return &d;
 }
 }  // namespace

@@ -1,0 +1,77 @@
+// The bytes of a message that crosses from one process of a split run to
+// another (docs/scale-out.md): a message type writes its own fields with a
+// ByteWriter in Message::save and reads them back, in the same order, with a
+// ByteReader in Message::load. Plain values are copied as they are (both ends
+// run the same build); strings and byte runs carry their length.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "kbsim/errors.hpp"
+
+namespace kbsim {
+
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::string& out) noexcept : out_(out) {}
+  template <class T>
+  requires std::is_trivially_copyable_v<T>
+  void put(const T& v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void put_string(std::string_view s) {
+    put(static_cast<std::uint64_t>(s.size()));
+    out_.append(s);
+  }
+  void put_bytes(std::span<const std::byte> b) {
+    put(static_cast<std::uint64_t>(b.size()));
+    out_.append(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+
+ private:
+  std::string& out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view in) noexcept : in_(in) {}
+  template <class T>
+  requires std::is_trivially_copyable_v<T> T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, in_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  std::string get_string() {
+    const auto n = get<std::uint64_t>();
+    need(n);
+    std::string s(in_.substr(at_, n));
+    at_ += n;
+    return s;
+  }
+  std::string_view get_bytes() {
+    const auto n = get<std::uint64_t>();
+    need(n);
+    std::string_view s = in_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  bool done() const noexcept { return at_ == in_.size(); }
+  std::size_t offset() const noexcept { return at_; }
+
+ private:
+  void need(std::uint64_t n) const {
+    if (n > in_.size() - at_)
+      throw SimError("a message from another process is cut short (" + std::to_string(n) + " bytes wanted at byte " +
+                     std::to_string(at_) + " of " + std::to_string(in_.size()) + ")");
+  }
+  std::string_view in_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace kbsim
