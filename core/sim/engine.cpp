@@ -153,17 +153,21 @@ void Engine::merge_front() {
     Entry merged = front_[i];
     if (end == i + 1) {
       merged.tail = kNone;  // one run: in order already; its last event is found when push_now needs it
+    } else if (end - i <= 4) {
+      // A few runs of one priority, each in order, in creation order (an older run's events were all scheduled
+      // before a newer one's): merged pairwise, the older first on equal orders.
+      for (std::size_t r = i + 1; r < end; ++r) merged.head = merge_runs(merged.head, front_[r].head);
+      std::uint32_t last = merged.head;
+      while (next_of(last) != kNone) last = next_of(last);
+      merged.tail = last;
     } else {
-      // The runs of one priority, in creation order: together their events are in insertion order. A sort by
-      // (order, place in insertion order) joins them. Rare: each run is in order, and a second run of a time and
-      // priority starts only when an event comes before the first's last (or another key took the first's place).
+      // Many: a sort of all their events by (order, place in insertion order), on copies of their keys.
       scratch_.clear();
       for (std::size_t r = i; r < end; ++r)
         for (std::uint32_t s = front_[r].head; s != kNone; s = chain_[s].next)
-          scratch_.push_back({s, static_cast<std::uint32_t>(scratch_.size())});
-      std::sort(scratch_.begin(), scratch_.end(), [&](const Placed& a, const Placed& b) {
-        return Chain::before(chain_[a.slot], chain_[b.slot]) ||
-               (!Chain::before(chain_[b.slot], chain_[a.slot]) && a.place < b.place);
+          scratch_.push_back({chain_[s].lane, chain_[s].root, static_cast<std::uint32_t>(scratch_.size()), s});
+      std::sort(scratch_.begin(), scratch_.end(), [](const Placed& a, const Placed& b) {
+        return a.root != b.root ? a.root < b.root : a.lane != b.lane ? a.lane < b.lane : a.place < b.place;
       });
       for (std::size_t k = 0; k + 1 < scratch_.size(); ++k) chain_[scratch_[k].slot].next = scratch_[k + 1].slot;
       chain_[scratch_.back().slot].next = kNone;
@@ -174,6 +178,19 @@ void Engine::merge_front() {
     i = end;
   }
   front_.resize(out);
+}
+
+std::uint32_t Engine::merge_runs(std::uint32_t older, std::uint32_t newer) noexcept {
+  std::uint32_t head = kNone;
+  std::uint32_t* link = &head;
+  while (older != kNone && newer != kNone) {
+    std::uint32_t& take = Chain::before(chain_[newer], chain_[older]) ? newer : older;
+    *link = take;
+    link = &chain_[take].next;
+    take = chain_[take].next;
+  }
+  *link = older != kNone ? older : newer;
+  return head;
 }
 
 std::uint32_t Engine::tail_of(const Entry& e) {

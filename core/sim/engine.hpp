@@ -217,6 +217,9 @@ class Engine {
   void push_front(const Entry& e);
   /// Join the front's runs of each priority into one run in (order, insertion) order, and find its last event.
   void merge_front();
+  /// Merge two runs in order, `older`'s events first among equal orders; returns the first event.
+  std::uint32_t merge_runs(std::uint32_t older, std::uint32_t newer) noexcept;
+  std::uint32_t next_of(std::uint32_t slot) const noexcept { return chain_[slot].next; }
   /// The last event of `e`, a run at the front's time that is the only one of its priority.
   std::uint32_t tail_of(const Entry& e);
   /// Put an entry at time > base_ into its bucket.
@@ -236,7 +239,8 @@ class Engine {
   std::vector<std::uint32_t> free_;
   /// merge_front's: the events of one priority's runs, each with its place in insertion order.
   struct Placed {
-    std::uint32_t slot, place;
+    std::uint64_t lane;
+    std::uint32_t root, place, slot;
   };
   std::vector<Placed> scratch_;
   /// A run that still takes events: the newest run of its (time > base_, priority), so appending to it keeps the
