@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kbsim/bytes.hpp"
 #include "sim/watch.hpp"
 
 namespace kbsim::core {
@@ -18,16 +19,14 @@ namespace {
 
 // --- bytes -----------------------------------------------------------------
 
+/// A point's record as bytes (kbsim/bytes.hpp), with the metrics trees written recursively.
 class Out {
  public:
   template <class T>
   void raw(const T& v) {
-    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    w_.put(v);
   }
-  void str(std::string_view v) {
-    raw(static_cast<std::uint64_t>(v.size()));
-    s_.append(v);
-  }
+  void str(std::string_view v) { w_.put_string(v); }
   void metrics(const Metrics& m) {
     raw(static_cast<std::uint8_t>(m.is_list()));
     raw(static_cast<std::uint64_t>(m.entries().size()));
@@ -55,26 +54,17 @@ class Out {
 
  private:
   std::string s_;
+  ByteWriter w_{s_};
 };
 
 class In {
  public:
-  explicit In(std::string_view s) : s_(s) {}
+  explicit In(std::string_view s) : r_(s) {}
   template <class T>
   T raw() {
-    T v{};
-    need(sizeof v);
-    std::memcpy(&v, s_.data() + at_, sizeof v);
-    at_ += sizeof v;
-    return v;
+    return r_.get<T>();
   }
-  std::string str() {
-    const auto n = raw<std::uint64_t>();
-    need(n);
-    std::string v(s_.substr(at_, n));
-    at_ += n;
-    return v;
-  }
+  std::string str() { return r_.get_string(); }
   void metrics(Metrics& m) {
     raw<std::uint8_t>();  // list or object: the caller made `m` so
     const auto n = raw<std::uint64_t>();
@@ -89,8 +79,7 @@ class In {
         case 3: put(m, key, raw<double>()); break;
         case 4: put(m, key, str()); break;
         case 5: {
-          need(1);
-          const bool list = s_[at_] != 0;  // the nested node's own first byte
+          const bool list = r_.peek<std::uint8_t>() != 0;  // the nested node's own first byte
           into = m.is_list() ? (list ? &m.append_list() : &m.append()) : (list ? &m.list(key) : &m.object(key));
           metrics(*into);
           break;
@@ -99,7 +88,7 @@ class In {
       }
     }
   }
-  bool done() const { return at_ == s_.size(); }
+  bool done() const { return r_.done(); }
 
  private:
   static void put(Metrics& m, const std::string& key, Metrics::Scalar v) {
@@ -109,11 +98,7 @@ class In {
       m.set(key, std::move(v));
     }
   }
-  void need(std::uint64_t n) const {
-    if (at_ + n > s_.size()) throw std::runtime_error("sweep: a point's result is truncated");
-  }
-  std::string_view s_;
-  std::size_t at_ = 0;
+  ByteReader r_;
 };
 
 // --- workers -----------------------------------------------------------------

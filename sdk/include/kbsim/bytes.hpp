@@ -41,10 +41,17 @@ class ByteReader {
   explicit ByteReader(std::string_view in) noexcept : in_(in) {}
   template <class T>
   requires std::is_trivially_copyable_v<T> T get() {
+    const T v = peek<T>();
+    at_ += sizeof v;
+    return v;
+  }
+  /// The next value, left to read.
+  template <class T>
+  requires std::is_trivially_copyable_v<T> T peek()
+  const {
     need(sizeof(T));
     T v;
     std::memcpy(&v, in_.data() + at_, sizeof v);
-    at_ += sizeof v;
     return v;
   }
   std::string get_string() {
@@ -67,7 +74,7 @@ class ByteReader {
  private:
   void need(std::uint64_t n) const {
     if (n > in_.size() - at_)
-      throw SimError("a message from another process is cut short (" + std::to_string(n) + " bytes wanted at byte " +
+      throw SimError("what came from another process is cut short (" + std::to_string(n) + " bytes wanted at byte " +
                      std::to_string(at_) + " of " + std::to_string(in_.size()) + ")");
   }
   std::string_view in_;
