@@ -17,7 +17,8 @@
 function(kbsim_add_plugin name)
   cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIR" "SOURCES;LIBS;TESTS;TEST_LIBS" ${ARGN})
   add_library(${name}_objects OBJECT ${ARG_SOURCES})
-  set_target_properties(${name}_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  set_target_properties(${name}_objects PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden
+                                                   VISIBILITY_INLINES_HIDDEN ON)
   target_link_libraries(${name}_objects PUBLIC kbsim::sdk ${ARG_LIBS})
   target_compile_options(${name}_objects PRIVATE ${KBSIM_WARNINGS})
   add_library(${name} MODULE $<TARGET_OBJECTS:${name}_objects>)

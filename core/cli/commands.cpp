@@ -322,6 +322,11 @@ int run_command_line(int argc, char** argv) {
 
   CLI::App* list = app.add_subcommand("list", "list what the loaded plugins provide");
   add_common(list, common);
+  std::string index_dir;
+  list->add_option("--write-index", index_dir,
+                   "write DIR/kbsim-plugins.index, what each library in DIR provides, so that runs load only the "
+                   "libraries they use (the build writes one for its own plugins)")
+      ->type_name("DIR");
   list->add_option("what", list_what,
                    "components, benches, ccl, commands, services, observers, frontends, libraries, the plural of a "
                    "model extension kind (e.g. kernels), or all");
@@ -416,6 +421,10 @@ int run_command_line(int argc, char** argv) {
   }
 
   if (run->parsed()) return cmd_run(common, run_opts, out, max_wall_s);
+  if (list->parsed() && !index_dir.empty()) {
+    core::index_plugin_directory(index_dir);
+    return 0;
+  }
   if (list->parsed()) {
     auto reg = make_registry(common);
     print_list(*reg, list_what);

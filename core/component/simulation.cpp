@@ -315,10 +315,7 @@ void Simulation::provide(std::string_view name, Service& service) {
 }
 
 std::vector<const Extension*> Simulation::extensions(std::string_view kind) const {
-  std::vector<const Extension*> out;
-  for (const auto& [name, entry] : registry_.extensions())
-    if (entry.ext->kind == kind) out.push_back(entry.ext);
-  return out;
+  return registry_.extensions_of(kind);
 }
 
 void Simulation::finish_services() {

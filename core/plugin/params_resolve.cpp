@@ -1,8 +1,8 @@
 #include "plugin/params_resolve.hpp"
 
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 
 #include "kbsim/text.hpp"
 #include "kbsim/time.hpp"

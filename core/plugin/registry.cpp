@@ -1,14 +1,7 @@
+// The registry's lookups and in-process registration, and components.yaml.
 #include "plugin/registry.hpp"
 
-#include <dlfcn.h>
-#include <elf.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
-#include <boost/dll/shared_library.hpp>
-#include <cstring>
-#include <fstream>
-#include <set>
 
 #include "kbsim/config/yaml.hpp"
 #include "kbsim/text.hpp"
@@ -20,125 +13,44 @@ namespace kbsim::core {
 using config::check_keys;
 using config::YamlSource;
 
-struct Registry::Library {
-  boost::dll::shared_library lib;
-};
-
-Registry::Registry() = default;
-
-Registry::~Registry() {
-  // Types point into the libraries' descriptors: forget them before unloading.
-  components_.clear();
-  benches_.clear();
-  ccl_.clear();
-  commands_.clear();
-  observers_.clear();
-  services_.clear();
-  frontends_.clear();
-  extensions_.clear();
-  libraries_.clear();
+const std::map<std::string, Registry::ComponentEntry>& Registry::components() const {
+  load_pending_kind(OfferKind::kComponent);
+  return components_;
 }
-
-std::string library_name(const fs::path& file) {
-  std::string stem = file.filename().string();
-  if (auto dot = stem.find(".so"); dot != std::string::npos) stem.resize(dot);
-  if (stem.rfind("lib", 0) == 0) stem.erase(0, 3);
-  return stem;
+const std::map<std::string, Registry::BenchEntry>& Registry::benches() const {
+  load_pending_kind(OfferKind::kBench);
+  return benches_;
 }
-
-void Registry::add_search_dir(const fs::path& dir, bool must_exist) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    if (must_exist) throw PluginError(dir.string() + ": plugin directory does not exist");
-    return;
-  }
-  dirs_.push_back(fs::weakly_canonical(dir, ec));
+const std::map<std::string, Registry::CclEntry>& Registry::ccl() const {
+  load_pending_kind(OfferKind::kCcl);
+  return ccl_;
 }
-
-void Registry::discover() {
-  std::set<std::string> seen;
-  for (const auto& l : library_list_) seen.insert(l.name);
-  for (const fs::path& dir : dirs_) {
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const fs::path& p = entry.path();
-      if (p.filename().string().find(".so") == std::string::npos) continue;
-      std::error_code bad;
-      if (entry.is_regular_file(bad)) files.push_back(p);
-      if (bad) throw PluginError(p.string() + ": cannot load library: " + bad.message());
-    }
-    if (ec) throw PluginError(dir.string() + ": plugin directory cannot be read: " + ec.message());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) {
-      std::string name = library_name(f);
-      if (!seen.insert(name).second) {
-        spdlog::debug("plugin {} shadowed by an earlier directory", f.string());
-        continue;
-      }
-      load_library(f);
-    }
-  }
+const std::map<std::string, Registry::CommandEntry>& Registry::commands() const {
+  load_pending_kind(OfferKind::kCommand);
+  return commands_;
 }
-
-namespace {
-/// Why `file` is not a complete 64-bit ELF shared object, or "" if it is one:
-/// checked before dlopen, which would fault on a truncated file (SIGBUS).
-std::string elf_problem(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  Elf64_Ehdr h{};
-  if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return "shorter than an ELF header";
-  if (std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0) return "not an ELF file";
-  if (h.e_ident[EI_CLASS] != ELFCLASS64) return "not a 64-bit ELF file";
-  if (h.e_type != ET_DYN) return "not a shared library";
-  std::error_code ec;
-  const std::uint64_t size = fs::file_size(file, ec);
-  if (ec) return "its size cannot be read";
-  auto past_end = [&](std::uint64_t offset, std::uint64_t bytes) { return offset > size || bytes > size - offset; };
-  if (past_end(h.e_shoff, std::uint64_t{h.e_shnum} * h.e_shentsize) ||
-      past_end(h.e_phoff, std::uint64_t{h.e_phnum} * h.e_phentsize))
-    return "truncated (its header tables run past the end of the file)";
-  for (unsigned i = 0; i < h.e_phnum; ++i) {
-    Elf64_Phdr p{};
-    in.seekg(static_cast<std::streamoff>(h.e_phoff + std::uint64_t{i} * h.e_phentsize));
-    if (!in.read(reinterpret_cast<char*>(&p), sizeof p)) return "truncated (a program header cannot be read)";
-    if (p.p_type == PT_LOAD && past_end(p.p_offset, p.p_filesz))
-      return "truncated (a loadable segment runs past the end of the file)";
-  }
-  return "";
+const std::map<std::string, Registry::ObserverEntry>& Registry::observers() const {
+  load_pending_kind(OfferKind::kObserver);
+  return observers_;
 }
-}  // namespace
-
-void Registry::load_library(const fs::path& file) {
-  if (std::string why = elf_problem(file); !why.empty())
-    throw PluginError(file.string() + ": cannot load library: " + why);
-  auto lib = std::make_unique<Library>();
-  try {
-    // RTLD_NOW: an unresolved symbol is an error here, naming the library, not
-    // a loader abort in the middle of a run. RTLD_NODELETE: a library stays
-    // mapped after the registry is gone, so an exception or message created by
-    // plugin code outlives it safely.
-    lib->lib.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
-                            static_cast<boost::dll::load_mode::type>(RTLD_NODELETE));
-  } catch (const std::exception& e) {
-    throw PluginError(file.string() + ": cannot load library: " + e.what());
-  }
-  if (!lib->lib.has(KBSIM_PLUGIN_SYMBOL))
-    throw PluginError(file.string() + ": not a kbsim plugin (no '" KBSIM_PLUGIN_SYMBOL "' entry point)");
-  const PluginDescriptor* d = nullptr;
-  try {
-    d = lib->lib.get_alias<PluginEntry>(KBSIM_PLUGIN_SYMBOL)();
-  } catch (const std::exception& e) {
-    throw PluginError(file.string() + ": plugin registration failed: " + e.what());
-  }
-  if (d == nullptr) throw PluginError(file.string() + ": entry point returned no descriptor");
-  if (d->abi_version != kAbiVersion)
-    throw PluginError(file.string() + ": built for kbsim ABI " + std::to_string(d->abi_version) +
-                      ", this kbsim has ABI " + std::to_string(kAbiVersion) + " (rebuild it against this SDK)");
-  Provided from{library_name(file), file.string()};
-  register_descriptor(*d, from);
-  library_list_.push_back({from.library, from.path, d->build_tag ? d->build_tag : "", d->name ? d->name : ""});
-  libraries_.push_back(std::move(lib));
+const std::map<std::string, Registry::ServiceEntry, std::less<>>& Registry::services() const {
+  load_pending_kind(OfferKind::kService);
+  return services_;
+}
+const std::map<std::string, Registry::FrontEndEntry>& Registry::frontends() const {
+  load_pending_kind(OfferKind::kFrontEnd);
+  return frontends_;
+}
+const std::map<std::pair<std::string, std::string>, Registry::ExtensionEntry>& Registry::extensions() const {
+  load_pending_kind(OfferKind::kExtension);
+  return extensions_;
+}
+std::vector<const Extension*> Registry::extensions_of(std::string_view kind) const {
+  load_pending([kind](const Offer& o) { return o.kind == OfferKind::kExtension && o.name == kind; });
+  std::vector<const Extension*> out;
+  for (const auto& [key, entry] : extensions_)
+    if (key.first == kind) out.push_back(entry.ext);
+  return out;
 }
 
 void Registry::register_descriptor(const PluginDescriptor& d, const Provided& from) {
@@ -182,6 +94,10 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
 }
 
 const MessageType* Registry::message_type(TypeId type) const {
+  if (!messages_.count(type)) {
+    const std::string name = message_offer_name(type);
+    load_pending([&](const Offer& o) { return o.kind == OfferKind::kMessage && o.name == name; }, true);
+  }
   auto it = messages_.find(type);
   return it == messages_.end() ? nullptr : it->second.type;
 }
@@ -212,6 +128,8 @@ void Registry::add_service_type(ServiceType type, const std::string& library) {
 }
 
 const ServiceType* Registry::service(std::string_view name) const {
+  if (!services_.count(name))
+    load_pending([&](const Offer& o) { return o.kind == OfferKind::kService && o.name == name; }, true);
   auto it = services_.find(name);
   return it == services_.end() ? nullptr : it->second.type;
 }
@@ -260,10 +178,21 @@ void Registry::map_impl(const std::string& impl, const std::string& library, con
     impls_[impl] = {library, type, origin};
     return;
   }
+  const Pending* pending = nullptr;  // the library, not loaded yet: its index says what it provides
+  for (const Pending& p : pending_)
+    if (p.name == library && !p.loaded) pending = &p;
+  if (pending && std::find(pending->offers.begin(), pending->offers.end(), Offer{OfferKind::kComponent, type, {}}) !=
+                     pending->offers.end()) {
+    impls_[impl] = {library, type, origin};
+    return;
+  }
   std::vector<std::string> provided;
   for (const auto& [name, entry] : components_)
     if (entry.from.library == library) provided.push_back(name);
-  bool loaded = !provided.empty();
+  if (pending)
+    for (const Offer& o : pending->offers)
+      if (o.kind == OfferKind::kComponent) provided.push_back(o.name);
+  bool loaded = !provided.empty() || pending;
   for (const auto& l : library_list_) loaded = loaded || l.name == library;
   if (!loaded) {
     std::vector<std::string> dirs;
@@ -282,14 +211,18 @@ const ComponentType& Registry::component_for_impl(const std::string& impl, const
     for (const auto& [name, entry] : impls_) names.push_back(name);
     throw ConfigError(origin + ": unknown implementation '" + impl + "'" + suggest(impl, names));
   }
+  if (const std::string& type = it->second.type; !components_.count(type))  // (one library may offer a type)
+    load_pending([&](const Offer& o) { return o.kind == OfferKind::kComponent && o.name == type; }, true);
   return *components_.at(it->second.type).type;
 }
 
 const BenchType& Registry::bench(const std::string& name) const {
+  if (!benches_.count(name))
+    load_pending([&](const Offer& o) { return o.kind == OfferKind::kBench && o.name == name; }, true);
   auto it = benches_.find(name);
   if (it == benches_.end()) {
     std::vector<std::string> names;
-    for (const auto& [n, entry] : benches_) names.push_back(n);
+    for (const auto& [n, entry] : benches()) names.push_back(n);
     throw UsageError("unknown bench '" + name + "'" + suggest(name, names));
   }
   return *it->second.type;

@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "kbsim/plugin.hpp"
+#include "plugin/plugin_index.hpp"
 
 namespace kbsim::core {
 
@@ -28,9 +30,12 @@ class Registry {
   void add_search_dir(const std::filesystem::path& dir, bool must_exist);
   const std::vector<std::filesystem::path>& search_dirs() const noexcept { return dirs_; }
 
-  /// Load every plugin library (*.so) in the search directories: sorted by
+  /// Find every plugin library (*.so) in the search directories: sorted by
   /// file name within a directory; the first library of a given name wins.
-  void discover();
+  /// A library the directory's index describes (plugin_index.hpp) is loaded
+  /// when something it provides is first asked for; any other is loaded now.
+  /// `use_index` false loads every library now.
+  void discover(bool use_index = true);
   /// Load one library file. Throws PluginError naming the path and the reason.
   void load_library(const std::filesystem::path& file);
 
@@ -46,6 +51,10 @@ class Registry {
   void map_impl(const std::string& impl, const std::string& library, const std::string& type,
                 const std::string& origin);
 
+  // Lookups load what they need (a library found by discover() and not yet
+  // loaded); so do the whole lists below, for their kind. Loading on first use
+  // fills a cache, so these stay const; a Registry is not shared between threads.
+
   /// The component type behind an implementation name; ConfigError with the
   /// closest known names if it is unknown.
   const ComponentType& component_for_impl(const std::string& impl, const std::string& origin) const;
@@ -54,6 +63,8 @@ class Registry {
   const ServiceType* service(std::string_view name) const;
   /// A message type that can cross between processes, or nullptr.
   const MessageType* message_type(TypeId type) const;
+  /// The model extensions of one kind, by name.
+  std::vector<const Extension*> extensions_of(std::string_view kind) const;
   void add_message_type(MessageType type, const std::string& library = "(in-process)");
 
   struct Provided {
@@ -81,27 +92,44 @@ class Registry {
   };
   struct LibraryEntry {
     std::string name, path, build_tag, plugin_name;
+    std::vector<Offer> offers;  ///< what it provides
   };
-  const std::map<std::string, ComponentEntry>& components() const noexcept { return components_; }
-  const std::map<std::string, BenchEntry>& benches() const noexcept { return benches_; }
-  const std::map<std::string, CclEntry>& ccl() const noexcept { return ccl_; }
+  const std::map<std::string, ComponentEntry>& components() const;
+  const std::map<std::string, BenchEntry>& benches() const;
+  const std::map<std::string, CclEntry>& ccl() const;
   const std::map<std::string, ImplEntry>& impls() const noexcept { return impls_; }
-  const std::map<std::string, CommandEntry>& commands() const noexcept { return commands_; }
-  const std::map<std::string, ObserverEntry>& observers() const noexcept { return observers_; }
-  const std::map<std::string, ServiceEntry, std::less<>>& services() const noexcept { return services_; }
-  const std::map<std::string, FrontEndEntry>& frontends() const noexcept { return frontends_; }
+  const std::map<std::string, CommandEntry>& commands() const;
+  const std::map<std::string, ObserverEntry>& observers() const;
+  const std::map<std::string, ServiceEntry, std::less<>>& services() const;
+  const std::map<std::string, FrontEndEntry>& frontends() const;
   /// Keyed by (kind, name).
-  const std::map<std::pair<std::string, std::string>, ExtensionEntry>& extensions() const noexcept {
-    return extensions_;
-  }
-  const std::vector<LibraryEntry>& libraries() const noexcept { return library_list_; }
+  const std::map<std::pair<std::string, std::string>, ExtensionEntry>& extensions() const;
+  /// Every library found (all of them loaded).
+  const std::vector<LibraryEntry>& libraries() const;
+  /// How many libraries are loaded so far.
+  std::size_t loaded_libraries() const noexcept { return library_list_.size(); }
 
  private:
   struct Library;
+  /// A library discover() found in an index and has not loaded yet.
+  struct Pending {
+    std::filesystem::path file;
+    std::string name;
+    std::vector<Offer> offers;
+    bool loaded = false;
+  };
   void register_descriptor(const PluginDescriptor& d, const Provided& from);
+  void add_pending(const std::filesystem::path& file, std::vector<Offer> offers);
+  /// PluginError if an offer of `file` clashes with one of the pending libraries (and, `against_loaded`, of the
+  /// loaded ones).
+  void check_offers(const std::filesystem::path& file, const std::vector<Offer>& offers, bool against_loaded) const;
+  /// Load the pending libraries with an offer `want` accepts (only the first of them when `first_only`).
+  void load_pending(const std::function<bool(const Offer&)>& want, bool first_only = false) const;
+  void load_pending_kind(OfferKind kind) const;
 
   std::vector<std::filesystem::path> dirs_;
   std::vector<std::unique_ptr<Library>> libraries_;
+  std::vector<Pending> pending_;
   std::vector<LibraryEntry> library_list_;
   std::map<std::string, ComponentEntry> components_;
   std::map<std::string, BenchEntry> benches_;
@@ -120,6 +148,9 @@ class Registry {
   std::deque<ComponentType> own_components_;
   std::deque<BenchType> own_benches_;
 };
+
+/// Load every library in `dir` and write its index (plugin_index.hpp). Throws PluginError.
+void index_plugin_directory(const std::filesystem::path& dir);
 
 /// "kbsim_forwarding" from ".../libkbsim_forwarding.so".
 std::string library_name(const std::filesystem::path& file);
