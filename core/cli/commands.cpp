@@ -177,6 +177,9 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
   std::printf("  sim time   %s ns\n", format_ns(ticks_to_ns(runner.sim_time())).c_str());
   std::printf("  events     %llu in %.3f s wall, %.2f M events/s (build %.3f s)\n",
               static_cast<unsigned long long>(runner.events()), runner.wall_s(), eps / 1e6, runner.build_wall_s());
+  if (const core::Simulation* split = runner.split_system())
+    std::printf("  split      %s, %llu windows\n", core::describe(*split->split().partition).c_str(),
+                static_cast<unsigned long long>(split->windows()));
   if (runner.points()) {
     const auto& w = core::cluster::world();
     std::printf("  points     %zu run%s, %zu failed (points.json)\n", runner.points(),
@@ -313,6 +316,11 @@ int run_command_line(int argc, char** argv) {
                   "worker processes for a bench's sweep points (default: every core; under mpirun: 1 per rank)")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u));
+  run->add_option("--partition", run_opts.partition,
+                  "under mpirun, how the system is split over the ranks: structure (by SIP, then cube; node order "
+                  "for a graph without groups), nodes (node order), or none (every rank runs all of it)")
+      ->type_name("METHOD")
+      ->check(CLI::IsMember({"structure", "nodes", "none"}));
   double max_wall_s = 0;
   run->add_option("--max-wall", max_wall_s,
                   "stop after this many seconds of wall time and write the results so far, marked interrupted "

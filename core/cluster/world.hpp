@@ -4,6 +4,7 @@
 // Nothing of the model lives here: this is how processes find each other.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ const World& world() noexcept;
 bool built_with_mpi() noexcept;
 /// Collective: every rank passes its bytes and gets every rank's, by rank.
 std::vector<std::string> all_gather(const std::string& mine);
+struct Exchanged {
+  std::vector<std::string> from_rank;  ///< what each rank sent this one, by rank
+  std::uint64_t value = 0;             ///< the smallest value any rank gave
+};
+/// Collective: send to_rank[r] to rank r (one entry per rank, this one's included), and agree on the smallest of
+/// every rank's `value`.
+Exchanged all_to_all(std::vector<std::string> to_rank, std::uint64_t value);
 /// End every rank of the job with `code` (after this rank reported why).
 [[noreturn]] void abort(int code);
 

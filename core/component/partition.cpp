@@ -62,7 +62,13 @@ std::size_t count_parts(Sets& s) {
 
 }  // namespace
 
-Partition partition(const Elaboration& el, unsigned ranks) {
+PartitionMethod partition_method(const std::string& name) {
+  if (name == "structure") return PartitionMethod::kStructure;
+  if (name == "nodes") return PartitionMethod::kNodes;
+  throw UsageError("--partition " + name + ": expected 'structure' (by SIP, then cube) or 'nodes' (node order)");
+}
+
+Partition partition(const Elaboration& el, unsigned ranks, PartitionMethod method) {
   const std::size_t n = el.nodes.size();
   if (ranks == 0) throw ConfigError("a job has at least one rank");
   Partition p;
@@ -75,9 +81,10 @@ Partition partition(const Elaboration& el, unsigned ranks) {
   }
   // The shallowest group level with enough parts; past the deepest, groups are ignored.
   unsigned depth = 0;
-  for (const auto& node : el.nodes)
-    if (!node.group.empty())
-      depth = std::max(depth, 1u + static_cast<unsigned>(std::count(node.group.begin(), node.group.end(), '/')));
+  if (method == PartitionMethod::kStructure)
+    for (const auto& node : el.nodes)
+      if (!node.group.empty())
+        depth = std::max(depth, 1u + static_cast<unsigned>(std::count(node.group.begin(), node.group.end(), '/')));
   // By the outermost group level with at least as many groups as ranks (by SIP, else by cube, ...); none if no
   // level has enough.
   Sets s = parts(el, 0);

@@ -24,8 +24,15 @@ struct Partition {
   unsigned group_level = 0;  ///< the group depth kept together (0: groups were not used)
 };
 
+/// How parts are formed: kStructure keeps groups whole (above; a graph without groups is split as kNodes does);
+/// kNodes ignores groups and keeps together only what links without latency join.
+enum class PartitionMethod { kStructure, kNodes };
+
+/// "structure" or "nodes"; UsageError naming the choices otherwise.
+PartitionMethod partition_method(const std::string& name);
+
 /// Split `el` over `ranks` ranks. ConfigError when it has fewer separable parts than ranks.
-Partition partition(const Elaboration& el, unsigned ranks);
+Partition partition(const Elaboration& el, unsigned ranks, PartitionMethod method = PartitionMethod::kStructure);
 
 /// "2 ranks (by group level 1): 120 + 118 nodes, 16 cut links, lookahead 0.1 ns" and the like.
 std::string describe(const Partition& p);

@@ -17,7 +17,7 @@
 namespace kbsim::core {
 
 Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry,
-                       std::shared_ptr<RouteTable> routes)
+                       std::shared_ptr<RouteTable> routes, const Split* split)
     : el_(std::move(elaboration)),
       nodes_(el_->nodes),
       ids_(el_->ids.data()),
@@ -40,6 +40,12 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
   if (nodes_.size() > (std::size_t{1} << kNodeBits))
     throw ConfigError("the graph has " + std::to_string(nodes_.size()) + " nodes; a system holds at most " +
                       std::to_string(std::size_t{1} << kNodeBits));
+  if (split) {
+    split_ = std::make_unique<SplitState>();
+    split_->split = *split;
+    split_->outbox.assign(split->partition->ranks, {});
+    check_cut_links();
+  }
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
   loads_.resize(wires_.size());
@@ -56,8 +62,25 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     const ComponentContext ctx = context(static_cast<NodeIndex>(i));
     guard(nodes_[i], "construction", [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
-  for (Wire& w : wires_) w.dst = components_[links_[w.link].dst].get();
-  for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
+  for (Wire& w : wires_) {
+    const NodeIndex dst = links_[w.link].dst;
+    w.dst = owned(dst) ? components_[dst].get() : nullptr;  // another rank's: its messages go through send_remote
+    if (!w.dst) w.plain = 0;
+  }
+  // Every component is built (routes need every node's transit cost); only this rank's are set up and run.
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (!owned(static_cast<NodeIndex>(i))) continue;
+    if (!split_) {
+      guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
+      continue;
+    }
+    try {  // a split system's error ends every rank together, at the first exchange
+      guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
+    } catch (const Error& e) {
+      hold_failure(e);
+      break;
+    }
+  }
 }
 
 template <class F>
@@ -88,7 +111,17 @@ Simulation::~Simulation() {
 void Simulation::finish() {
   if (finished_) return;
   finished_ = true;
-  for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
+  if (!split_) {
+    for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
+    return;
+  }
+  try {
+    for (std::size_t i = 0; i < nodes_.size(); ++i)
+      if (owned(static_cast<NodeIndex>(i))) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
+  } catch (const Error& e) {
+    hold_failure(e);
+  }
+  gather_statistics();  // what finish() folded in, too; or every rank ends with a rank's error
 }
 
 void Simulation::no_port(NodeIndex from, PortIndex out) const {
@@ -102,14 +135,8 @@ std::uint32_t Simulation::fresh_root(NodeIndex from) {
 
 [[gnu::always_inline]] inline Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind,
                                                            Component* to, NodeIndex from, EventId* id) {
-  // The root: the running event's if a handler schedules this, else a root of its own (setup, a bench, the host).
-  // Then the earlier scheduled first (the longer delay; delays from 2^40 ps, about 1.1 s, on count as equal), then
-  // the lower scheduling node; what is still equal comes from one node, in the order it scheduled.
-  const std::uint32_t root = engine_.dispatching() ? engine_.running_root() : fresh_root(from);
-  const Tick delay = std::min<Tick>(at - now(), kMaxOrderDelay);
-  const std::uint64_t lane = (kMaxOrderDelay - delay) << kNodeBits | from;
-  Event& ev =
-      engine_.schedule(at, priority, {root, lane}, id);  // (a time past 2^64 ps wraps into the past: an error there)
+  // (a time past 2^64 ps wraps into the past: an error there)
+  Event& ev = engine_.schedule(at, priority, order_for(at, from), id);
   ev.target = this;
   ev.set_kind(kind);
   ev.hint = to;
@@ -135,6 +162,10 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
                          Tick start) {
   if (link.accepts) [[unlikely]]
     check_type(link, *msg);
+  if (!wire.dst) [[unlikely]] {
+    send_remote(wire, link, std::move(msg), shape, start);
+    return;
+  }
   if (link.dst_flit_aware) {
     // The first flit of a train; the event re-arms itself for the others.
     Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
@@ -206,6 +237,8 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   const Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
     check_type(link, *flit.msg);
+  if (!wire.dst) [[unlikely]]
+    fail(from, "forwards a flit on a link cut between ranks: flits cannot cross yet (docs/scale-out.md)");
   Tick start = loads_[link.wire].reserve(link, at, {1, flit.bytes});
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
@@ -277,6 +310,10 @@ std::string Simulation::library_of(const Node& n) const { return n.impl + ", lib
   return kNever;
 }
 
+void Simulation::run_events(Tick t) {
+  engine_.run_until(t, this);  // the event loop, with on_event inlined into it (its one call site)
+}
+
 void Simulation::run_until(Tick t) {
   const Simulation* outer = crash::dispatching();
   crash::set_dispatch(this);
@@ -285,7 +322,11 @@ void Simulation::run_until(Tick t) {
     ~Done() { crash::set_dispatch(outer); }
   } done{outer};
   watch::beat(now(), engine_.events());  // a wall-time budget is checked when a run starts, too
-  engine_.run_until(t, this);
+  if (split_) {
+    run_split(t);
+  } else {
+    run_events(t);
+  }
   // Stopped from outside (Ctrl-C, SIGTERM, --max-wall): whoever waits for this system's work must not loop on.
   if (watch::stop_requested())
     throw BenchError("INTERRUPTED", "the run was stopped at t=" + format_ns(ticks_to_ns(now())) + " ns");

@@ -13,6 +13,7 @@
 #include "component/elaboration.hpp"
 #include "component/op_log.hpp"
 #include "component/route_table.hpp"
+#include "component/split.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
@@ -27,8 +28,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
  public:
   /// Build a system of `elaboration`: instantiate every component, then call setup() on each in node order.
   /// `routes`: a table shared with other systems of this elaboration (nullptr: a table of its own).
+  /// `split`: this rank's part of a system split over ranks (nullptr: the whole system, in this process).
   Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry,
-             std::shared_ptr<RouteTable> routes = nullptr);
+             std::shared_ptr<RouteTable> routes = nullptr, const Split* split = nullptr);
   /// The same, elaborating `graph` first.
   Simulation(const Graph& graph, const Registry& registry) : Simulation(elaborate(graph, registry), registry) {}
   ~Simulation();
@@ -82,8 +84,15 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void run_until(Tick t) override;
   void run() override { run_until(kNever); }
   void finish() override;
-  std::uint64_t events() const noexcept override { return engine_.events(); }
+  std::uint64_t events() const noexcept override { return engine_.events() + (split_ ? split_->other_events : 0); }
   std::size_t node_count() const noexcept override { return nodes_.size(); }
+  /// A split system's: the windows its runs took (each one exchange among the ranks); 0 when not split.
+  std::uint64_t windows() const noexcept { return split_ ? split_->windows : 0; }
+  /// How this system is split over ranks (partition nullptr: it is not).
+  const Split& split() const noexcept {
+    static const Split whole;
+    return split_ ? split_->split : whole;
+  }
   const Stat& stat(std::string_view node, std::string_view name) const override;
   Component& component(std::string_view node) override { return *components_[find_node(node)]; }
   bool idle() const noexcept override { return engine_.empty(); }
@@ -120,6 +129,26 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// "The order of simultaneous events", says.
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
                    EventId* id = nullptr);
+  /// The order of an event scheduled by `from` for `at` (what new_event gives it).
+  Order order_for(Tick at, NodeIndex from);
+  // A split system (Split): this rank's nodes run; a message on a link to another rank's node is written to that
+  // rank's outbox and exchanged at the window's end; the statistics of every node are gathered after each run.
+  bool owned(NodeIndex n) const noexcept {
+    return !split_ || split_->split.partition->rank_of[n] == split_->split.rank;
+  }
+  /// ConfigError if a link cut between ranks leads to a receiver of flits (they cannot cross yet).
+  void check_cut_links() const;
+  void send_remote(const Wire& wire, const Link& link, Ref<Message> msg, Link::Shape shape, Tick start);
+  void receive(std::string_view bytes);
+  /// Run this process's events up to `t` (the engine's loop, with this simulation's handler inlined into it).
+  void run_events(Tick t);
+  void run_split(Tick t);
+  void gather_statistics();
+  /// Keep this rank's first error to tell every rank at the next collective (split systems).
+  void hold_failure(const Error& e);
+  std::string failure_bytes() const;
+  /// Throw, on every rank alike, the error of the lowest rank that sent one.
+  void end_if_failed(const std::vector<std::string>& from_rank);
   /// A root for an event scheduled by `from` outside any handler: from's index, then from's count of them.
   [[gnu::noinline]] std::uint32_t fresh_root(NodeIndex from);
   static constexpr unsigned kNodeBits = 24;  ///< a system holds at most 2^24 nodes: an event's lane keeps its node
@@ -179,6 +208,26 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::unique_ptr<Service>> owned_services_;
   bool services_finished_ = false;
   OpLog* oplog_ = nullptr;
+  /// A split system's state (split.hpp); nullptr when not split.
+  struct SplitState {
+    Split split;
+    std::vector<std::string> outbox;        ///< per rank: messages for it, as bytes
+    Tick outbox_next = kNever;              ///< the earliest arrival in the outboxes
+    std::uint64_t windows = 0;              ///< exchanges so far
+    ExitCode failure_code = ExitCode::kOk;  ///< this rank's error (kOk: none)
+    std::string failure;
+    std::uint64_t other_events = 0;  ///< events the other ranks ran (gathered after a run)
+  };
+  std::unique_ptr<SplitState> split_;
 };
+
+[[gnu::always_inline]] inline Order Simulation::order_for(Tick at, NodeIndex from) {
+  // The root: the running event's if a handler schedules this, else a root of its own (setup, a bench, the host).
+  // Then the earlier scheduled first (the longer delay; delays from 2^40 ps, about 1.1 s, on count as equal), then
+  // the lower scheduling node; what is still equal comes from one node, in the order it scheduled.
+  const std::uint32_t root = engine_.dispatching() ? engine_.running_root() : fresh_root(from);
+  const Tick delay = std::min<Tick>(at - now(), kMaxOrderDelay);
+  return {root, (kMaxOrderDelay - delay) << kNodeBits | from};
+}
 
 }  // namespace kbsim::core

@@ -24,6 +24,18 @@
 namespace kbsim::core {
 
 namespace {
+/// The ranks of an mpirun job, for split systems.
+class ClusterTransport final : public Transport {
+ public:
+  Exchanged exchange(std::vector<std::string> to_rank, Tick next) override {
+    cluster::Exchanged in = cluster::all_to_all(std::move(to_rank), next);
+    return {std::move(in.from_rank), in.value};
+  }
+  std::vector<std::string> gather(const std::string& mine) override { return cluster::all_gather(mine); }
+};
+}  // namespace
+
+namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -87,10 +99,20 @@ System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
     }
     auto elaboration = elaborate(*kept, registry_);
     auto routes = RouteTable::for_elaboration(elaboration);
-    elaborated_.push_back({std::move(kept), std::move(elaboration), std::move(routes)});
+    elaborated_.push_back({std::move(kept), std::move(elaboration), std::move(routes), nullptr});
     same = elaborated_.rbegin();
   }
-  systems_.push_back(std::make_unique<Simulation>(same->elaboration, registry_, same->routes));
+  const cluster::World& world = cluster::world();
+  if (depth_ > 0 || world.size == 1 || options_.partition == "none") {
+    systems_.push_back(std::make_unique<Simulation>(same->elaboration, registry_, same->routes));
+  } else {  // under mpirun: this rank's part of the system
+    if (!same->partition)
+      same->partition = std::make_shared<const Partition>(
+          partition(*same->elaboration, world.size, partition_method(options_.partition)));
+    if (!transport_) transport_ = std::make_unique<ClusterTransport>();
+    const Split split{same->partition.get(), world.rank, transport_.get()};
+    systems_.push_back(std::make_unique<Simulation>(same->elaboration, registry_, same->routes, &split));
+  }
   graphs_.push_back(same->graph);
   build_wall_s_ += seconds_since(t0);
   return *systems_.back();
@@ -381,6 +403,31 @@ std::uint64_t BenchRunner::events() const {
   return n + nested_events_;
 }
 
+void BenchRunner::write_split(JsonWriter& w) const {
+  // How the systems were split over the ranks (host figures: they differ with the rank count, the results do not).
+  w.begin_object();
+  w.field("ranks", cluster::world().size);
+  w.field("partition", options_.partition);
+  w.key("systems");
+  w.begin_array();
+  for (const auto& sys : systems_) {
+    const Partition* p = sys->split().partition;
+    if (!p) continue;
+    w.begin_object();
+    w.field("summary", describe(*p));
+    w.key("nodes_per_rank");
+    w.begin_array();
+    for (std::size_t n : p->nodes_per_rank) w.value(static_cast<std::uint64_t>(n));
+    w.end_array();
+    w.field("cut_links", p->cut_links);
+    if (p->lookahead != kNever) w.field("lookahead_ns", ticks_to_ns(p->lookahead));
+    w.field("windows", sys->windows());
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 void BenchRunner::write_results(const std::filesystem::path& dir) const {
   std::filesystem::create_directories(dir);
   const bool many = systems_.size() > 1;
@@ -497,6 +544,11 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
                                 w.field("build_wall_s", build_wall_s_);
                                 w.field("elaborations", elaborated_.size());  // distinct graphs elaborated
                                 w.field("peak_rss_mb", peak_rss_mb());
+                                if (std::any_of(systems_.begin(), systems_.end(),
+                                                [](const auto& sys) { return sys->split().partition; })) {
+                                  w.key("split");
+                                  write_split(w);
+                                }
                                 w.end_object();
 
                                 w.key("components");

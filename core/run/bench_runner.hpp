@@ -12,6 +12,10 @@
 #include "kbsim/observer.hpp"
 #include "run/sweep.hpp"
 
+namespace kbsim::json {
+class JsonWriter;
+}
+
 namespace kbsim::core {
 
 class Registry;
@@ -27,7 +31,10 @@ struct RunOptions {
   std::filesystem::path trace;         ///< write a Chrome/Perfetto timeline here (empty = none)
   std::filesystem::path op_log;        ///< write the op log (JSON) here (empty = none)
   unsigned jobs = 0;                   ///< worker processes for run_points (0: every core; 1 under mpirun)
-  bool progress = false;               ///< a progress line for run_points on stderr
+  /// Under mpirun, how each system the bench builds is split over the ranks: "structure" (by SIP, then cube; node
+  /// order for a graph without groups), "nodes" (node order), or "none" (every rank runs the whole system).
+  std::string partition = "structure";
+  bool progress = false;  ///< a progress line for run_points on stderr
 };
 
 class BenchRunner final : public BenchContext {
@@ -39,6 +46,12 @@ class BenchRunner final : public BenchContext {
   void run();
   /// Write results.json and topology.json into `dir` (created if needed).
   void write_results(const std::filesystem::path& dir) const;
+  /// The systems split over ranks, and how (nullptr when none is).
+  const Simulation* split_system() const noexcept {
+    for (const auto& s : systems_)
+      if (s->split().partition) return s.get();
+    return nullptr;
+  }
 
   // BenchContext
   const Params& params() const noexcept override { return params_; }
@@ -98,11 +111,14 @@ class BenchRunner final : public BenchContext {
   std::unique_ptr<OpLog> op_log_;
   std::shared_ptr<const Graph> topology_;  ///< loaded on first use; the configured system shares it
   /// Every distinct graph built, with what it elaborated to (newest last).
+  void write_split(json::JsonWriter& w) const;
   struct Elaborated {
     std::shared_ptr<const Graph> graph;
     std::shared_ptr<const Elaboration> elaboration;
     std::shared_ptr<RouteTable> routes;  ///< shared by its systems (and alike ones of this thread's other runners)
+    std::shared_ptr<const Partition> partition;  ///< how its systems are split over the ranks (nullptr: not split)
   };
+  std::unique_ptr<Transport> transport_;  ///< between the ranks of split systems
   std::vector<Elaborated> elaborated_;
   std::vector<std::shared_ptr<const Graph>> graphs_;  ///< per system built
   std::vector<std::unique_ptr<Simulation>> systems_;

@@ -52,6 +52,7 @@ void Engine::join_open_run(Tick at, std::uint32_t priority, std::uint32_t slot) 
 }
 
 void Engine::push_now(std::uint32_t priority, std::uint32_t slot) {
+  if (lazy_end_ > front_pos_ + 1 && priority <= priority_of(front_[front_pos_])) join_lazy();
   for (std::size_t i = front_pos_; i < front_.size(); ++i) {
     Entry& e = front_[i];
     if (priority_of(e) < priority) continue;
@@ -59,6 +60,8 @@ void Engine::push_now(std::uint32_t priority, std::uint32_t slot) {
     // Its priority's run: after every event of its order or lower (it is the newest), before any of a higher one;
     // one lower than every event left runs next.
     if (e.tail == kNone) e.tail = tail_of(e);
+    if (e.tail == kUnknownTail)
+      for (e.tail = e.head; next_of(e.tail) != kNone;) e.tail = next_of(e.tail);
     const Chain& c = chain_[slot];
     if (!Chain::before(c, chain_[e.tail])) {
       chain_[e.tail].next = slot;
@@ -137,12 +140,25 @@ bool Engine::refill(Tick limit) {
   if (from.capacity() > 0) spare_.push_back(std::move(from));
   if (!std::is_sorted(front_.begin(), front_.end(), Entry::before))
     std::sort(front_.begin(), front_.end(), Entry::before);
+  lazy_end_ = 0;
   if (front_.size() == 1) {
     front_[0].tail = kNone;  // one run: nothing to join (its last event is found when push_now needs it)
   } else {
     merge_front();
   }
   return true;
+}
+
+Tick Engine::next_time() const noexcept {
+  if (front_pos_ < front_.size()) return base_;
+  if (levels_ == 0) return kNever;
+  const auto level = static_cast<unsigned>(std::countr_zero(levels_));
+  unsigned word = 0;
+  while (full_[level][word] == 0) ++word;
+  const unsigned digit = 64 * word + static_cast<unsigned>(std::countr_zero(full_[level][word]));
+  Tick least = kNever;
+  for (const Entry& e : buckets_[level][digit]) least = std::min(least, e.time);
+  return least;
 }
 
 void Engine::merge_front() {
@@ -153,6 +169,15 @@ void Engine::merge_front() {
     Entry merged = front_[i];
     if (end == i + 1) {
       merged.tail = kNone;  // one run: in order already; its last event is found when push_now needs it
+    } else if (end - i <= 4 && i == 0) {
+      // The first priority's few runs stay where they are, to be joined as they run. The last one left is a run
+      // of its own, whose last event is found when push_now needs it: through the open-run table for the newest
+      // run of the key, by a walk for an older one.
+      for (std::size_t r = i; r < end; ++r) front_[r].tail = r + 1 == end ? kNone : kUnknownTail;
+      lazy_end_ = static_cast<std::uint8_t>(end);  // (end <= 4: the first group)
+      out = end;
+      i = end;
+      continue;
     } else if (end - i <= 4) {
       // A few runs of one priority, each in order, in creation order (an older run's events were all scheduled
       // before a newer one's): merged pairwise, the older first on equal orders.
@@ -178,6 +203,17 @@ void Engine::merge_front() {
     i = end;
   }
   front_.resize(out);
+}
+
+void Engine::join_lazy() noexcept {
+  Entry& merged = front_[front_pos_];
+  for (std::size_t r = front_pos_ + 1; r < lazy_end_; ++r) merged.head = merge_runs(merged.head, front_[r].head);
+  std::uint32_t last = merged.head;
+  while (next_of(last) != kNone) last = next_of(last);
+  merged.tail = last;
+  front_.erase(front_.begin() + static_cast<std::ptrdiff_t>(front_pos_ + 1),
+               front_.begin() + static_cast<std::ptrdiff_t>(lazy_end_));
+  lazy_end_ = 0;
 }
 
 std::uint32_t Engine::merge_runs(std::uint32_t older, std::uint32_t newer) noexcept {

@@ -134,12 +134,16 @@ class Engine {
   /// Ask the running loop to return after the current event (or, when no run
   /// is under way, the next run to return at once).
   void stop() noexcept { stop_ = true; }
+  /// The time of the earliest pending event (cancelled ones included), kNever if none: where a split run's next
+  /// window may start.
+  Tick next_time() const noexcept;
   /// Whether a run (and so an event's handler) is under way, and the root of the event it runs or ran last.
   bool dispatching() const noexcept { return dispatching_; }
   std::uint32_t running_root() const noexcept { return chain_[running_].root; }
 
  private:
   static constexpr std::uint32_t kNone = ~0u;
+  static constexpr std::uint32_t kUnknownTail = kNone - 1;  ///< an Entry's tail to be found by a walk of its run
   static constexpr std::uint32_t kChunkBits = 10;
   static constexpr std::uint32_t kChunk = 1u << kChunkBits;
   static constexpr unsigned kSeqBits = 56;
@@ -215,8 +219,18 @@ class Engine {
   void push_now(std::uint32_t priority, std::uint32_t slot);
   /// Put an entry at time base_ into the front, after every entry of its priority or lower.
   void push_front(const Entry& e);
-  /// Join the front's runs of each priority into one run in (order, insertion) order, and find its last event.
+  /// Join the front's runs of each priority into one run in (order, insertion) order, and find its last event;
+  /// except a few runs of the first priority, which are joined as they run (lazy_end_).
   void merge_front();
+  /// Of the runs still to be joined, the one whose first event comes first (the older on equal orders).
+  std::size_t least_run() const noexcept {
+    std::size_t best = front_pos_;
+    for (std::size_t r = front_pos_ + 1; r < lazy_end_; ++r)
+      if (Chain::before(chain_[front_[r].head], chain_[front_[best].head])) best = r;
+    return best;
+  }
+  /// Join the runs still to be joined into one (an event is put at the front's time among them).
+  void join_lazy() noexcept;
   /// Merge two runs in order, `older`'s events first among equal orders; returns the first event.
   std::uint32_t merge_runs(std::uint32_t older, std::uint32_t newer) noexcept;
   std::uint32_t next_of(std::uint32_t slot) const noexcept { return chain_[slot].next; }
@@ -279,10 +293,15 @@ class Engine {
   std::uint32_t running_ = 0;  ///< the slot of the event being run (its order is read only when asked for)
   bool dispatching_ = false;
   bool stop_ = false;
+  /// When more than one: the entries [front_pos_, lazy_end_) are the first priority's runs (at most 4, from the
+  /// front's start), not joined; each event taken is the least of their first events (a comparison or two per
+  /// event, not a walk of them). One byte, in what was padding: the engine's size is what the simulation's hot
+  /// fields after it are laid out by.
+  std::uint8_t lazy_end_ = 0;
 };
 
 template <class Direct>
-bool Engine::run_until(Tick limit, Direct* direct) {
+[[gnu::always_inline]] inline bool Engine::run_until(Tick limit, Direct* direct) {
   if (watch::stop_requested()) stop_ = true;  // an interrupted run starts nothing more
   // Between events of this loop no outside code runs: whatever schedules meanwhile is a handler.
   struct Dispatching {  // outside code runs again once it returns, even after a handler threw
@@ -293,12 +312,18 @@ bool Engine::run_until(Tick limit, Direct* direct) {
   while (!stop_) {
     if (front_pos_ == front_.size() && !refill(limit)) break;
     if (base_ > limit) break;  // the front was filled by an earlier run with a later limit
-    Entry& top = front_[front_pos_];
+    std::size_t at = front_pos_;
+    if (lazy_end_ > at + 1) [[unlikely]]
+      at = least_run();
+    Entry& top = front_[at];
     const std::uint32_t slot = top.head;
     const auto priority = static_cast<std::uint32_t>(top.order >> kSeqBits);
     top.head = chain_[slot].next;
     if (top.head != kNone) {
       look_ahead(top.head, chain_[top.head].next);  // along the run
+    } else if (at != front_pos_) {
+      front_.erase(front_.begin() + static_cast<std::ptrdiff_t>(at));  // one of the runs still to be joined
+      --lazy_end_;
     } else {
       // The run is spent; events the handler adds at this time and priority start a new one (push_now).
       ++front_pos_;

@@ -251,6 +251,22 @@ TEST(Engine, AnEventAtTheCurrentTimeTakesItsPlaceByLane) {
   EXPECT_EQ(r.log, (Log{{ns(3), 1}, {ns(3), 0}, {ns(3), 30}, {ns(3), 31}, {ns(3), 40}, {ns(3), 50}, {ns(3), 90}}));
 }
 
+TEST(Engine, AnEventAtTheCurrentTimeJoinsTheEndOfAnOlderRunLeftAlone) {
+  // Two runs at 3 ns: lanes 5, 6, 7, then (newer, out of order) lane 1. They are taken as they come, without joining
+  // them; lane 1 runs and its run is gone. The lane-5 event then adds lane 9 at the current time: it goes after 7,
+  // the last event of the older run (found by a walk: the table of open runs knows only the newer run's end).
+  Engine e;
+  Recorder r(e);
+  Spawner s(e, r, 5, {{5, 90, {0, 9}}});
+  Event& ev = e.schedule(ns(3), 5, {0, 5});
+  ev.target = &s;
+  at(e, r, ns(3), 5, 6, nullptr, {0, 6});
+  at(e, r, ns(3), 5, 7, nullptr, {0, 7});
+  at(e, r, ns(3), 5, 1, nullptr, {0, 1});
+  e.run_until(kNever);
+  EXPECT_EQ(r.log, (Log{{ns(3), 1}, {ns(3), 5}, {ns(3), 6}, {ns(3), 7}, {ns(3), 90}}));
+}
+
 TEST(Engine, ManyDistinctKeysInRandomOrderComeOutSorted) {
   // Thousands of (time, priority) buckets: exercises growth of the bucket
   // table and of the heap, and deletion from the table.

@@ -1,4 +1,4 @@
-// message-mesh: an x-by-y torus of mesh nodes joined by 1 ns links. Every node
+// message-mesh: an x-by-y torus of mesh nodes joined by 1 ns links (latency_ns). Every node
 // starts one event per port at time 0 and passes each event it receives to a
 // random neighbour; the run stops at stop_ns. The same workload as SST's
 // MessageMesh test, so the two engines can be compared directly.
@@ -14,19 +14,23 @@ class MessageMesh final : public kbsim::Bench {
  public:
   static kbsim::BenchInfo info() {
     return {"message-mesh",
-            "engine throughput: random event forwarding on an x-by-y torus of 1 ns links",
+            "engine throughput: random event forwarding on an x-by-y torus of 1 ns links (latency_ns)",
             {kbsim::param_int("x", 8, "torus width"), kbsim::param_int("y", 8, "torus height"),
              kbsim::param_int("stop_ns", 10000, "simulated time to run"),
              kbsim::param_int("seed", 1, "base seed of the nodes' generators"),
+             kbsim::param_int("latency_ns", 1,
+                              "latency of every link (the lookahead when the torus is split over mpirun's ranks)"),
              kbsim::param_string("impl", "builtin.mesh_node", "implementation of the nodes")}};
   }
 
   void run(kbsim::BenchContext& ctx) override {
     const auto& p = ctx.params();
     const std::int64_t x = p.get_int("x"), y = p.get_int("y"), stop_ns = p.get_int("stop_ns");
+    const std::int64_t latency_ns = p.get_int("latency_ns");
     p.check(x >= 1 && x <= 4096, "x", "must be in 1..4096");
     p.check(y >= 1 && y <= 4096, "y", "must be in 1..4096");
     p.check(stop_ns >= 0 && stop_ns <= 1000000000000000, "stop_ns", "must be in 0..1e15 (the 64-bit picosecond clock)");
+    p.check(latency_ns >= 1 && latency_ns <= 1000000, "latency_ns", "must be in 1..1000000");
     // About 3 KB per node (its graph entry, the simulation's node and links, the component), measured at 300x300.
     kbsim::require_memory(
         3e3 * static_cast<double>(x * y),
@@ -45,7 +49,8 @@ class MessageMesh final : public kbsim::Bench {
       for (std::int64_t i = 0; i < x; ++i) {
         const std::string self = id(i, j);
         for (auto [di, dj] : {std::pair{1, 0}, std::pair{-1, 0}, std::pair{0, 1}, std::pair{0, -1}}) {
-          g.edges.push_back({self, id((i + di + x) % x, (j + dj + y) % y), 0.0, 1.0, 256, "mesh", "message-mesh"});
+          g.edges.push_back({self, id((i + di + x) % x, (j + dj + y) % y), 0.0, static_cast<double>(latency_ns), 256,
+                             "mesh", "message-mesh"});
         }
       }
     }
@@ -63,7 +68,7 @@ class MessageMesh final : public kbsim::Bench {
     }
     auto& m = ctx.metrics();
     m.set("delivered", delivered);
-    m.set("expected", static_cast<std::uint64_t>(4 * x * y * stop_ns));
+    m.set("expected", static_cast<std::uint64_t>(4 * x * y * (stop_ns / latency_ns)));
     m.set("nodes", static_cast<std::uint64_t>(x * y));
     m.set("per_node_min", lo);
     m.set("per_node_max", hi);
