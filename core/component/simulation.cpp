@@ -181,8 +181,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
     ev.link = wire.link;
     ev.train = shape.count > 1;
   } else {
-    Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
-    Event& ev = new_event(start + total + link.latency, 128, EventKind::kMessage, wire.dst, link.src);
+    Event& ev = new_event(start + link.whole_ser(shape) + link.latency, 128, EventKind::kMessage, wire.dst, link.src);
     ev.take(std::move(msg));
     ev.port = link.dst_port;
   }

@@ -30,11 +30,8 @@ void Simulation::check_cut_links() const {
 }
 
 void Simulation::send_remote(const Wire& wire, const Link& link, Ref<Message> msg, Link::Shape shape, Tick start) {
-  if (link.dst_flit_aware)
-    fail(link.src, "sends to " + nodes_[link.dst].id +
-                       ", which takes flits, on a link cut between ranks: flits cannot cross yet (docs/scale-out.md)");
-  const Tick total = shape.last_bytes == 0 ? 0 : Tick{shape.count - 1} * link.ser_full + link.ser(shape.last_bytes);
-  const Tick at = start + total + link.latency;
+  // (no cut link leads to a receiver of flits: check_cut_links refused the split)
+  const Tick at = start + link.whole_ser(shape) + link.latency;
   const Order order = order_for(at, link.src);
   split_->outbox_next = std::min(split_->outbox_next, at);
   std::string& box = split_->outbox[split_->split.partition->rank_of[link.dst]];

@@ -238,12 +238,11 @@ void Registry::load_library(const fs::path& file) {
 }
 
 const std::vector<Registry::LibraryEntry>& Registry::libraries() const {
-  load_pending([](const Offer&) { return true; });
-  for (std::size_t i = 0; i < pending_.size(); ++i)  // a library that offers nothing
-    if (!pending_[i].loaded) {
-      auto& self = const_cast<Registry&>(*this);
-      self.pending_[i].loaded = true;
-      self.load_library(pending_[i].file);
+  auto& self = const_cast<Registry&>(*this);  // (a cache filled, as in load_pending)
+  for (Pending& p : self.pending_)            // every one, those that offer nothing too
+    if (!p.loaded) {
+      p.loaded = true;
+      self.load_library(p.file);
     }
   return library_list_;
 }

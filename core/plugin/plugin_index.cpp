@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -33,15 +34,11 @@ std::vector<std::string> split_tabs(const std::string& line) {
   }
 }
 
-bool parse_u64(const std::string& s, std::uint64_t& out) {
-  if (s.empty() || s.size() > 20) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  out = v;
-  return true;
+/// A whole field as a number (std::from_chars: digits only, a sign for signed types).
+template <class T>
+bool parse_number(const std::string& s, T& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size() && !s.empty();
 }
 
 bool writable_name(const std::string& s) { return !s.empty() && s.find_first_of("\t\n\r") == std::string::npos; }
@@ -101,13 +98,11 @@ std::vector<IndexedLibrary> read_plugin_index(const fs::path& dir) {
       continue;
     }
     if (f[0] == "library") {
-      std::uint64_t size = 0, mtime = 0;
-      const bool before_epoch = f.size() == 4 && !f[3].empty() && f[3][0] == '-';  // (of the file clock)
-      if (f.size() != 4 || f[1].empty() || !parse_u64(f[2], size) ||
-          !parse_u64(before_epoch ? f[3].substr(1) : f[3], mtime))
+      std::uint64_t size = 0;
+      std::int64_t mtime = 0;  // (of the file clock, whose epoch may make it negative)
+      if (f.size() != 4 || f[1].empty() || !parse_number(f[2], size) || !parse_number(f[3], mtime))
         return ignore("a malformed library line");
-      const auto ns = static_cast<std::int64_t>(mtime);
-      out.push_back({f[1], {size, before_epoch ? -ns : ns}, {}});
+      out.push_back({f[1], {size, mtime}, {}});
       continue;
     }
     std::size_t kind = 0;
