@@ -20,16 +20,31 @@ void encode_message(const Registry& registry, const Message& msg, ByteWriter& w)
   if (!registry.message_type(msg.type()))
     throw SimError("message type " + std::string(msg.type_name()) +
                    " cannot cross between processes: no plugin registers it (add_message)");
-  if (msg.route)
-    throw SimError("a " + std::string(msg.type_name()) +
-                   " that follows a route cannot cross between processes yet (docs/scale-out.md)");
   w.put(msg.type());
   w.put(msg.bytes);
   w.put(static_cast<std::uint8_t>(msg.request_channel));
+  // The route: its links (0: none), the nodes it passes, the out-port at each, and its cost.
+  const Route* route = msg.route;
+  w.put(static_cast<std::uint32_t>(route ? route->ports.size() : 0));
+  if (route && !route->ports.empty()) {
+    for (NodeIndex n : route->nodes) w.put(n);
+    for (PortIndex p : route->ports) w.put(p);
+    w.put(route->cost);
+  }
   msg.save(w);
 }
 
-Ref<Message> decode_message(const Registry& registry, ByteReader& r) {
+const Route* RouteStore::intern(Route r) {
+  for (NodeIndex n : r.nodes)
+    if (n >= nodes_)
+      throw SimError("a message from another process follows a route through node " + std::to_string(n) +
+                     ", which this graph does not have");
+  auto& kept = kept_[{r.nodes, r.ports}];
+  if (!kept) kept = std::make_unique<Route>(std::move(r));
+  return kept.get();
+}
+
+Ref<Message> decode_message(const Registry& registry, ByteReader& r, RouteStore* routes) {
   const auto type = r.get<TypeId>();
   const MessageType* t = registry.message_type(type);
   if (!t)
@@ -37,6 +52,19 @@ Ref<Message> decode_message(const Registry& registry, ByteReader& r) {
   Ref<Message> msg = t->make();
   msg->bytes = r.get<std::uint64_t>();
   msg->request_channel = r.get<std::uint8_t>() != 0;
+  if (const auto links = r.get<std::uint32_t>(); links > 0) {
+    if (!routes) throw SimError("a message from another process follows a route, which this side cannot take");
+    if (links > r.remaining() / (sizeof(NodeIndex) + sizeof(PortIndex)))
+      throw SimError("a message from another process has a route of " + std::to_string(links) +
+                     " links, longer than what came");
+    Route route;
+    route.nodes.resize(links + 1);
+    route.ports.resize(links);
+    for (NodeIndex& n : route.nodes) n = r.get<NodeIndex>();
+    for (PortIndex& p : route.ports) p = r.get<PortIndex>();
+    route.cost = r.get<Tick>();
+    msg->route = routes->intern(std::move(route));
+  }
   msg->load(r);
   return msg;
 }

@@ -163,7 +163,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
   if (link.accepts) [[unlikely]]
     check_type(link, *msg);
   if (!wire.dst) [[unlikely]] {
-    send_remote(wire, link, std::move(msg), shape, start);
+    send_remote(link, std::move(msg), hop, shape, start);
     return;
   }
   if (link.dst_flit_aware) {
@@ -236,12 +236,12 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   const Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
     check_type(link, *flit.msg);
-  if (!wire.dst) [[unlikely]]
-    fail(from, "forwards a flit on a link cut between ranks: flits cannot cross yet (docs/scale-out.md)");
   Tick start = loads_[link.wire].reserve(link, at, {1, flit.bytes});
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
-  if (link.dst_flit_aware) {
+  if (!wire.dst) [[unlikely]] {
+    forward_remote(link, flit, arrive);
+  } else if (link.dst_flit_aware) {
     Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst, from);
     ev.take(Ref<Message>(flit.msg));
     ev.port = link.dst_port;
@@ -309,8 +309,8 @@ std::string Simulation::library_of(const Node& n) const { return n.impl + ", lib
   return kNever;
 }
 
-void Simulation::run_events(Tick t) {
-  engine_.run_until(t, this);  // the event loop, with on_event inlined into it (its one call site)
+void Simulation::run_events(Tick t, bool advance) {
+  engine_.run_until(t, this, advance);  // the event loop, with on_event inlined into it (its one call site)
 }
 
 void Simulation::run_until(Tick t) {

@@ -4,12 +4,14 @@
 // per-system service cache.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "component/crossing.hpp"
 #include "component/elaboration.hpp"
 #include "component/op_log.hpp"
 #include "component/route_table.hpp"
@@ -136,14 +138,20 @@ class Simulation final : public Simulator, public System, private EventTarget {
   bool owned(NodeIndex n) const noexcept {
     return !split_ || split_->split.partition->rank_of[n] == split_->split.rank;
   }
-  /// ConfigError if a link cut between ranks leads to a receiver of flits (they cannot cross yet).
+  /// ConfigError if the graph says it cannot be split yet (its attribute kSplitRefusedAttr gives the reason).
   void check_cut_links() const;
-  void send_remote(const Wire& wire, const Link& link, Ref<Message> msg, Link::Shape shape, Tick start);
+  /// Start a record for the rank across `link`: what arrives at `at`, of kind `kind` (split.cpp).
+  ByteWriter remote_record(const Link& link, Tick at, std::uint8_t kind);
+  /// A message sent on a cut link: whole, or as a train of flits to a receiver of flits.
+  void send_remote(const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
+  /// A flit forwarded on a cut link, arriving at `arrive`.
+  void forward_remote(const Link& link, const Flit& flit, Tick arrive);
   void receive(std::string_view bytes);
   /// Run this process's events up to `t` (the engine's loop, with this simulation's handler inlined into it).
-  void run_events(Tick t);
+  void run_events(Tick t, bool advance = true);
   void run_split(Tick t);
-  void gather_statistics();
+  /// Every rank gets every node's statistics and link's traffic; returns the latest time any rank is at.
+  Tick gather_statistics();
   /// Keep this rank's first error to tell every rank at the next collective (split systems).
   void hold_failure(const Error& e);
   std::string failure_bytes() const;
@@ -216,7 +224,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
     std::uint64_t windows = 0;              ///< exchanges so far
     ExitCode failure_code = ExitCode::kOk;  ///< this rank's error (kOk: none)
     std::string failure;
-    std::uint64_t other_events = 0;  ///< events the other ranks ran (gathered after a run)
+    std::uint64_t other_events = 0;      ///< events the other ranks ran (gathered after a run)
+    std::unique_ptr<RouteStore> routes;  ///< the routes of received messages
+    /// Messages whose first flits came from another rank and whose last have not: by link and sender's address.
+    std::map<std::pair<std::uint32_t, std::uintptr_t>, Ref<Message>> in_flight;
   };
   std::unique_ptr<SplitState> split_;
 };

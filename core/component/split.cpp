@@ -17,21 +17,21 @@ constexpr char kFine = 0, kFailed = 1;
 
 void Simulation::check_cut_links() const {
   // Every rank builds the whole graph, so every rank refuses the same way, before anything runs.
-  const Partition& p = *split_->split.partition;
-  for (std::size_t k = 0; k < links_.size(); ++k) {
-    const Link& l = links_[k];
-    if (p.rank_of[l.src] == p.rank_of[l.dst] || !l.dst_flit_aware) continue;
-    throw ConfigError("this system cannot be split over " + std::to_string(p.ranks) + " ranks yet: its '" +
-                      link_kinds_[k] + "' link " + nodes_[l.src].id + " -> " + nodes_[l.dst].id +
-                      " would be cut, and " + nodes_[l.dst].id +
-                      " takes flits, which cannot cross between processes (docs/scale-out.md); --partition none "
-                      "runs the whole system on every rank");
-  }
+  const ParamValue* refused = find_attr(attrs_, kSplitRefusedAttr);
+  if (refused && std::holds_alternative<std::string>(*refused))
+    throw ConfigError("this system cannot be split over " + std::to_string(split_->split.partition->ranks) +
+                      " ranks yet: " + std::get<std::string>(*refused) +
+                      " (docs/scale-out.md); --partition none runs the whole system on every rank");
 }
 
-void Simulation::send_remote(const Wire& wire, const Link& link, Ref<Message> msg, Link::Shape shape, Tick start) {
-  // (no cut link leads to a receiver of flits: check_cut_links refused the split)
-  const Tick at = start + link.whole_ser(shape) + link.latency;
+namespace {
+// What a cut link carries, each as one record: a whole message, a train of flits (all of one message, arriving
+// back to back, as a receiver of flits takes a message sent to it whole), or one flit a forwarder passed on.
+enum class Record : std::uint8_t { kWhole, kTrain, kFlit };
+}  // namespace
+
+ByteWriter Simulation::remote_record(const Link& link, Tick at, std::uint8_t kind) {
+  // Arrival time and order key (the one a local event of that arrival would get), the link, the kind.
   const Order order = order_for(at, link.src);
   split_->outbox_next = std::min(split_->outbox_next, at);
   std::string& box = split_->outbox[split_->split.partition->rank_of[link.dst]];
@@ -40,28 +40,96 @@ void Simulation::send_remote(const Wire& wire, const Link& link, Ref<Message> ms
   w.put(at);
   w.put(order.root);
   w.put(order.lane);
-  w.put(wire.link);
+  w.put(static_cast<std::uint32_t>(&link - links_.data()));
+  w.put(kind);
+  return w;
+}
+
+void Simulation::send_remote(const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start) {
+  if (!link.dst_flit_aware) {
+    ByteWriter w = remote_record(link, start + link.whole_ser(shape) + link.latency, std::uint8_t(Record::kWhole));
+    encode_message(registry_, *msg, w);
+    return;
+  }
+  const Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
+  ByteWriter w = remote_record(link, start + first_ser + link.latency, std::uint8_t(Record::kTrain));
+  w.put(hop);
+  w.put(shape.count);
+  w.put(shape.last_bytes);
+  w.put(start + link.latency);
   encode_message(registry_, *msg, w);
 }
 
+void Simulation::forward_remote(const Link& link, const Flit& flit, Tick arrive) {
+  if (!link.dst_flit_aware) {
+    if (!flit.last()) return;  // earlier flits only occupy the link; the receiver sees the whole message
+    ByteWriter w = remote_record(link, arrive, std::uint8_t(Record::kWhole));
+    encode_message(registry_, *flit.msg, w);
+    return;
+  }
+  // The message goes with its first flit; the others name it by its address here (unique while it is in flight).
+  ByteWriter w = remote_record(link, arrive, std::uint8_t(Record::kFlit));
+  w.put(flit.hop + 1);
+  w.put(flit.index);
+  w.put(flit.count);
+  w.put(flit.bytes);
+  w.put(reinterpret_cast<std::uintptr_t>(flit.msg));
+  if (flit.first()) encode_message(registry_, *flit.msg, w);
+}
+
 void Simulation::receive(std::string_view bytes) {
+  SplitState& st = *split_;
+  if (!st.routes) st.routes = std::make_unique<RouteStore>(nodes_.size());
   ByteReader r(bytes);
   while (!r.done()) {
     const auto at = r.get<Tick>();
     const auto root = r.get<std::uint32_t>();
     const auto lane = r.get<std::uint64_t>();
     const auto index = r.get<std::uint32_t>();
-    if (index >= links_.size() || !owned(links_[index].dst))
-      throw SimError("a message from another rank names link " + std::to_string(index) + ", not one into this rank");
+    const auto kind = static_cast<Record>(r.get<std::uint8_t>());
+    if (index >= links_.size() || !owned(links_[index].dst) || kind > Record::kFlit ||
+        (kind != Record::kWhole) != links_[index].dst_flit_aware)
+      throw SimError("a message from another rank names link " + std::to_string(index) +
+                     ", not one into this rank that takes what came");
     const Link& link = links_[index];
-    Ref<Message> msg = decode_message(registry_, r);
-    msg->stamp_sender(&ids_[link.src]);
     Event& ev = engine_.schedule(at, 128, {root, lane});  // the sender's order, not one of this rank's
     ev.target = this;
-    ev.set_kind(EventKind::kMessage);
     ev.hint = components_[link.dst].get();
-    ev.take(std::move(msg));
     ev.port = link.dst_port;
+    if (kind == Record::kWhole) {
+      ev.set_kind(EventKind::kMessage);
+      ev.take(decode_message(registry_, r, st.routes.get()));
+    } else if (kind == Record::kTrain) {
+      ev.set_kind(EventKind::kFlit);
+      ev.hop = r.get<std::uint32_t>();
+      ev.index = 0;
+      ev.count = r.get<std::uint32_t>();
+      ev.last_bytes = r.get<std::uint32_t>();
+      ev.train_start = r.get<Tick>();
+      ev.bytes = ev.count > 1 ? link.flit_bytes : ev.last_bytes;
+      ev.link = index;
+      ev.train = ev.count > 1;
+      ev.take(decode_message(registry_, r, st.routes.get()));
+    } else {
+      ev.set_kind(EventKind::kFlit);
+      ev.hop = r.get<std::uint32_t>();
+      ev.index = r.get<std::uint32_t>();
+      ev.count = r.get<std::uint32_t>();
+      ev.bytes = r.get<std::uint32_t>();
+      const std::pair<std::uint32_t, std::uintptr_t> key{index, r.get<std::uintptr_t>()};
+      Ref<Message> msg;
+      if (ev.index == 0) {
+        msg = decode_message(registry_, r, st.routes.get());
+        if (ev.count > 1) st.in_flight[key] = msg;
+      } else if (auto it = st.in_flight.find(key); it != st.in_flight.end()) {
+        msg = it->second;
+        if (ev.index + 1 >= ev.count) st.in_flight.erase(it);
+      } else {
+        throw SimError("a flit from another rank on link " + std::to_string(index) + " belongs to no message");
+      }
+      ev.take(std::move(msg));
+    }
+    ev.msg->stamp_sender(&ids_[link.src]);
   }
 }
 
@@ -122,20 +190,22 @@ void Simulation::run_split(Tick t) {
     if (in.next == kNever || in.next > t) break;
     const Tick end = lookahead == kNever || t - in.next < lookahead ? t : in.next + lookahead - 1;
     try {
-      run_events(end);
+      run_events(end, false);  // time stays at this rank's last event: a window's end is no time of the model
     } catch (const Error& e) {
       hold_failure(e);  // told to every rank at the next exchange
     }
   }
-  run_events(t);  // nothing is left at or before t on any rank: time moves to t
-  gather_statistics();
+  if (t != kNever) run_events(t);  // nothing is left at or before t on any rank: time moves to t
+  const Tick last = gather_statistics();
+  if (t == kNever) run_events(last);  // a run to the end ends at the last event of any rank, on every rank
 }
 
-void Simulation::gather_statistics() {
+Tick Simulation::gather_statistics() {
   // Each node's statistics and each link's traffic are its owner's (a link's: its sender's); every rank gets all.
   std::string mine(1, kFine);
   ByteWriter w(mine);
   w.put(engine_.events());
+  w.put(now());
   for (NodeIndex n = 0; n < nodes_.size(); ++n)
     if (owned(n))
       for (const Stat& st : node_stats(n)) w.put(st);
@@ -149,10 +219,12 @@ void Simulation::gather_statistics() {
       split.transport->gather(split_->failure_code == ExitCode::kOk ? mine : failure_bytes());
   end_if_failed(all);
   split_->other_events = 0;
+  Tick last = 0;
   for (unsigned rank = 0; rank < all.size(); ++rank) {
     ByteReader r(std::string_view(all[rank]).substr(1));
     const auto events = r.get<std::uint64_t>();
     if (rank != split.rank) split_->other_events += events;
+    last = std::max(last, r.get<Tick>());
     for (NodeIndex n = 0; n < nodes_.size(); ++n)
       if (split.partition->rank_of[n] == rank)
         for (std::uint32_t k = el_->stat_begin[n]; k < el_->stat_begin[n + 1]; ++k) stats_[k] = r.get<Stat>();
@@ -162,6 +234,7 @@ void Simulation::gather_statistics() {
         loads_[p] = r.get<Load>();
       }
   }
+  return last;
 }
 
 }  // namespace kbsim::core

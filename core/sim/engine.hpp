@@ -128,9 +128,10 @@ class Engine {
   /// Returns true when a stop() ended the run early.
   bool run_until(Tick limit) { return run_until(limit, static_cast<EventTarget*>(nullptr)); }
   /// The same, calling `direct`'s on_event without a virtual call for the events it is the target of (the
-  /// simulation's loop: its handler inlines into this one).
+  /// simulation's loop: its handler inlines into this one). `advance` false: now() stays at the last event even
+  /// when the run ends at the limit (a split run's windows, whose ends are not the model's times).
   template <class Direct>
-  bool run_until(Tick limit, Direct* direct);
+  bool run_until(Tick limit, Direct* direct, bool advance = true);
   /// Ask the running loop to return after the current event (or, when no run
   /// is under way, the next run to return at once).
   void stop() noexcept { stop_ = true; }
@@ -301,7 +302,7 @@ class Engine {
 };
 
 template <class Direct>
-[[gnu::always_inline]] inline bool Engine::run_until(Tick limit, Direct* direct) {
+[[gnu::always_inline]] inline bool Engine::run_until(Tick limit, Direct* direct, bool advance) {
   if (watch::stop_requested()) stop_ = true;  // an interrupted run starts nothing more
   // Between events of this loop no outside code runs: whatever schedules meanwhile is a handler.
   struct Dispatching {  // outside code runs again once it returns, even after a handler threw
@@ -365,7 +366,7 @@ template <class Direct>
     base_ = now_;
   }
   const bool stopped = stop_;
-  if (!stopped && limit != kNever && now_ < limit) now_ = limit;
+  if (!stopped && advance && limit != kNever && now_ < limit) now_ = limit;
   stop_ = false;  // a stop ends one run; the next run_until resumes
   return stopped;
 }

@@ -7,6 +7,7 @@
 #include <barrier>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "component/partition.hpp"
 #include "harness.hpp"
@@ -74,12 +75,16 @@ std::string torus(unsigned x, unsigned y) {
   return t;
 }
 
-TEST(Split, AMeshOverTwoToFourRanksGivesTheStatisticsOfOneProcess) {
+/// Run `topology` for `ns` (0: to its end) in one process and split over 2, 3 and 4 ranks: every rank ends at the
+/// same time with the event count, every statistic and every link's traffic of the one process.
+void expect_split_runs_like_one(const std::string& topology, double ns) {
   const core::Registry& reg = test::shared_registry();
-  auto serial = test::build_system(reg, torus(6, 6));
-  serial->run_until(ns_to_ticks(200.0));
+  auto serial = test::build_system(reg, topology);
+  auto run = [ns](core::Simulation& sim) { ns > 0 ? sim.run_until(ns_to_ticks(ns)) : sim.run(); };
+  run(*serial);
   serial->finish();
   const auto& el = serial->elaboration();
+  const std::vector<LinkUse> links = serial->link_use();
   for (unsigned ranks : {2u, 3u, 4u}) {
     const core::Partition part = core::partition(*el, ranks);
     ThreadTransport::Shared shared(ranks);
@@ -91,17 +96,69 @@ TEST(Split, AMeshOverTwoToFourRanksGivesTheStatisticsOfOneProcess) {
         ThreadTransport net(shared, r);
         core::Split split{&part, r, &net};
         sims[r] = std::make_unique<core::Simulation>(el, reg, nullptr, &split);
-        sims[r]->run_until(ns_to_ticks(200.0));
+        run(*sims[r]);
         sims[r]->finish();
       });
     for (auto& t : threads) t.join();
     for (unsigned r = 0; r < ranks; ++r) {
       EXPECT_EQ(sims[r]->events(), serial->events()) << ranks << " ranks, rank " << r;
-      for (NodeIndex n = 0; n < el->nodes.size(); ++n)
-        ASSERT_EQ(sims[r]->node_stats(n)[0].count, serial->node_stats(n)[0].count)
-            << ranks << " ranks, rank " << r << ", node " << el->nodes[n].id;
+      EXPECT_EQ(sims[r]->now(), serial->now()) << ranks << " ranks, rank " << r;
+      for (NodeIndex n = 0; n < el->nodes.size(); ++n) {
+        const auto want = serial->node_stats(n);
+        const auto got = sims[r]->node_stats(n);
+        for (std::size_t k = 0; k < want.size(); ++k) {
+          ASSERT_EQ(got[k].count, want[k].count) << ranks << " ranks, rank " << r << ", " << el->nodes[n].id;
+          ASSERT_EQ(got[k].value, want[k].value) << ranks << " ranks, rank " << r << ", " << el->nodes[n].id;
+        }
+      }
+      const std::vector<LinkUse> got = sims[r]->link_use();
+      ASSERT_EQ(got.size(), links.size());
+      for (std::size_t k = 0; k < links.size(); ++k) {
+        EXPECT_EQ(got[k].bytes, links[k].bytes) << links[k].src << " -> " << links[k].dst;
+        EXPECT_EQ(got[k].busy_ns, links[k].busy_ns) << links[k].src << " -> " << links[k].dst;
+      }
     }
   }
+}
+
+TEST(Split, AMeshOverTwoToFourRanksGivesTheStatisticsOfOneProcess) { expect_split_runs_like_one(torus(6, 6), 200.0); }
+
+/// Two endpoints at each end of a chain of six routers (builtin.forwarding, flit by flit), all sending multi-flit
+/// packets across it both ways: the cuts fall between an endpoint and a router (a train of flits crosses), between
+/// routers (single flits) and between a router and an endpoint (the whole message, at its last flit).
+std::string router_chain() {
+  std::string t = "nodes:\n";
+  auto ep = [&](const std::string& id, const std::string& to, int bytes, double start) {
+    t += "  - { id: " + id + ", impl: builtin.endpoint, params: { send_to: " + to +
+         ", send_bytes: " + std::to_string(bytes) + ", count: 6, start_ns: " + std::to_string(start) +
+         ", interval_ns: 7 } }\n";
+  };
+  ep("a0", "b1", 1000, 0);
+  ep("a1", "b0", 300, 2);
+  for (int k = 0; k < 6; ++k)
+    t += "  - { id: r" + std::to_string(k) + ", impl: builtin.forwarding, params: { overhead_ns: 2 } }\n";
+  ep("b0", "a0", 700, 1);
+  ep("b1", "a1", 0, 3);
+  t += "edges:\n";
+  auto both = [&](const std::string& x, const std::string& y, double ns) {
+    for (const auto& [s, d] : {std::pair{x, y}, std::pair{y, x}})
+      t += "  - { src: " + s + ", dst: " + d + ", latency_ns: " + std::to_string(ns) +
+           ", bandwidth_gbs: 32, flit_bytes: 64 }\n";
+  };
+  both("a0", "r0", 1);
+  both("a1", "r0", 1.5);
+  for (int k = 0; k + 1 < 6; ++k) both("r" + std::to_string(k), "r" + std::to_string(k + 1), 0.5 + 0.25 * k);
+  both("r5", "b0", 1);
+  both("r5", "b1", 2);
+  return t;
+}
+
+TEST(Split, RoutedPacketsCrossingAsFlitsGiveTheStatisticsOfOneProcess) {
+  auto serial = test::build_system(test::shared_registry(), router_chain());
+  serial->run();
+  for (const char* sink : {"a0", "a1", "b0", "b1"}) ASSERT_EQ(serial->stat(sink, "received").count, 6u) << sink;
+  expect_split_runs_like_one(router_chain(), 0);      // to the end: every rank ends at the last event of any
+  expect_split_runs_like_one(router_chain(), 100.0);  // a part of it, with flits on their way at its end
 }
 
 }  // namespace

@@ -70,6 +70,8 @@ class ByteReader {
   }
   bool done() const noexcept { return at_ == in_.size(); }
   std::size_t offset() const noexcept { return at_; }
+  /// Bytes left to read.
+  std::size_t remaining() const noexcept { return in_.size() - at_; }
 
  private:
   void need(std::uint64_t n) const {
