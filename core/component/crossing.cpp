@@ -44,14 +44,12 @@ const Route* RouteStore::intern(Route r) {
   return kept.get();
 }
 
-Ref<Message> decode_message(const Registry& registry, ByteReader& r, RouteStore* routes) {
-  const auto type = r.get<TypeId>();
-  const MessageType* t = registry.message_type(type);
-  if (!t)
-    throw SimError("a message from another process has type id " + hex(type) + ", which no plugin here registers");
-  Ref<Message> msg = t->make();
-  msg->bytes = r.get<std::uint64_t>();
-  msg->request_channel = r.get<std::uint8_t>() != 0;
+namespace {
+
+/// The base's fields and the type's own, after the type id.
+void read_fields(ByteReader& r, Message& msg, RouteStore* routes) {
+  msg.bytes = r.get<std::uint64_t>();
+  msg.request_channel = r.get<std::uint8_t>() != 0;
   if (const auto links = r.get<std::uint32_t>(); links > 0) {
     if (!routes) throw SimError("a message from another process follows a route, which this side cannot take");
     if (links > r.remaining() / (sizeof(NodeIndex) + sizeof(PortIndex)))
@@ -63,9 +61,28 @@ Ref<Message> decode_message(const Registry& registry, ByteReader& r, RouteStore*
     for (NodeIndex& n : route.nodes) n = r.get<NodeIndex>();
     for (PortIndex& p : route.ports) p = r.get<PortIndex>();
     route.cost = r.get<Tick>();
-    msg->route = routes->intern(std::move(route));
+    msg.route = routes->intern(std::move(route));
   }
-  msg->load(r);
+  msg.load(r);
+}
+
+}  // namespace
+
+void decode_message_into(ByteReader& r, Message& msg, RouteStore* routes) {
+  const auto type = r.get<TypeId>();
+  if (type != msg.type())
+    throw SimError("an answer from another process is a message of type id " + hex(type) + ", not the " +
+                   std::string(msg.type_name()) + " that left");
+  read_fields(r, msg, routes);
+}
+
+Ref<Message> decode_message(const Registry& registry, ByteReader& r, RouteStore* routes) {
+  const auto type = r.get<TypeId>();
+  const MessageType* t = registry.message_type(type);
+  if (!t)
+    throw SimError("a message from another process has type id " + hex(type) + ", which no plugin here registers");
+  Ref<Message> msg = t->make();
+  read_fields(r, *msg, routes);
   return msg;
 }
 

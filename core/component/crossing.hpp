@@ -36,5 +36,7 @@ void encode_message(const Registry& registry, const Message& msg, ByteWriter& w)
 /// The message `r` holds next (encode_message's bytes); a route it follows comes from `routes` (none given: a
 /// routed message is an error). SimError naming what is wrong.
 Ref<Message> decode_message(const Registry& registry, ByteReader& r, RouteStore* routes = nullptr);
+/// The same, read into `msg` (an answer to the request `msg` that left): its type must be `msg`'s.
+void decode_message_into(ByteReader& r, Message& msg, RouteStore* routes);
 
 }  // namespace kbsim::core

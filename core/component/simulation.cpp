@@ -44,7 +44,6 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     split_ = std::make_unique<SplitState>();
     split_->split = *split;
     split_->outbox.assign(split->partition->ranks, {});
-    check_cut_links();
   }
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
@@ -188,9 +187,11 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
 }
 
 void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) {
+  if (split_ && !engine_.dispatching()) [[unlikely]]  // the bench, through a component: on its rank only
+    if (!host_drives(from)) return;
   if (!msg) [[unlikely]]
     fail(from, "send of an empty message reference");
-  if (at < now()) [[unlikely]]
+  if (at < engine_.now()) [[unlikely]]
     fail(from, "sends a message at a time in the past");
   if (at == kNever) [[unlikely]]
     fail(from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
@@ -231,7 +232,9 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
 }
 
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
-  if (at < now()) fail(from, "forwards a flit at a time in the past");
+  if (split_ && !engine_.dispatching()) [[unlikely]]
+    if (!host_drives(from)) return;
+  if (at < engine_.now()) fail(from, "forwards a flit at a time in the past");
   Wire& wire = out_wire(from, out);
   const Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
@@ -259,7 +262,9 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
 }
 
 EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) {
-  if (at < now()) fail(self, "schedules a timer in the past");
+  if (split_ && !engine_.dispatching()) [[unlikely]]
+    if (!host_drives(self)) return {};
+  if (at < engine_.now()) fail(self, "schedules a timer in the past");
   if (at == kNever) [[unlikely]]
     fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
   EventId id;
@@ -293,7 +298,7 @@ std::string Simulation::library_of(const Node& n) const { return n.impl + ", lib
   switch (ev.kind()) {
     case EventKind::kTimer: c.on_timer(ev.tag, std::move(ev.msg)); return kNever;
     case EventKind::kMessage:
-      if (oplog_ && ev.msg->data_op()) oplog_->start(c.index(), nodes_[c.index()].id, *ev.msg, now());
+      if (oplog_ && ev.msg->data_op()) oplog_->start(c.index(), nodes_[c.index()].id, *ev.msg, engine_.now());
       c.on_message(ev.port, std::move(ev.msg));
       return kNever;
     case EventKind::kFlit: {
@@ -309,8 +314,8 @@ std::string Simulation::library_of(const Node& n) const { return n.impl + ", lib
   return kNever;
 }
 
-void Simulation::run_events(Tick t, bool advance) {
-  engine_.run_until(t, this, advance);  // the event loop, with on_event inlined into it (its one call site)
+bool Simulation::run_events(Tick t, bool advance) {
+  return engine_.run_until(t, this, advance);  // the event loop, with on_event inlined into it (its one call site)
 }
 
 void Simulation::run_until(Tick t) {

@@ -53,7 +53,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
   }
 
   // Simulator
-  Tick now() const noexcept override { return engine_.now(); }
+  /// Inside a handler, the event's time; outside (the bench, the host), in a split system, the time the last run
+  /// ended at, which is every rank's (a rank's own clock may have gone past it, see split.cpp).
+  Tick now() const noexcept override { return split_ && !engine_.dispatching() ? split_->host_now : engine_.now(); }
   void send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) override;
   void forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) override;
   EventId schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) override;
@@ -74,7 +76,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Stat& stat(NodeIndex self, std::string_view name) override;
   void set_transit_cost(NodeIndex self, Tick cost) override;
   void log(NodeIndex self, LogLevel level, std::string_view text) override;
-  void request_stop() noexcept override { engine_.stop(); }
+  void request_stop() noexcept override;
   Tick control_latency(const Route& route) const override;
   Component& component(NodeIndex n) override { return *components_[n]; }
   Service* find_service(std::string_view name) override;
@@ -97,7 +99,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
   }
   const Stat& stat(std::string_view node, std::string_view name) const override;
   Component& component(std::string_view node) override { return *components_[find_node(node)]; }
-  bool idle() const noexcept override { return engine_.empty(); }
+  bool idle() const noexcept override { return split_ ? split_->idle : engine_.empty(); }
+  bool is_split() const noexcept override { return split_ != nullptr; }
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
   std::vector<LinkUse> link_use() const override;
   std::string_view view_name(ViewId view) const override { return view_names_.at(view); }
@@ -138,17 +141,22 @@ class Simulation final : public Simulator, public System, private EventTarget {
   bool owned(NodeIndex n) const noexcept {
     return !split_ || split_->split.partition->rank_of[n] == split_->split.rank;
   }
-  /// ConfigError if the graph says it cannot be split yet (its attribute kSplitRefusedAttr gives the reason).
-  void check_cut_links() const;
   /// Start a record for the rank across `link`: what arrives at `at`, of kind `kind` (split.cpp).
   ByteWriter remote_record(const Link& link, Tick at, std::uint8_t kind);
   /// A message sent on a cut link: whole, or as a train of flits to a receiver of flits.
   void send_remote(const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
+  /// Whether what `from` sends or schedules outside any handler (the bench acting, through a component's interface,
+  /// the same way on every rank) happens here: on the rank that runs `from`; elsewhere it is dropped (split.cpp).
+  bool host_drives(NodeIndex from);
+  /// A message's bytes for another rank, with whose object it is (see split.cpp), and the message they make here.
+  void encode_crossing(const Message& msg, ByteWriter& w);
+  Ref<Message> decode_crossing(ByteReader& r);
   /// A flit forwarded on a cut link, arriving at `arrive`.
   void forward_remote(const Link& link, const Flit& flit, Tick arrive);
   void receive(std::string_view bytes);
   /// Run this process's events up to `t` (the engine's loop, with this simulation's handler inlined into it).
-  void run_events(Tick t, bool advance = true);
+  /// Returns whether a stop (request_stop) ended it.
+  bool run_events(Tick t, bool advance = true);
   void run_split(Tick t);
   /// Every rank gets every node's statistics and link's traffic; returns the latest time any rank is at.
   Tick gather_statistics();
@@ -228,7 +236,21 @@ class Simulation final : public Simulator, public System, private EventTarget {
     std::unique_ptr<RouteStore> routes;  ///< the routes of received messages
     /// Messages whose first flits came from another rank and whose last have not: by link and sender's address.
     std::map<std::pair<std::uint32_t, std::uintptr_t>, Ref<Message>> in_flight;
+    /// Requests that left this rank and will come back answered, by tag: the answer is loaded into the object.
+    std::unordered_map<std::uint64_t, Ref<Message>> away;
+    std::uint64_t next_tag = 0;
+    /// Requests that came from another rank, until they leave again: their home rank and its tag.
+    struct Visitor {
+      std::uint32_t home;
+      std::uint64_t tag;
+      Ref<Message> msg;
+    };
+    std::unordered_map<const Message*, Visitor> visitors;
+    Tick host_now = 0;        ///< the time the last run ended at, on every rank (now() outside handlers)
+    bool idle = true;         ///< nothing was pending on any rank when the last run ended, and nobody scheduled since
+    bool stop_asked = false;  ///< the bench asked for a stop outside a run (request_stop)
   };
+  static constexpr std::uint32_t kNoHome = ~std::uint32_t{0};
   std::unique_ptr<SplitState> split_;
 };
 
@@ -237,7 +259,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   // Then the earlier scheduled first (the longer delay; delays from 2^40 ps, about 1.1 s, on count as equal), then
   // the lower scheduling node; what is still equal comes from one node, in the order it scheduled.
   const std::uint32_t root = engine_.dispatching() ? engine_.running_root() : fresh_root(from);
-  const Tick delay = std::min<Tick>(at - now(), kMaxOrderDelay);
+  const Tick delay = std::min<Tick>(at - engine_.now(), kMaxOrderDelay);
   return {root, (kMaxOrderDelay - delay) << kNodeBits | from};
 }
 

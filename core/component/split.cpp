@@ -12,16 +12,21 @@ namespace kbsim::core {
 namespace {
 // Every string a rank sends in a collective starts with one byte: kFine, or kFailed followed by the exit code and
 // the message of the error that stopped the rank (sent to every rank, which all then end with it).
-constexpr char kFine = 0, kFailed = 1;
+constexpr char kFine = 0, kFailed = 1, kStopped = 2;
 }  // namespace
 
-void Simulation::check_cut_links() const {
-  // Every rank builds the whole graph, so every rank refuses the same way, before anything runs.
-  const ParamValue* refused = find_attr(attrs_, kSplitRefusedAttr);
-  if (refused && std::holds_alternative<std::string>(*refused))
-    throw ConfigError("this system cannot be split over " + std::to_string(split_->split.partition->ranks) +
-                      " ranks yet: " + std::get<std::string>(*refused) +
-                      " (docs/scale-out.md); --partition none runs the whole system on every rank");
+bool Simulation::host_drives(NodeIndex from) {
+  SplitState& st = *split_;
+  st.idle = false;  // (every rank runs the bench alike, so every rank learns of it)
+  if (!owned(from)) return false;
+  // The rank that stopped the run is at its time; another may have simulated past it (a window runs on), and its
+  // components cannot be told anything at a time it has left.
+  if (engine_.now() != st.host_now)
+    fail(from, "is driven by the bench at t=" + format_ns(ticks_to_ns(st.host_now)) + " ns, but rank " +
+                   std::to_string(st.split.rank) + " has simulated up to t=" + format_ns(ticks_to_ns(engine_.now())) +
+                   " ns: in a split run the bench can act only on the part of the system whose rank stopped the run "
+                   "(docs/scale-out.md)");
+  return true;
 }
 
 namespace {
@@ -45,10 +50,49 @@ ByteWriter Simulation::remote_record(const Link& link, Tick at, std::uint8_t kin
   return w;
 }
 
+void Simulation::encode_crossing(const Message& msg, ByteWriter& w) {
+  // Whose object it is: a visitor (it came from another rank) carries its home's tag on, home or elsewhere; a
+  // request that will come back is kept here under a tag of its own until it does; anything else goes untagged.
+  SplitState& st = *split_;
+  std::uint32_t home = kNoHome;
+  std::uint64_t tag = 0;
+  if (auto it = st.visitors.find(&msg); it != st.visitors.end()) {
+    home = it->second.home;
+    tag = it->second.tag;
+    st.visitors.erase(it);
+  } else if (msg.returns()) {
+    home = st.split.rank;
+    tag = st.next_tag++;
+    st.away.emplace(tag, Ref<Message>(const_cast<Message*>(&msg)));
+  }
+  w.put(home);
+  if (home != kNoHome) w.put(tag);
+  encode_message(registry_, msg, w);
+}
+
+Ref<Message> Simulation::decode_crossing(ByteReader& r) {
+  SplitState& st = *split_;
+  const auto home = r.get<std::uint32_t>();
+  if (home == kNoHome) return decode_message(registry_, r, st.routes.get());
+  const auto tag = r.get<std::uint64_t>();
+  if (home == st.split.rank) {  // an answer: the request that left, with what the other ranks made of it
+    auto it = st.away.find(tag);
+    if (it == st.away.end())
+      throw SimError("an answer from another rank names request " + std::to_string(tag) + ", which did not leave here");
+    Ref<Message> msg = std::move(it->second);
+    st.away.erase(it);
+    decode_message_into(r, *msg, st.routes.get());
+    return msg;
+  }
+  Ref<Message> msg = decode_message(registry_, r, st.routes.get());
+  st.visitors.emplace(msg.get(), SplitState::Visitor{home, tag, msg});
+  return msg;
+}
+
 void Simulation::send_remote(const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start) {
   if (!link.dst_flit_aware) {
     ByteWriter w = remote_record(link, start + link.whole_ser(shape) + link.latency, std::uint8_t(Record::kWhole));
-    encode_message(registry_, *msg, w);
+    encode_crossing(*msg, w);
     return;
   }
   const Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
@@ -57,14 +101,14 @@ void Simulation::send_remote(const Link& link, Ref<Message> msg, std::uint32_t h
   w.put(shape.count);
   w.put(shape.last_bytes);
   w.put(start + link.latency);
-  encode_message(registry_, *msg, w);
+  encode_crossing(*msg, w);
 }
 
 void Simulation::forward_remote(const Link& link, const Flit& flit, Tick arrive) {
   if (!link.dst_flit_aware) {
     if (!flit.last()) return;  // earlier flits only occupy the link; the receiver sees the whole message
     ByteWriter w = remote_record(link, arrive, std::uint8_t(Record::kWhole));
-    encode_message(registry_, *flit.msg, w);
+    encode_crossing(*flit.msg, w);
     return;
   }
   // The message goes with its first flit; the others name it by its address here (unique while it is in flight).
@@ -74,7 +118,7 @@ void Simulation::forward_remote(const Link& link, const Flit& flit, Tick arrive)
   w.put(flit.count);
   w.put(flit.bytes);
   w.put(reinterpret_cast<std::uintptr_t>(flit.msg));
-  if (flit.first()) encode_message(registry_, *flit.msg, w);
+  if (flit.first()) encode_crossing(*flit.msg, w);
 }
 
 void Simulation::receive(std::string_view bytes) {
@@ -98,7 +142,7 @@ void Simulation::receive(std::string_view bytes) {
     ev.port = link.dst_port;
     if (kind == Record::kWhole) {
       ev.set_kind(EventKind::kMessage);
-      ev.take(decode_message(registry_, r, st.routes.get()));
+      ev.take(decode_crossing(r));
     } else if (kind == Record::kTrain) {
       ev.set_kind(EventKind::kFlit);
       ev.hop = r.get<std::uint32_t>();
@@ -109,7 +153,7 @@ void Simulation::receive(std::string_view bytes) {
       ev.bytes = ev.count > 1 ? link.flit_bytes : ev.last_bytes;
       ev.link = index;
       ev.train = ev.count > 1;
-      ev.take(decode_message(registry_, r, st.routes.get()));
+      ev.take(decode_crossing(r));
     } else {
       ev.set_kind(EventKind::kFlit);
       ev.hop = r.get<std::uint32_t>();
@@ -119,7 +163,7 @@ void Simulation::receive(std::string_view bytes) {
       const std::pair<std::uint32_t, std::uintptr_t> key{index, r.get<std::uintptr_t>()};
       Ref<Message> msg;
       if (ev.index == 0) {
-        msg = decode_message(registry_, r, st.routes.get());
+        msg = decode_crossing(r);
         if (ev.count > 1) st.in_flight[key] = msg;
       } else if (auto it = st.in_flight.find(key); it != st.in_flight.end()) {
         msg = it->second;
@@ -165,39 +209,91 @@ void Simulation::run_split(Tick t) {
   SplitState& st = *split_;
   const Tick lookahead = st.split.partition->lookahead;
   Transport& net = *st.split.transport;
-  for (;;) {
+  Tick stop_here = kNever;  // when a component of this rank stopped the run (request_stop), in the last window
+  Tick stop = kNever;       // when one of any rank's did
+  Tick next = kNever;       // the earliest event pending anywhere, after the last exchange
+  if (st.stop_asked) {      // the bench asked before the run, on every rank alike: it returns at once
+    st.stop_asked = false;
+    stop = st.host_now;
+  }
+  while (stop == kNever) {
     if (watch::stop_requested() && st.failure_code == ExitCode::kOk) {
       st.failure_code = ExitCode::kInterrupted;
-      st.failure = "the run was stopped at t=" + format_ns(ticks_to_ns(now())) + " ns";
+      st.failure = "the run was stopped at t=" + format_ns(ticks_to_ns(engine_.now())) + " ns";
     }
     // What crossed in the last window (or was sent outside a run: setup, a bench) reaches its rank first. The next
     // window starts at the earliest event anywhere: pending on a rank, or on its way to one.
     std::vector<std::string> out(st.outbox.size());
     out.swap(st.outbox);
-    if (st.failure_code != ExitCode::kOk) std::fill(out.begin(), out.end(), failure_bytes());
+    if (st.failure_code != ExitCode::kOk) {
+      std::fill(out.begin(), out.end(), failure_bytes());
+    } else if (stop_here != kNever) {  // every rank hears of it: the byte at the front says so, and when
+      std::string head(1, kStopped);
+      ByteWriter(head).put(stop_here);
+      for (std::string& box : out) box = box.empty() ? head : head + box.substr(1);
+    }
     const Tick mine = std::min(engine_.next_time(), st.outbox_next);
     st.outbox_next = kNever;
     ++st.windows;
     Transport::Exchanged in = net.exchange(std::move(out), mine);
     end_if_failed(in.from_rank);
+    next = in.next;
     try {
-      for (const std::string& bytes : in.from_rank)
-        if (!bytes.empty()) receive(std::string_view(bytes).substr(1));
+      for (unsigned rank = 0; rank < in.from_rank.size(); ++rank) {
+        std::string_view bytes = in.from_rank[rank];
+        if (bytes.empty()) continue;
+        if (bytes[0] == kStopped) {
+          ByteReader r(bytes.substr(1));
+          const auto at = r.get<Tick>();
+          if (stop != kNever)
+            throw SimError("t=" + format_ns(ticks_to_ns(stop)) +
+                           " ns: components of two ranks stopped the run in "
+                           "one window (the second at t=" +
+                           format_ns(ticks_to_ns(at)) + " ns, on rank " + std::to_string(rank) +
+                           "): a split run stops at one place at a time (docs/scale-out.md)");
+          stop = at;
+          bytes.remove_prefix(1 + sizeof(Tick));
+        } else {
+          bytes.remove_prefix(1);
+        }
+        receive(bytes);
+      }
     } catch (const Error& e) {
       hold_failure(e);
+      stop = kNever;
       continue;  // the next exchange ends every rank with it
     }
-    if (in.next == kNever || in.next > t) break;
-    const Tick end = lookahead == kNever || t - in.next < lookahead ? t : in.next + lookahead - 1;
+    if (stop != kNever || next == kNever || next > t) break;
+    const Tick end = lookahead == kNever || t - next < lookahead ? t : next + lookahead - 1;
     try {
-      run_events(end, false);  // time stays at this rank's last event: a window's end is no time of the model
+      // Time stays at this rank's last event: a window's end is no time of the model.
+      if (run_events(end, false)) stop_here = engine_.now();
     } catch (const Error& e) {
       hold_failure(e);  // told to every rank at the next exchange
     }
   }
+  st.idle = next == kNever;
+  if (stop != kNever) {
+    // The run ends where the stop was asked. The rank that asked is there, mid-instant as in one process; the
+    // others ran their window to its end: one behind the stop comes up to it (nothing of its own is left before
+    // it), one past it stays (the bench cannot act on its part, see host_drives).
+    if (stop_here == kNever && engine_.now() < stop) run_events(stop);
+    gather_statistics();
+    st.host_now = stop;
+    return;
+  }
   if (t != kNever) run_events(t);  // nothing is left at or before t on any rank: time moves to t
   const Tick last = gather_statistics();
   if (t == kNever) run_events(last);  // a run to the end ends at the last event of any rank, on every rank
+  st.host_now = engine_.now();
+}
+
+void Simulation::request_stop() noexcept {
+  if (split_ && !engine_.dispatching()) {
+    split_->stop_asked = true;  // the bench, on every rank alike: the next run returns at once on every rank
+    return;
+  }
+  engine_.stop();
 }
 
 Tick Simulation::gather_statistics() {
@@ -205,7 +301,7 @@ Tick Simulation::gather_statistics() {
   std::string mine(1, kFine);
   ByteWriter w(mine);
   w.put(engine_.events());
-  w.put(now());
+  w.put(engine_.now());
   for (NodeIndex n = 0; n < nodes_.size(); ++n)
     if (owned(n))
       for (const Stat& st : node_stats(n)) w.put(st);
@@ -214,6 +310,18 @@ Tick Simulation::gather_statistics() {
       w.put(wires_[p].messages);
       w.put(loads_[p]);
     }
+  // What components told services the bench reads, which happened only here (ReplicatedService).
+  std::vector<std::pair<const std::string*, ReplicatedService*>> replicated;
+  for (const auto& [name, svc] : services_)
+    if (auto* r = dynamic_cast<ReplicatedService*>(svc)) replicated.emplace_back(&name, r);
+  w.put(static_cast<std::uint64_t>(replicated.size()));
+  for (const auto& [name, r] : replicated) {
+    std::string news;
+    ByteWriter nw(news);
+    r->save_news(nw);
+    w.put_string(*name);
+    w.put_string(news);
+  }
   const Split& split = split_->split;
   const std::vector<std::string> all =
       split.transport->gather(split_->failure_code == ExitCode::kOk ? mine : failure_bytes());
@@ -233,6 +341,17 @@ Tick Simulation::gather_statistics() {
         wires_[p].messages = r.get<std::uint64_t>();
         loads_[p] = r.get<Load>();
       }
+    for (std::size_t k = r.get_count(); k > 0; --k) {
+      const std::string name = r.get_string();
+      const std::string_view news = r.get_bytes();
+      if (rank == split.rank) continue;
+      auto it = std::find_if(replicated.begin(), replicated.end(), [&](const auto& e) { return *e.first == name; });
+      if (it == replicated.end())
+        throw SimError("rank " + std::to_string(rank) + " has news for service '" + name +
+                       "', which this rank's bench never asked for: the ranks' benches went different ways");
+      ByteReader nr(news);
+      it->second->load_news(nr);
+    }
   }
   return last;
 }

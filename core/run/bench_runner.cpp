@@ -106,6 +106,7 @@ System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
   if (depth_ > 0 || world.size == 1 || options_.partition == "none") {
     systems_.push_back(std::make_unique<Simulation>(same->elaboration, registry_, same->routes));
   } else {  // under mpirun: this rank's part of the system
+    check_splits();
     if (!same->partition)
       same->partition = std::make_shared<const Partition>(
           partition(*same->elaboration, world.size, partition_method(options_.partition)));
@@ -116,6 +117,25 @@ System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
   graphs_.push_back(same->graph);
   build_wall_s_ += seconds_since(t0);
   return *systems_.back();
+}
+
+void BenchRunner::check_splits() const {
+  // Every rank builds alike, so every rank refuses alike, before anything runs.
+  const std::string whole = " (docs/scale-out.md); --partition none runs the whole system on every rank";
+  if (!type_->info.splits)
+    throw ConfigError("bench '" + type_->info.name + "' cannot run split over " +
+                      std::to_string(cluster::world().size) +
+                      " ranks: it drives components through their own interfaces, which only the rank running a "
+                      "component sees" +
+                      whole);
+  if (type_->info.reads_op_log)
+    throw ConfigError("bench '" + type_->info.name +
+                      "' reads the op log, which a run split over ranks does not keep yet" + whole);
+  if (options_.verify_data || !options_.trace.empty() || !options_.op_log.empty())
+    throw ConfigError(std::string(options_.verify_data      ? "--verify-data"
+                                  : !options_.trace.empty() ? "--trace"
+                                                            : "--op-log") +
+                      " needs the op log, which a run split over ranks does not keep yet" + whole);
 }
 
 System& BenchRunner::configured() {

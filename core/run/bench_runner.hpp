@@ -92,6 +92,8 @@ class BenchRunner final : public BenchContext {
   /// build(): reuse the elaboration of an equal graph built before, else elaborate `graph` (taken from
   /// `movable` when given).
   System& build_from(const Graph& graph, Graph* movable);
+  /// ConfigError if this run's systems cannot be split over mpirun's ranks (the bench or the options it runs with).
+  void check_splits() const;
   PointRecord run_point(const SweepPoint& p, const std::string& who);
   /// The options of a bench this one runs (run_bench, a sweep point): same topology and CCL file, this run's
   /// --set followed by `overrides`, one process.

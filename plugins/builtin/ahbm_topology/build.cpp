@@ -171,9 +171,6 @@ void publish(const AhbmSpec& s, Graph& g) {
   put("ahbm.hbm_channel_bw_gbs", s.hbm_channel_bw_gbs);
   put("ahbm.burst_bytes", i(s.burst_bytes));
   put("ahbm.ns_per_mm", s.ns_per_mm);
-  put(kSplitRefusedAttr.data(),
-      std::string("its host talks to the components by direct calls and completion callbacks, and its memory "
-                  "requests carry pointers to their clients, which cannot cross between processes"));
 }
 
 }  // namespace

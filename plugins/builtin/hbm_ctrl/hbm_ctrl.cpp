@@ -174,4 +174,7 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
 
 }  // namespace
 
-KBSIM_PLUGIN("hbm_ctrl") { kbsim::add_component<HbmCtrl>(plugin); }
+KBSIM_PLUGIN("hbm_ctrl") {
+  kbsim::add_component<HbmCtrl>(plugin);
+  kbsim::add_message<kbsim::ahbm::MemRequest>(plugin);  // (the SDK's type: its requests may cross between processes)
+}

@@ -183,6 +183,7 @@ void HostRuntime::on_complete(kbsim::ahbm::HostCommand& cmd) {
                    std::to_string(cmd.correlation_id) + ")" + at(now()));
   it->second.done = true;
   it->second.t_done = now();
+  if (system_.is_split()) done_commands_.push_back(cmd.correlation_id);
   system_.request_stop();
 }
 
@@ -190,7 +191,51 @@ void HostRuntime::on_complete(kbsim::ahbm::MemRequest& req) {
   if (transfer_.pending == 0 || req.correlation_id != transfer_.requests.front()->correlation_id)
     throw SimError("host: a memory completion arrived for a request it did not submit (correlation " +
                    std::to_string(req.correlation_id) + ")" + at(now()));
+  if (system_.is_split()) done_requests_.emplace_back(req.correlation_id, req.request_id);
   if (--transfer_.pending == 0) system_.request_stop();
+}
+
+void HostRuntime::save_news(ByteWriter& w) {
+  // Each completion with the answer it brought: the other ranks load it into their own copy of the command or
+  // request (the same, made by the same bench code), which never left them.
+  w.put(static_cast<std::uint64_t>(done_commands_.size()));
+  for (std::uint64_t id : done_commands_) {
+    const Command& c = commands_.at(id);
+    w.put(id);
+    w.put(c.t_done);
+    c.cmd->save(w);
+  }
+  w.put(static_cast<std::uint64_t>(done_requests_.size()));
+  for (const auto& [correlation, request] : done_requests_) {
+    w.put(correlation);
+    w.put(request);
+    transfer_.requests.at(request - 1)->save(w);
+  }
+  done_commands_.clear();
+  done_requests_.clear();
+}
+
+void HostRuntime::load_news(ByteReader& r) {
+  const auto diverged = [](const std::string& what) {
+    return SimError("host: another rank completed " + what + ", which this rank's bench did not submit");
+  };
+  for (std::size_t n = r.get_count(); n > 0; --n) {
+    const auto id = r.get<std::uint64_t>();
+    auto it = commands_.find(id);
+    if (it == commands_.end()) throw diverged("command " + std::to_string(id));
+    it->second.t_done = r.get<Tick>();
+    it->second.cmd->load(r);
+    it->second.done = true;
+  }
+  for (std::size_t n = r.get_count(); n > 0; --n) {
+    const auto correlation = r.get<std::uint64_t>();
+    const auto request = r.get<std::uint64_t>();
+    if (transfer_.pending == 0 || request == 0 || request > transfer_.requests.size() ||
+        transfer_.requests[request - 1]->correlation_id != correlation)
+      throw diverged("memory request " + std::to_string(correlation) + "." + std::to_string(request));
+    transfer_.requests[request - 1]->load(r);
+    --transfer_.pending;
+  }
 }
 
 void HostRuntime::run_until(const std::function<bool()>& done, const std::function<std::string()>& stuck) {

@@ -22,7 +22,10 @@
 
 namespace kbsim::host_runtime {
 
-class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::Client, private kbsim::ahbm::MemClient {
+class HostRuntime final : public rt::Runtime,
+                          public ReplicatedService,
+                          private kbsim::ahbm::HostCommand::Client,
+                          private kbsim::ahbm::MemClient {
  public:
   /// A runtime on `system`: the PE MMU page size is sip0.cube0.pe0.pe_mmu's;
   /// with a data pass on the system (--verify-data), host writes are logged
@@ -65,6 +68,11 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   unsigned cubes_per_sip() const override { return map_.cubes_per_sip; }
   unsigned pes_per_cube() const override { return map_.pes_per_cube; }
 
+  // ReplicatedService: in a split run, the completions of the run just ended, which only the rank running the
+  // initiators (io_cpu, pcie_ep) received.
+  void save_news(ByteWriter& w) override;
+  void load_news(ByteReader& r) override;
+
  private:
   /// A host command in flight (MMU map/unmap or launch).
   struct Command {
@@ -104,6 +112,10 @@ class HostRuntime final : public rt::Runtime, private kbsim::ahbm::HostCommand::
   std::map<std::uint64_t, Command> commands_;                                     ///< by correlation id
   std::map<std::uint64_t, rt::LaunchResult> launches_;  ///< by correlation id; results once complete
   Transfer transfer_;
+  /// In a split run: what completed here since the last save_news (correlation ids; a memory request's with its
+  /// request id).
+  std::vector<std::uint64_t> done_commands_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> done_requests_;
   DataPass* data_;  ///< nullptr: no data pass on this system
   Workers workers_;
 };

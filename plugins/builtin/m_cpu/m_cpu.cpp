@@ -99,4 +99,7 @@ class MCpu final : public kbsim::ahbm::CommandNode {
 
 }  // namespace
 
-KBSIM_PLUGIN("m_cpu") { kbsim::add_component<MCpu>(plugin); }
+KBSIM_PLUGIN("m_cpu") {
+  kbsim::add_component<MCpu>(plugin);
+  kbsim::add_message<kbsim::ahbm::HostCommand>(plugin);  // (the SDK's type: its legs may cross between processes)
+}

@@ -324,4 +324,8 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
 
 }  // namespace
 
-KBSIM_PLUGIN("pe_ipcq") { kbsim::add_component<PeIpcq>(plugin); }
+KBSIM_PLUGIN("pe_ipcq") {
+  kbsim::add_component<PeIpcq>(plugin);
+  kbsim::add_message<kbsim::pe::IpcqPacket>(plugin);  // (the SDK's types: they may cross between processes)
+  kbsim::add_message<kbsim::pe::IpcqCredit>(plugin);
+}

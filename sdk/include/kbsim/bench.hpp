@@ -88,8 +88,11 @@ class System {
   virtual std::span<const RawParam> attrs() const noexcept = 0;
   /// End the current run()/run_until() after the event being processed.
   virtual void request_stop() noexcept = 0;
-  /// Events waiting to be processed.
+  /// Events waiting to be processed (in a split system: on any rank, when the last run ended, unless the bench
+  /// gave work since).
   virtual bool idle() const noexcept = 0;
+  /// Split over the ranks of mpirun (docs/scale-out.md): each rank runs a part of it, and the bench on every rank.
+  virtual bool is_split() const noexcept { return false; }
 
   /// The service registered under `name` on this system (created on first
   /// use by the plugin that provides it), or nullptr when none is.
@@ -185,6 +188,10 @@ struct BenchInfo {
   /// The bench reads the op log's records itself (System::op_log() on the
   /// configured system): the run keeps them even when no observer asks.
   bool reads_op_log = false;
+  /// Under mpirun, the systems it builds may be split over the ranks (docs/scale-out.md): every rank runs the bench,
+  /// so the bench must drive its systems only in ways that stay alike on every rank: runs, statistics, and services
+  /// that keep themselves alike (ReplicatedService, such as the host runtime), not components' own interfaces.
+  bool splits = false;
 };
 
 class Bench {

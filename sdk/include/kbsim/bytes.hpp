@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "kbsim/errors.hpp"
 
@@ -30,6 +31,13 @@ class ByteWriter {
   void put_bytes(std::span<const std::byte> b) {
     put(static_cast<std::uint64_t>(b.size()));
     out_.append(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+  /// A run of plain values, with its length.
+  template <class T>
+  requires std::is_trivially_copyable_v<T>
+  void put_vector(std::span<const T> v) {
+    put(static_cast<std::uint64_t>(v.size()));
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size_bytes());
   }
 
  private:
@@ -67,6 +75,23 @@ class ByteReader {
     std::string_view s = in_.substr(at_, n);
     at_ += n;
     return s;
+  }
+  /// A count of things that follow (written with put as a std::uint64_t), checked against what is left: each takes
+  /// at least one byte.
+  std::size_t get_count() {
+    const auto n = get<std::uint64_t>();
+    if (n > in_.size() - at_) need(n);
+    return static_cast<std::size_t>(n);
+  }
+  /// A run of plain values put_vector wrote.
+  template <class T>
+  requires std::is_trivially_copyable_v<T> std::vector<T> get_vector() {
+    const auto n = get<std::uint64_t>();
+    if (n > (in_.size() - at_) / sizeof(T)) need(n * sizeof(T) > n ? n * sizeof(T) : ~std::uint64_t{0});
+    std::vector<T> v(n);
+    std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
+    at_ += n * sizeof(T);
+    return v;
   }
   bool done() const noexcept { return at_ == in_.size(); }
   std::size_t offset() const noexcept { return at_; }

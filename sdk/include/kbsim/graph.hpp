@@ -88,11 +88,6 @@ struct Graph {
   bool operator==(const Graph&) const = default;
 };
 
-/// A graph attribute (a string) a topology publishes when the system it describes cannot yet run split over the
-/// processes of an MPI job: why, in words for the user (docs/scale-out.md). The core refuses such a split before
-/// anything runs.
-inline constexpr std::string_view kSplitRefusedAttr = "split.refused";
-
 /// The value of attribute `name`, or nullptr.
 inline const ParamValue* find_attr(std::span<const RawParam> attrs, std::string_view name) {
   for (const auto& a : attrs)

@@ -127,6 +127,10 @@ class Message {
     (void)r;
     throw SimError("message type " + std::string(type_name()) + " cannot cross between processes: it has no save/load");
   }
+  /// A request that will come back to the process it left, answered in place (true only while it is on its way
+  /// out): that process keeps the object and, when the answer arrives, loads the answer's bytes into it, so whatever
+  /// save/load leave out (pointers to its client, the request it was split from) is still there.
+  virtual bool returns() const noexcept { return false; }
 
  protected:
   explicit Message(TypeId t, bool data_op = false) noexcept : type_(t), data_op_(data_op) {}

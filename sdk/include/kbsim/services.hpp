@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "kbsim/bytes.hpp"
 #include "kbsim/errors.hpp"
 
 namespace kbsim {
@@ -35,6 +36,20 @@ class Service {
   /// finish(), in reverse order of creation (a service finishes before the
   /// services it was built on).
   virtual void finish() {}
+};
+
+/// A service that components tell things the bench reads (a host runtime's completions), kept alike on every
+/// process of a run split over mpirun's ranks (docs/scale-out.md). There the bench runs on every process, but a
+/// component calls the service only on the process that runs it. After each run, the core has every process write
+/// what its components told the service during the run (save_news), and gives each process every other's
+/// (load_news, in rank order), before the bench goes on.
+class ReplicatedService {
+ public:
+  virtual void save_news(ByteWriter& w) = 0;
+  virtual void load_news(ByteReader& r) = 0;
+
+ protected:
+  ~ReplicatedService() = default;
 };
 
 /// An interface with a name: the argument of service<T>().

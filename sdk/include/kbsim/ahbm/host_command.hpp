@@ -37,6 +37,41 @@ struct PeResult {
   std::uint64_t commands = 0;
   /// The phases the kernel marked (tl.phase): name and start, in order.
   std::vector<std::pair<std::string, Tick>> phases;
+
+  void save(ByteWriter& w) const {
+    w.put(pe);
+    w.put(start);
+    w.put(end);
+    w.put(pe_exec_ns);
+    w.put(dma_ns);
+    w.put(compute_ns);
+    w.put(stage_busy_ns);
+    w.put(composite_first);
+    w.put(composite_last);
+    w.put(commands);
+    w.put(static_cast<std::uint64_t>(phases.size()));
+    for (const auto& [name, at] : phases) {
+      w.put_string(name);
+      w.put(at);
+    }
+  }
+  void load(ByteReader& r) {
+    pe = r.get<PeRef>();
+    start = r.get<Tick>();
+    end = r.get<Tick>();
+    pe_exec_ns = r.get<double>();
+    dma_ns = r.get<double>();
+    compute_ns = r.get<double>();
+    stage_busy_ns = r.get<std::array<double, 6>>();
+    composite_first = r.get<Tick>();
+    composite_last = r.get<Tick>();
+    commands = r.get<std::uint64_t>();
+    phases.resize(r.get_count());
+    for (auto& [name, at] : phases) {
+      name = r.get_string();
+      at = r.get<Tick>();
+    }
+  }
 };
 
 class HostCommand : public Message {
@@ -87,6 +122,60 @@ class HostCommand : public Message {
     dma_ns = std::max(dma_ns, leg.dma_ns);
     compute_ns = std::max(compute_ns, leg.compute_ns);
   }
+  // Between the processes of a split run (docs/scale-out.md): a command comes back to the process it left, as the
+  // same object (its client and parent stay there); its other fields go both ways.
+  bool returns() const noexcept override { return !is_response; }
+  void save(ByteWriter& w) const override {
+    w.put(kind);
+    w.put(correlation_id);
+    w.put_vector<PeRef>(targets);
+    w.put_string(kernel);
+    w.put(args != nullptr);
+    if (args) tl::save(w, *args);
+    w.put(grid_pes);
+    w.put(grid_cubes);
+    w.put(has_start);
+    w.put(target_start);
+    w.put(entries != nullptr);
+    if (entries) w.put_vector<MmuEntry>(*entries);
+    w.put(initiator);
+    w.put(is_response);
+    completion.save(w);
+    w.put(static_cast<std::uint64_t>(results.size()));
+    for (const PeResult& pr : results) pr.save(w);
+    w.put(pe_exec_ns);
+    w.put(dma_ns);
+    w.put(compute_ns);
+    w.put(t_issue);
+    w.put(t_done);
+  }
+  void load(ByteReader& r) override {
+    kind = r.get<Kind>();
+    correlation_id = r.get<std::uint64_t>();
+    targets = r.get_vector<PeRef>();
+    kernel = r.get_string();
+    if (r.get<bool>()) {
+      auto a = std::make_shared<tl::Args>();
+      tl::load(r, *a);
+      args = std::move(a);
+    }
+    grid_pes = r.get<unsigned>();
+    grid_cubes = r.get<unsigned>();
+    has_start = r.get<bool>();
+    target_start = r.get<Tick>();
+    if (r.get<bool>()) entries = std::make_shared<const std::vector<MmuEntry>>(r.get_vector<MmuEntry>());
+    initiator = r.get<NodeIndex>();
+    is_response = r.get<bool>();
+    completion.load(r);
+    results.resize(r.get_count());
+    for (PeResult& pr : results) pr.load(r);
+    pe_exec_ns = r.get<double>();
+    dma_ns = r.get<double>();
+    compute_ns = r.get<double>();
+    t_issue = r.get<Tick>();
+    t_done = r.get<Tick>();
+  }
+
   /// A leg for `targets`, on behalf of this command.
   Ref<HostCommand> leg(std::vector<PeRef> leg_targets) {
     Ref<HostCommand> l = make_message<HostCommand>();

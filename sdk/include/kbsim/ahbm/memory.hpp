@@ -30,6 +30,17 @@ struct Completion {
   bool ok = true;
   std::string error_code;
   std::string error_message;
+
+  void save(ByteWriter& w) const {
+    w.put(ok);
+    w.put_string(error_code);
+    w.put_string(error_message);
+  }
+  void load(ByteReader& r) {
+    ok = r.get<bool>();
+    error_code = r.get_string();
+    error_message = r.get_string();
+  }
 };
 
 class MemClient;
@@ -67,6 +78,50 @@ class MemRequest : public Message {
   Tick t_done = 0;      ///< completion at the initiator
   Completion completion;
   MemClient* client = nullptr;
+
+  // Between the processes of a split run (docs/scale-out.md): a request comes back to the process it left, as the
+  // same object (its client and parent stay there); its other fields go both ways.
+  bool returns() const noexcept override { return !is_response; }
+  void save(ByteWriter& w) const override {
+    w.put(op);
+    w.put(pa);
+    w.put(nbytes);
+    w.put(pattern);
+    w.put(correlation_id);
+    w.put(request_id);
+    w.put(tag);
+    w.put(via_mcpu);
+    w.put(unit_offset);
+    w.put(initiator);
+    w.put(target);
+    w.put(view);
+    w.put(is_response);
+    w.put(t_issue);
+    w.put(t_start);
+    w.put(t_serviced);
+    w.put(t_done);
+    completion.save(w);
+  }
+  void load(ByteReader& r) override {
+    op = r.get<MemOp>();
+    pa = r.get<std::uint64_t>();
+    nbytes = r.get<std::uint64_t>();
+    pattern = r.get<Pattern>();
+    correlation_id = r.get<std::uint64_t>();
+    request_id = r.get<std::uint64_t>();
+    tag = r.get<std::uint64_t>();
+    via_mcpu = r.get<bool>();
+    unit_offset = r.get<std::uint64_t>();
+    initiator = r.get<NodeIndex>();
+    target = r.get<NodeIndex>();
+    view = r.get<ViewId>();
+    is_response = r.get<bool>();
+    t_issue = r.get<Tick>();
+    t_start = r.get<Tick>();
+    t_serviced = r.get<Tick>();
+    t_done = r.get<Tick>();
+    completion.load(r);
+  }
 };
 
 /// Receives completions. Called at the simulated time the initiator completes.

@@ -53,6 +53,32 @@ struct OpTensor {
   bool transposed = false;
 
   std::uint64_t nbytes() const noexcept { return static_cast<std::uint64_t>(shape.elements()) * dtype_size(dtype); }
+
+  /// As bytes, for a message that crosses between the processes of a split run.
+  void save(ByteWriter& w) const {
+    w.put(space);
+    w.put(addr);
+    w.put(shape);
+    w.put(dtype);
+    w.put(as_of);
+    w.put(transposed);
+    w.put(value != nullptr);
+    if (value) w.put_bytes(*value);
+  }
+  void load(ByteReader& r) {
+    space = r.get<tl::Space>();
+    addr = r.get<std::uint64_t>();
+    shape = r.get<Shape>();
+    dtype = r.get<DType>();
+    as_of = r.get<Tick>();
+    transposed = r.get<bool>();
+    value = nullptr;
+    if (r.get<bool>()) {
+      const std::string_view b = r.get_bytes();
+      const auto* first = reinterpret_cast<const std::byte*>(b.data());
+      value = std::make_shared<const Bytes>(first, first + b.size());
+    }
+  }
 };
 
 /// What a data operation computes (the payload of the PE model's records).

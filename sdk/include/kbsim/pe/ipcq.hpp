@@ -143,6 +143,27 @@ class IpcqPacket : public Message {
   std::uint64_t nbytes = 0;
   OpTensor source;  ///< the sent value, as captured when the send was issued
 
+  void save(ByteWriter& w) const override {
+    w.put(src_dma);
+    w.put(dst_dma);
+    w.put(view);
+    w.put(dst_addr);
+    w.put(sender_seq);
+    w.put_string(src_dir);
+    w.put(nbytes);
+    source.save(w);
+  }
+  void load(ByteReader& r) override {
+    src_dma = r.get<NodeIndex>();
+    dst_dma = r.get<NodeIndex>();
+    view = r.get<ViewId>();
+    dst_addr = r.get<std::uint64_t>();
+    sender_seq = r.get<std::uint64_t>();
+    src_dir = r.get_string();
+    nbytes = r.get<std::uint64_t>();
+    source.load(r);
+  }
+
   bool describe_op(OpRecord& r) const override {
     if (r.component != dst_dma) return false;  // only the receiving DMA's slot write is an operation
     auto op = std::make_shared<DataOp>();
@@ -175,6 +196,21 @@ class IpcqCredit : public Message {
   ViewId view = 0;
   std::uint64_t consumer_seq = 0;  ///< messages consumed so far on this queue
   std::uint64_t dst_rx_base = 0;   ///< the consumer's rx ring: the sender matches its queue by it
+
+  void save(ByteWriter& w) const override {
+    w.put(src_dma);
+    w.put(dst_dma);
+    w.put(view);
+    w.put(consumer_seq);
+    w.put(dst_rx_base);
+  }
+  void load(ByteReader& r) override {
+    src_dma = r.get<NodeIndex>();
+    dst_dma = r.get<NodeIndex>();
+    view = r.get<ViewId>();
+    consumer_seq = r.get<std::uint64_t>();
+    dst_rx_base = r.get<std::uint64_t>();
+  }
 };
 
 }  // namespace kbsim::pe

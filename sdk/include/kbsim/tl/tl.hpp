@@ -22,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "kbsim/bytes.hpp"
 #include "kbsim/errors.hpp"
 #include "kbsim/tl/dtype.hpp"
 
@@ -181,6 +182,45 @@ class Args {
   }
   std::vector<Value> v_;
 };
+
+/// A launch's arguments as bytes, for a command that crosses between the processes of a split run.
+inline void save(ByteWriter& w, const Args& a) {
+  w.put(static_cast<std::uint64_t>(a.size()));
+  for (const Args::Value& v : a.values()) {
+    w.put(static_cast<std::uint8_t>(v.index()));
+    if (const auto* t = std::get_if<TensorArg>(&v)) {
+      w.put(t->ptr);
+      w.put(t->shape);
+      w.put(t->dtype);
+      w.put_vector<TensorArg::Shard>(t->shards);
+    } else if (const auto* i = std::get_if<std::int64_t>(&v)) {
+      w.put(*i);
+    } else {
+      w.put(std::get<double>(v));
+    }
+  }
+}
+inline void load(ByteReader& r, Args& a) {
+  std::vector<Args::Value> values(r.get_count());
+  for (Args::Value& v : values) {
+    const auto kind = r.get<std::uint8_t>();
+    if (kind == 0) {
+      TensorArg t;
+      t.ptr = r.get<std::uint64_t>();
+      t.shape = r.get<Shape>();
+      t.dtype = r.get<DType>();
+      t.shards = r.get_vector<TensorArg::Shard>();
+      v = std::move(t);
+    } else if (kind == 1) {
+      v = r.get<std::int64_t>();
+    } else if (kind == 2) {
+      v = r.get<double>();
+    } else {
+      throw SimError("a kernel argument from another process is of kind " + std::to_string(kind) + ", which is none");
+    }
+  }
+  a = Args(std::move(values));
+}
 
 /// The per-PE kernel context. Implemented by the PE_CPU plugin.
 class Program {
