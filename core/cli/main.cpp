@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   cluster::init(&argc, &argv);
   // Under mpirun every rank meets the same error (the job is deterministic): rank 0 says it once.
   auto report = [](const std::string& line) {
-    if (cluster::world().rank == 0 || std::getenv("KBSIM_ALL_RANKS_SAY")) std::fprintf(stderr, "%s\n", line.c_str());
+    if (cluster::world().rank == 0) std::fprintf(stderr, "%s\n", line.c_str());
   };
   try {
     const int code = kbsim::cli::run_command_line(argc, argv);

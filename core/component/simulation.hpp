@@ -163,8 +163,6 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// Keep this rank's first error to tell every rank at the next collective (split systems).
   void hold_failure(const Error& e);
   std::string failure_bytes() const;
-  /// Throw, on every rank alike, the error of the lowest rank that sent one.
-  void end_if_failed(const std::vector<std::string>& from_rank);
   /// A root for an event scheduled by `from` outside any handler: from's index, then from's count of them.
   [[gnu::noinline]] std::uint32_t fresh_root(NodeIndex from);
   static constexpr unsigned kNodeBits = 24;  ///< a system holds at most 2^24 nodes: an event's lane keeps its node

@@ -10,9 +10,19 @@
 namespace kbsim::core {
 
 namespace {
-// Every string a rank sends in a collective starts with one byte: kFine, or kFailed followed by the exit code and
-// the message of the error that stopped the rank (sent to every rank, which all then end with it).
-constexpr char kFine = 0, kFailed = 1, kStopped = 2;
+// Every string a rank sends in a collective starts with one byte saying what it is: a window's messages (kFine, or
+// kStopped and the time a component of the rank stopped the run), statistics after a run (kGathered), the error
+// that stopped the rank (kFailed: its exit code and message; every rank then ends with it), or that the rank has left
+// (kLeft: its exit code, kOk or its error's, and the error). An empty string is a window with nothing to send.
+constexpr char kFine = 0, kFailed = 1, kStopped = 2, kGathered = 3, kLeft = 4;
+
+std::string coded(char kind, ExitCode code, const std::string& what) {
+  std::string out(1, kind);
+  ByteWriter w(out);
+  w.put(static_cast<std::int32_t>(code));
+  w.put_string(what);
+  return out;
+}
 }  // namespace
 
 bool Simulation::host_drives(NodeIndex from) {
@@ -183,23 +193,59 @@ void Simulation::hold_failure(const Error& e) {
   split_->failure = one_line(e.what());
 }
 
-std::string Simulation::failure_bytes() const {
-  std::string out(1, kFailed);
-  ByteWriter w(out);
-  w.put(static_cast<std::int32_t>(split_->failure_code));
-  w.put_string(split_->failure);
-  return out;
+std::string Simulation::failure_bytes() const { return coded(kFailed, split_->failure_code, split_->failure); }
+
+namespace {
+
+/// What ranks say in an exchange: the lowest failing rank's error, the same on every rank; or that a rank left, or
+/// is doing something else than `kind` (a window's exchange, or kGathered), as the end of the job.
+void end_if_failed(const std::vector<std::string>& from_rank, unsigned me, char kind) {
+  const auto ranks = static_cast<unsigned>(from_rank.size());
+  auto of = [&](unsigned rank) { return "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": "; };
+  for (unsigned rank = 0; rank < ranks; ++rank) {
+    const std::string& in = from_rank[rank];
+    const char got = in.empty() ? kFine : in[0];
+    if (got == kFailed || got == kLeft) {
+      ByteReader r(std::string_view(in).substr(1));
+      const auto code = static_cast<ExitCode>(r.get<std::int32_t>());
+      const std::string what = r.get_string();
+      if (code == ExitCode::kInterrupted) throw BenchError("INTERRUPTED", what);
+      if (code != ExitCode::kOk) throw RankError(code, what.starts_with("rank ") ? what : of(rank) + what);
+    }
+    const bool window = got == kFine || got == kStopped;
+    if (got == kLeft || window != (kind == kFine))
+      throw SimError(of(me) + "the ranks' benches went different ways: rank " + std::to_string(rank) +
+                     (got == kLeft ? " finished its bench"
+                      : window     ? " runs its system"
+                                   : " ended a run") +
+                     " while this one " + (kind == kFine ? "runs its system" : "ended a run") +
+                     " (a bench must do the same on every rank, docs/scale-out.md)");
+  }
 }
 
-void Simulation::end_if_failed(const std::vector<std::string>& from_rank) {
-  // The lowest failing rank's error, the same on every rank.
-  for (unsigned rank = 0; rank < from_rank.size(); ++rank) {
-    if (from_rank[rank].empty() || from_rank[rank][0] != kFailed) continue;
-    ByteReader r(std::string_view(from_rank[rank]).substr(1));
-    const auto code = static_cast<ExitCode>(r.get<std::int32_t>());
-    const std::string what = r.get_string();
-    if (code == ExitCode::kInterrupted) throw BenchError("INTERRUPTED", what);
-    throw RankError(code, "rank " + std::to_string(rank) + " of " + std::to_string(from_rank.size()) + ": " + what);
+}  // namespace
+
+std::optional<RankError> leave_split(Transport& transport, unsigned rank, unsigned ranks, ExitCode code,
+                                     const std::string& what) {
+  std::optional<RankError> other;
+  for (;;) {
+    const Transport::Exchanged in =
+        transport.exchange(std::vector<std::string>(ranks, coded(kLeft, code, what)), kNever);
+    bool all = true;
+    for (unsigned r = 0; r < ranks; ++r) {
+      const std::string& got = in.from_rank[r];
+      if (got.empty() || got[0] != kLeft) {
+        all = false;  // still running: it learns of this at its exchange, and leaves next
+        continue;
+      }
+      ByteReader br(std::string_view(got).substr(1));
+      const auto c = static_cast<ExitCode>(br.get<std::int32_t>());
+      const std::string w = br.get_string();
+      if (r != rank && c != ExitCode::kOk && code == ExitCode::kOk && !other)
+        other.emplace(
+            c, w.starts_with("rank ") ? w : "rank " + std::to_string(r) + " of " + std::to_string(ranks) + ": " + w);
+    }
+    if (all) return other;
   }
 }
 
@@ -236,7 +282,7 @@ void Simulation::run_split(Tick t) {
     st.outbox_next = kNever;
     ++st.windows;
     Transport::Exchanged in = net.exchange(std::move(out), mine);
-    end_if_failed(in.from_rank);
+    end_if_failed(in.from_rank, st.split.rank, kFine);
     next = in.next;
     try {
       for (unsigned rank = 0; rank < in.from_rank.size(); ++rank) {
@@ -298,7 +344,7 @@ void Simulation::request_stop() noexcept {
 
 Tick Simulation::gather_statistics() {
   // Each node's statistics and each link's traffic are its owner's (a link's: its sender's); every rank gets all.
-  std::string mine(1, kFine);
+  std::string mine(1, kGathered);
   ByteWriter w(mine);
   w.put(engine_.events());
   w.put(engine_.now());
@@ -324,8 +370,12 @@ Tick Simulation::gather_statistics() {
   }
   const Split& split = split_->split;
   const std::vector<std::string> all =
-      split.transport->gather(split_->failure_code == ExitCode::kOk ? mine : failure_bytes());
-  end_if_failed(all);
+      split.transport
+          ->exchange(std::vector<std::string>(split.partition->ranks,
+                                              split_->failure_code == ExitCode::kOk ? mine : failure_bytes()),
+                     kNever)
+          .from_rank;
+  end_if_failed(all, split.rank, kGathered);
   split_->other_events = 0;
   Tick last = 0;
   for (unsigned rank = 0; rank < all.size(); ++rank) {

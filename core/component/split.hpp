@@ -3,6 +3,7 @@
 // uses it; the cluster module provides it over MPI, tests with threads.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,10 @@ class Transport {
     std::vector<std::string> from_rank;  ///< what each rank sent this one, by rank
     Tick next = kNever;                  ///< the smallest `next` any rank gave
   };
-  /// Send to_rank[r] to rank r (this rank's own entry included), and agree on the smallest `next`.
+  /// Send to_rank[r] to rank r (this rank's own entry included), and agree on the smallest `next`. The only
+  /// collective a split run uses: whatever one rank is doing when another leaves or goes another way, the calls
+  /// match, and what they carry says what the other is doing (split.cpp).
   virtual Exchanged exchange(std::vector<std::string> to_rank, Tick next) = 0;
-  /// Every rank's bytes, by rank.
-  virtual std::vector<std::string> gather(const std::string& mine) = 0;
 };
 
 /// An error one rank of a split system met, as every rank ends with it: "rank R of N: " and the error's own words,
@@ -42,5 +43,13 @@ struct Split {
   unsigned rank = 0;
   Transport* transport = nullptr;
 };
+
+/// The end of a job whose systems were split over `ranks` ranks, on every rank, however it ends: tell every rank
+/// this one is done (`code` kOk, or the error it ends with: `what`) and wait until every rank is. A rank still
+/// running a system learns of it at its next exchange and ends with this rank's error (or, if this one ended without
+/// one, with an error saying the ranks' benches went different ways), then leaves too; so no rank waits forever.
+/// Returns the error of the lowest other rank that failed, when this one did not.
+std::optional<RankError> leave_split(Transport& transport, unsigned rank, unsigned ranks, ExitCode code,
+                                     const std::string& what);
 
 }  // namespace kbsim::core

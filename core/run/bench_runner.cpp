@@ -31,7 +31,6 @@ class ClusterTransport final : public Transport {
     cluster::Exchanged in = cluster::all_to_all(std::move(to_rank), next);
     return {std::move(in.from_rank), in.value};
   }
-  std::vector<std::string> gather(const std::string& mine) override { return cluster::all_gather(mine); }
 };
 }  // namespace
 
@@ -156,6 +155,27 @@ System& BenchRunner::configured() {
 }
 
 void BenchRunner::run() {
+  // A job whose systems were split ends on every rank together: a rank that ends with an error tells the others,
+  // which end with it; one that ends without learns of another's.
+  ExitCode code = ExitCode::kOk;
+  std::string what;
+  try {
+    run_here();
+  } catch (const Error& e) {
+    code = e.code();
+    what = one_line(e.what());
+    if (transport_) leave_split(*transport_, cluster::world().rank, cluster::world().size, code, what);
+    throw;
+  } catch (const std::exception& e) {
+    if (transport_)
+      leave_split(*transport_, cluster::world().rank, cluster::world().size, ExitCode::kInternal, one_line(e.what()));
+    throw;
+  }
+  if (transport_)
+    if (auto other = leave_split(*transport_, cluster::world().rank, cluster::world().size, code, what)) throw *other;
+}
+
+void BenchRunner::run_here() {
   std::unique_ptr<Bench> bench(type_->create());
   auto t0 = Clock::now();
   struct NamedBench {  // the crash handler names this bench while it runs, then the one before

@@ -44,6 +44,8 @@ class BenchRunner final : public BenchContext {
 
   /// Run the bench to completion and call finish() on every system it built.
   void run();
+  /// run() on this rank alone.
+  void run_here();
   /// Write results.json and topology.json into `dir` (created if needed).
   void write_results(const std::filesystem::path& dir) const;
   /// The systems split over ranks, and how (nullptr when none is).

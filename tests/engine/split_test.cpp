@@ -2,10 +2,12 @@
 // that talk through memory: the same statistics and event count as one process.
 #include "component/split.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <barrier>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -21,13 +23,12 @@ namespace {
 class ThreadTransport final : public core::Transport {
  public:
   struct Shared {
-    explicit Shared(unsigned n) : ranks(n), sync(n), boxes(n, std::vector<std::string>(n)), ticks(n), blobs(n) {}
+    explicit Shared(unsigned n) : ranks(n), sync(n), boxes(n, std::vector<std::string>(n)), ticks(n) {}
     unsigned ranks;
     std::mutex baton;
     std::barrier<> sync;
     std::vector<std::vector<std::string>> boxes;  ///< boxes[from][to]
     std::vector<Tick> ticks;
-    std::vector<std::string> blobs;
   };
   ThreadTransport(Shared& s, unsigned rank) : s_(s), rank_(rank) {}
   /// All wait for all, the baton put down meanwhile.
@@ -48,13 +49,6 @@ class ThreadTransport final : public core::Transport {
     }
     wait();
     return in;
-  }
-  std::vector<std::string> gather(const std::string& mine) override {
-    s_.blobs[rank_] = mine;
-    wait();
-    std::vector<std::string> all = s_.blobs;
-    wait();
-    return all;
   }
 
  private:
@@ -159,6 +153,49 @@ TEST(Split, RoutedPacketsCrossingAsFlitsGiveTheStatisticsOfOneProcess) {
   for (const char* sink : {"a0", "a1", "b0", "b1"}) ASSERT_EQ(serial->stat(sink, "received").count, 6u) << sink;
   expect_split_runs_like_one(router_chain(), 0);      // to the end: every rank ends at the last event of any
   expect_split_runs_like_one(router_chain(), 100.0);  // a part of it, with flits on their way at its end
+}
+
+TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
+  // Rank 1 fails before it runs (in its bench, say) and leaves; rank 0, running its part, ends at its next exchange
+  // with rank 1's error, and leaves too. Then the reverse: rank 0 leaves without an error while rank 1 still runs.
+  const core::Registry& reg = test::shared_registry();
+  auto serial = test::build_system(reg, torus(4, 4));
+  const auto& el = serial->elaboration();
+  const core::Partition part = core::partition(*el, 2);
+  for (unsigned leaver : {1u, 0u}) {
+    const bool failed = leaver == 1;
+    ThreadTransport::Shared shared(2);
+    std::string ended;
+    std::optional<core::RankError> told;
+    std::vector<std::thread> threads;
+    for (unsigned r = 0; r < 2; ++r)
+      threads.emplace_back([&, r] {
+        std::lock_guard hold(shared.baton);
+        ThreadTransport net(shared, r);
+        if (r == leaver) {
+          told = core::leave_split(net, r, 2, failed ? ExitCode::kBench : ExitCode::kOk, failed ? "it broke" : "");
+          return;
+        }
+        core::Split split{&part, r, &net};
+        core::Simulation sim(el, reg, nullptr, &split);
+        try {
+          sim.run_until(ns_to_ticks(100.0));
+        } catch (const Error& e) {
+          ended = e.what();
+          core::leave_split(net, r, 2, e.code(), e.what());
+        }
+      });
+    for (auto& t : threads) t.join();
+    if (failed) {
+      EXPECT_EQ(ended, "rank 1 of 2: it broke");
+      EXPECT_FALSE(told) << "the rank that failed gets no other's error";
+    } else {
+      EXPECT_THAT(ended, ::testing::HasSubstr("rank 1 of 2: the ranks' benches went different ways: rank 0 finished "
+                                              "its bench while this one runs its system"));
+      ASSERT_TRUE(told);
+      EXPECT_THAT(told->what(), ::testing::HasSubstr("rank 1 of 2: the ranks' benches went different ways"));
+    }
+  }
 }
 
 }  // namespace
