@@ -101,6 +101,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   Component& component(std::string_view node) override { return *components_[find_node(node)]; }
   bool idle() const noexcept override { return split_ ? split_->idle : engine_.empty(); }
   bool is_split() const noexcept override { return split_ != nullptr; }
+  std::vector<std::string> waiting() override;
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
   std::vector<LinkUse> link_use() const override;
   std::string_view view_name(ViewId view) const override { return view_names_.at(view); }

@@ -5,6 +5,7 @@
 #include "component/crossing.hpp"
 #include "component/simulation.hpp"
 #include "kbsim/text.hpp"
+#include "kbsim/waiting.hpp"
 #include "sim/watch.hpp"
 
 namespace kbsim::core {
@@ -13,8 +14,9 @@ namespace {
 // Every string a rank sends in a collective starts with one byte saying what it is: a window's messages (kFine, or
 // kStopped and the time a component of the rank stopped the run), statistics after a run (kGathered), the error
 // that stopped the rank (kFailed: its exit code and message; every rank then ends with it), or that the rank has left
-// (kLeft: its exit code, kOk or its error's, and the error). An empty string is a window with nothing to send.
-constexpr char kFine = 0, kFailed = 1, kStopped = 2, kGathered = 3, kLeft = 4;
+// (kLeft: its exit code, kOk or its error's, and the error), or what its components wait for (kWaits). An empty
+// string is a window with nothing to send.
+constexpr char kFine = 0, kFailed = 1, kStopped = 2, kGathered = 3, kLeft = 4, kWaits = 5;
 
 std::string coded(char kind, ExitCode code, const std::string& what) {
   std::string out(1, kind);
@@ -404,6 +406,37 @@ Tick Simulation::gather_statistics() {
     }
   }
   return last;
+}
+
+std::vector<std::string> Simulation::waiting() {
+  // (node, phrase) of this rank's components; a split system's ranks each give theirs, merged in node order.
+  std::vector<std::pair<NodeIndex, std::string>> all;
+  for (NodeIndex n = 0; n < nodes_.size(); ++n)
+    if (owned(n))
+      if (const auto* w = dynamic_cast<const Waiting*>(components_[n].get()))
+        if (std::string what = w->waiting_for(); !what.empty()) all.emplace_back(n, std::move(what));
+  if (split_) {
+    std::string mine(1, kWaits);
+    ByteWriter w(mine);
+    for (const auto& [n, what] : all) {
+      w.put(n);
+      w.put_string(what);
+    }
+    const Split& split = split_->split;
+    const std::vector<std::string> in =
+        split.transport->exchange(std::vector<std::string>(split.partition->ranks, mine), kNever).from_rank;
+    end_if_failed(in, split.rank, kWaits);
+    all.clear();
+    for (const std::string& bytes : in)
+      for (ByteReader r(std::string_view(bytes).substr(1)); !r.done();) {
+        const auto n = r.get<NodeIndex>();
+        all.emplace_back(n, r.get_string());
+      }
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  std::vector<std::string> out;
+  for (auto& [n, what] : all) out.push_back(std::move(what));
+  return out;
 }
 
 }  // namespace kbsim::core

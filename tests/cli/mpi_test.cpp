@@ -152,6 +152,26 @@ TEST(Mpi, AnAllreduceAcrossSipsOverOneToFourRanksWritesTheResultsOfOneProcess) {
   expect_ranks_write_the_results_of_one_process("run --bench ccl-allreduce --param n_elem=4096", "lookahead 0.");
 }
 
+TEST(Mpi, AStuckCollectiveAcrossRanksEndsEveryRankWithTheLineOfOneProcess) {
+  // A 2-SIP ring whose kernels receive from the wrong side: every rank finds the run stuck at the same time, and
+  // the error says who waits on what on every rank, as one process says it.
+  if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
+  const fs::path dir = test::temp_dir();
+  const std::string run =
+      "run --bench ccl-allreduce --param n_elem=8 --set ccl.algorithm=stuck_ring --set "
+      "ccl.stuck_ring.fault=wrong_direction --plugins " +
+      (fs::path(KBSIM_TEST_PLUGIN_DIR) / "ccl_stuck").string() + " --out " + (dir / "out").string();
+  auto serial = test::run_kbsim(run);
+  ASSERT_EQ(serial.code, 5) << serial.err;
+  for (unsigned ranks : {2u, 3u}) {
+    auto r = test::run_kbsim_with(mpirun(ranks), run);
+    EXPECT_EQ(r.code, 5) << ranks << " ranks: " << r.err;
+    EXPECT_EQ(r.err, serial.err) << ranks << " ranks";
+    EXPECT_FALSE(fs::exists(dir / "out" / "results.json")) << "nothing half-written";
+  }
+  EXPECT_THAT(serial.err, HasSubstr("sip1.cube0.pe0.pe_ipcq: holds 1 message(s)")) << "rank 1's part is in it";
+}
+
 TEST(Mpi, WhatCannotBeSplitYetIsOneConfigErrorBeforeAnythingRuns) {
   if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
   const fs::path dir = test::temp_dir();

@@ -6,7 +6,6 @@
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
 #include "kbsim/text.hpp"
-#include "kbsim/waiting.hpp"
 #include "placement.hpp"
 #include "tensor_layout.hpp"
 
@@ -242,9 +241,7 @@ void HostRuntime::run_until(const std::function<bool()>& done, const std::functi
   while (!done()) {
     if (system_.idle()) {
       std::string waits;  // who waits on what, as the components themselves say it
-      for (NodeIndex n = 0; n < system_.node_count(); ++n)
-        if (const auto* w = dynamic_cast<const Waiting*>(&system_.component(n)))
-          if (std::string what = w->waiting_for(); !what.empty()) waits += (waits.empty() ? "" : "; ") + what;
+      for (const std::string& what : system_.waiting()) waits += (waits.empty() ? "" : "; ") + what;
       throw SimError("simulation stuck" + at(now()) + ": " + stuck() + (waits.empty() ? "" : "; blocked: " + waits));
     }
     system_.run();

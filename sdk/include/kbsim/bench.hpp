@@ -93,6 +93,9 @@ class System {
   virtual bool idle() const noexcept = 0;
   /// Split over the ranks of mpirun (docs/scale-out.md): each rank runs a part of it, and the bench on every rank.
   virtual bool is_split() const noexcept { return false; }
+  /// What its components wait for, as each says it (kbsim/waiting.hpp), in node order; the ones that wait for
+  /// nothing left out. In a split system, every rank's, so call it on every rank alike (as when a run is stuck).
+  virtual std::vector<std::string> waiting() = 0;
 
   /// The service registered under `name` on this system (created on first
   /// use by the plugin that provides it), or nullptr when none is.
