@@ -44,6 +44,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     split_ = std::make_unique<SplitState>();
     split_->split = *split;
     split_->outbox.assign(split->partition->ranks, {});
+    split_->shadow = std::make_unique<Shadow>(*this, split_->idle);
   }
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
@@ -58,7 +59,8 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
   }
   components_.resize(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    const ComponentContext ctx = context(static_cast<NodeIndex>(i));
+    ComponentContext ctx = context(static_cast<NodeIndex>(i));
+    if (!owned(static_cast<NodeIndex>(i))) ctx.sim = split_->shadow.get();  // another rank's: what it sends is dropped
     guard(nodes_[i], "construction", [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
   for (Wire& w : wires_) {
@@ -129,6 +131,7 @@ void Simulation::no_port(NodeIndex from, PortIndex out) const {
 }
 
 std::uint32_t Simulation::fresh_root(NodeIndex from) {
+  if (split_) host_acts(from);  // (outside any handler: the bench, or a component's setup)
   return static_cast<std::uint32_t>(from) * 256u + fresh_roots_[from]++;  // (wraps: only ties, still deterministic)
 }
 
@@ -187,8 +190,6 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
 }
 
 void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) {
-  if (split_ && !engine_.dispatching()) [[unlikely]]  // the bench, through a component: on its rank only
-    if (!host_drives(from)) return;
   if (!msg) [[unlikely]]
     fail(from, "send of an empty message reference");
   if (at < engine_.now()) [[unlikely]]
@@ -232,8 +233,6 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
 }
 
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
-  if (split_ && !engine_.dispatching()) [[unlikely]]
-    if (!host_drives(from)) return;
   if (at < engine_.now()) fail(from, "forwards a flit at a time in the past");
   Wire& wire = out_wire(from, out);
   const Link& link = links_[wire.link];
@@ -262,8 +261,6 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
 }
 
 EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) {
-  if (split_ && !engine_.dispatching()) [[unlikely]]
-    if (!host_drives(self)) return {};
   if (at < engine_.now()) fail(self, "schedules a timer in the past");
   if (at == kNever) [[unlikely]]
     fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");

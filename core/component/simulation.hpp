@@ -146,9 +146,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
   ByteWriter remote_record(const Link& link, Tick at, std::uint8_t kind);
   /// A message sent on a cut link: whole, or as a train of flits to a receiver of flits.
   void send_remote(const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
-  /// Whether what `from` sends or schedules outside any handler (the bench acting, through a component's interface,
-  /// the same way on every rank) happens here: on the rank that runs `from`; elsewhere it is dropped (split.cpp).
-  bool host_drives(NodeIndex from);
+  /// In a split system, `from` schedules outside any handler (the bench acting through its interface, the same way
+  /// on every rank; what another rank's component does so is dropped by its Shadow): SimError if this rank has
+  /// simulated past the time the bench is at (split.cpp).
+  void host_acts(NodeIndex from);
   /// A message's bytes for another rank, with whose object it is (see split.cpp), and the message they make here.
   void encode_crossing(const Message& msg, ByteWriter& w);
   Ref<Message> decode_crossing(ByteReader& r);
@@ -248,6 +249,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
     Tick host_now = 0;        ///< the time the last run ended at, on every rank (now() outside handlers)
     bool idle = true;         ///< nothing was pending on any rank when the last run ended, and nobody scheduled since
     bool stop_asked = false;  ///< the bench asked for a stop outside a run (request_stop)
+    std::unique_ptr<Shadow> shadow;  ///< the core as other ranks' components see it
   };
   static constexpr std::uint32_t kNoHome = ~std::uint32_t{0};
   std::unique_ptr<SplitState> split_;

@@ -27,10 +27,9 @@ std::string coded(char kind, ExitCode code, const std::string& what) {
 }
 }  // namespace
 
-bool Simulation::host_drives(NodeIndex from) {
+void Simulation::host_acts(NodeIndex from) {
   SplitState& st = *split_;
   st.idle = false;  // (every rank runs the bench alike, so every rank learns of it)
-  if (!owned(from)) return false;
   // The rank that stopped the run is at its time; another may have simulated past it (a window runs on), and its
   // components cannot be told anything at a time it has left.
   if (engine_.now() != st.host_now)
@@ -38,7 +37,6 @@ bool Simulation::host_drives(NodeIndex from) {
                    std::to_string(st.split.rank) + " has simulated up to t=" + format_ns(ticks_to_ns(engine_.now())) +
                    " ns: in a split run the bench can act only on the part of the system whose rank stopped the run "
                    "(docs/scale-out.md)");
-  return true;
 }
 
 namespace {
@@ -262,7 +260,8 @@ void Simulation::run_split(Tick t) {
   Tick next = kNever;       // the earliest event pending anywhere, after the last exchange
   if (st.stop_asked) {      // the bench asked before the run, on every rank alike: it returns at once
     st.stop_asked = false;
-    stop = st.host_now;
+    gather_statistics();
+    return;
   }
   while (stop == kNever) {
     if (watch::stop_requested() && st.failure_code == ExitCode::kOk) {
@@ -324,7 +323,7 @@ void Simulation::run_split(Tick t) {
   if (stop != kNever) {
     // The run ends where the stop was asked. The rank that asked is there, mid-instant as in one process; the
     // others ran their window to its end: one behind the stop comes up to it (nothing of its own is left before
-    // it), one past it stays (the bench cannot act on its part, see host_drives).
+    // it), one past it stays (the bench cannot act on its part, see host_acts).
     if (stop_here == kNever && engine_.now() < stop) run_events(stop);
     gather_statistics();
     st.host_now = stop;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "component/partition.hpp"
+#include "kbsim/component.hpp"
 #include "kbsim/errors.hpp"
 #include "kbsim/time.hpp"
 
@@ -42,6 +43,46 @@ struct Split {
   const Partition* partition = nullptr;
   unsigned rank = 0;
   Transport* transport = nullptr;
+};
+
+/// The core as the components of other ranks see it, in each rank's copy of a split system: they are built (their
+/// transit costs, routes and interfaces are the system's), but only the rank that runs one acts on what it does; so
+/// what the bench makes them send or schedule is dropped here (the bench does the same on their rank). Everything
+/// else is the simulation's.
+class Shadow final : public Simulator {
+ public:
+  Shadow(Simulator& sim, bool& idle) : sim_(sim), idle_(idle) {}
+  Tick now() const noexcept override { return sim_.now(); }
+  void send(NodeIndex, PortIndex, Ref<Message>, Tick) override { idle_ = false; }
+  void forward(NodeIndex, PortIndex, const Flit&, Tick) override { idle_ = false; }
+  EventId schedule(NodeIndex, Tick, std::uint64_t, Ref<Message>, std::uint8_t) override {
+    idle_ = false;
+    return {};
+  }
+  void cancel(EventId) noexcept override {}
+  const Route& route(NodeIndex from, NodeIndex to, ViewId view) override { return sim_.route(from, to, view); }
+  ViewId find_view(std::string_view name) const override { return sim_.find_view(name); }
+  std::span<const RawParam> attrs() const noexcept override { return sim_.attrs(); }
+  NodeIndex find_node(std::string_view id) const override { return sim_.find_node(id); }
+  NodeIndex lookup_node(std::string_view id) const noexcept override { return sim_.lookup_node(id); }
+  std::string_view node_id(NodeIndex n) const noexcept override { return sim_.node_id(n); }
+  ComponentContext context(NodeIndex n) const noexcept override {
+    ComponentContext c = sim_.context(n);
+    c.sim = const_cast<Shadow*>(this);
+    return c;
+  }
+  Stat& stat(NodeIndex self, std::string_view name) override { return sim_.stat(self, name); }
+  void set_transit_cost(NodeIndex self, Tick cost) override { sim_.set_transit_cost(self, cost); }
+  void log(NodeIndex self, LogLevel level, std::string_view text) override { sim_.log(self, level, text); }
+  void request_stop() noexcept override {}
+  Tick control_latency(const Route& route) const override { return sim_.control_latency(route); }
+  Component& component(NodeIndex n) override { return sim_.component(n); }
+  Service* find_service(std::string_view name) override { return sim_.find_service(name); }
+  void op_resume(NodeIndex, const Message&) override {}
+
+ private:
+  Simulator& sim_;
+  bool& idle_;
 };
 
 /// The end of a job whose systems were split over `ranks` ranks, on every rank, however it ends: tell every rank
