@@ -100,25 +100,31 @@ Exchanged all_to_all(std::vector<std::string> to_rank, std::uint64_t value) {
   if (g_world.size == 1) return {std::move(to_rank), value};
 #ifdef KBSIM_WITH_MPI
   const int n = static_cast<int>(g_world.size);
-  // First each pair's byte count and every rank's value, then the bytes.
-  std::vector<unsigned long long> head(2 * g_world.size), got(2 * g_world.size);
+  // First each pair's byte count, every rank's value and how much it sends in all; then the bytes, unless no rank
+  // sends any (a window of a split run often carries nothing across: one collective instead of two).
+  std::vector<unsigned long long> head(3 * g_world.size), got(3 * g_world.size);
+  unsigned long long total = 0;
+  for (const std::string& s : to_rank) total += s.size();
   for (int r = 0; r < n; ++r) {
-    head[2 * r] = to_rank[r].size();
-    head[2 * r + 1] = value;
+    head[3 * r] = to_rank[r].size();
+    head[3 * r + 1] = value;
+    head[3 * r + 2] = total;
   }
-  MPI_Alltoall(head.data(), 2, MPI_UNSIGNED_LONG_LONG, got.data(), 2, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+  MPI_Alltoall(head.data(), 3, MPI_UNSIGNED_LONG_LONG, got.data(), 3, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
   Exchanged in{std::vector<std::string>(g_world.size), value};
   std::vector<int> send_counts(n), send_displs(n), recv_counts(n), recv_displs(n);
-  unsigned long long sent = 0, received = 0;
+  unsigned long long sent = 0, received = 0, anyone = 0;
   for (int r = 0; r < n; ++r) {
-    in.value = std::min<std::uint64_t>(in.value, got[2 * r + 1]);
+    in.value = std::min<std::uint64_t>(in.value, got[3 * r + 1]);
+    anyone += got[3 * r + 2];
     send_displs[r] = static_cast<int>(sent);
     recv_displs[r] = static_cast<int>(received);
-    send_counts[r] = static_cast<int>(head[2 * r]);
-    recv_counts[r] = static_cast<int>(got[2 * r]);
-    sent += head[2 * r];
-    received += got[2 * r];
+    send_counts[r] = static_cast<int>(head[3 * r]);
+    recv_counts[r] = static_cast<int>(got[3 * r]);
+    sent += head[3 * r];
+    received += got[3 * r];
   }
+  if (anyone == 0) return in;
   if (sent > static_cast<unsigned long long>(INT_MAX) || received > static_cast<unsigned long long>(INT_MAX))
     throw std::runtime_error("more than 2 GiB crosses between ranks in one window");
   std::string out_buf, in_buf(received, '\0');
