@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kbsim/errors.hpp"
+
 #ifdef KBSIM_WITH_MPI
 #include <mpi.h>
 #endif
@@ -125,8 +127,9 @@ Exchanged all_to_all(std::vector<std::string> to_rank, std::uint64_t value) {
     received += got[3 * r];
   }
   if (anyone == 0) return in;
-  if (sent > static_cast<unsigned long long>(INT_MAX) || received > static_cast<unsigned long long>(INT_MAX))
-    throw std::runtime_error("more than 2 GiB crosses between ranks in one window");
+  // (decided on what every rank knows, so every rank throws or none)
+  if (anyone > static_cast<unsigned long long>(INT_MAX))
+    throw SimError("more than 2 GiB cross between ranks in one exchange");
   std::string out_buf, in_buf(received, '\0');
   out_buf.reserve(sent);
   for (const std::string& s : to_rank) out_buf += s;

@@ -50,6 +50,7 @@ namespace {
 void read_fields(ByteReader& r, Message& msg, RouteStore* routes) {
   msg.bytes = r.get<std::uint64_t>();
   msg.request_channel = r.get<std::uint8_t>() != 0;
+  msg.route = nullptr;
   if (const auto links = r.get<std::uint32_t>(); links > 0) {
     if (!routes) throw SimError("a message from another process follows a route, which this side cannot take");
     if (links > r.remaining() / (sizeof(NodeIndex) + sizeof(PortIndex)))

@@ -44,7 +44,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     split_ = std::make_unique<SplitState>();
     split_->split = *split;
     split_->outbox.assign(split->partition->ranks, {});
-    split_->shadow = std::make_unique<Shadow>(*this, split_->idle);
+    split_->shadow = std::make_unique<Shadow>(*this, engine_, split_->idle);
   }
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
@@ -68,9 +68,9 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     w.dst = owned(dst) ? components_[dst].get() : nullptr;  // another rank's: its messages go through send_remote
     if (!w.dst) w.plain = 0;
   }
-  // Every component is built (routes need every node's transit cost); only this rank's are set up and run.
+  // Every component is built and set up (routes need every node's transit cost, and the bench may call any through
+  // its interface); only this rank's run, the others see a Shadow of the core.
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (!owned(static_cast<NodeIndex>(i))) continue;
     if (!split_) {
       guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
       continue;
@@ -78,6 +78,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     try {  // a split system's error ends every rank together, at the first exchange
       guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
     } catch (const Error& e) {
+      if (!owned(static_cast<NodeIndex>(i))) continue;  // its own rank says so
       hold_failure(e);
       break;
     }

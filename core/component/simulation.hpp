@@ -232,6 +232,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
     std::uint64_t windows = 0;              ///< exchanges so far
     ExitCode failure_code = ExitCode::kOk;  ///< this rank's error (kOk: none)
     std::string failure;
+    bool failure_named = false;          ///< the failure's words name the rank it happened on (a RankError)
     std::uint64_t other_events = 0;      ///< events the other ranks ran (gathered after a run)
     std::unique_ptr<RouteStore> routes;  ///< the routes of received messages
     /// Messages whose first flits came from another rank and whose last have not: by link and sender's address.
@@ -249,6 +250,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
     Tick host_now = 0;        ///< the time the last run ended at, on every rank (now() outside handlers)
     bool idle = true;         ///< nothing was pending on any rank when the last run ended, and nobody scheduled since
     bool stop_asked = false;  ///< the bench asked for a stop outside a run (request_stop)
+    bool may_act = true;      ///< the bench may act on this rank's components now (host_acts)
     std::unique_ptr<Shadow> shadow;  ///< the core as other ranks' components see it
   };
   static constexpr std::uint32_t kNoHome = ~std::uint32_t{0};

@@ -18,21 +18,39 @@ namespace {
 // string is a window with nothing to send.
 constexpr char kFine = 0, kFailed = 1, kStopped = 2, kGathered = 3, kLeft = 4, kWaits = 5;
 
-std::string coded(char kind, ExitCode code, const std::string& what) {
+/// An error as bytes: its exit code, whether its words already name the rank it happened on (an error a rank passed
+/// on from another), and its words.
+std::string coded(char kind, ExitCode code, const std::string& what, bool named) {
   std::string out(1, kind);
   ByteWriter w(out);
   w.put(static_cast<std::int32_t>(code));
+  w.put(named);
   w.put_string(what);
   return out;
+}
+
+/// What `coded` wrote, as rank `rank` of `ranks` said it.
+struct Said {
+  ExitCode code;
+  std::string words;  ///< as the rank said it
+  std::string named;  ///< naming the rank
+};
+Said said(const std::string& in, unsigned rank, unsigned ranks) {
+  ByteReader r(std::string_view(in).substr(1));
+  Said s{static_cast<ExitCode>(r.get<std::int32_t>()), {}, {}};
+  const bool named = r.get<bool>();
+  s.words = r.get_string();
+  s.named = named ? s.words : "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": " + s.words;
+  return s;
 }
 }  // namespace
 
 void Simulation::host_acts(NodeIndex from) {
   SplitState& st = *split_;
-  st.idle = false;  // (every rank runs the bench alike, so every rank learns of it)
-  // The rank that stopped the run is at its time; another may have simulated past it (a window runs on), and its
-  // components cannot be told anything at a time it has left.
-  if (engine_.now() != st.host_now)
+  st.idle = false;  // (every rank runs the bench and every setup alike: on the others, the Shadow notes it)
+  // The rank that stopped the run is at its time; another may have simulated up to it or past it (a window runs on),
+  // and its components cannot be told anything at a time it has left.
+  if (!st.may_act)
     fail(from, "is driven by the bench at t=" + format_ns(ticks_to_ns(st.host_now)) + " ns, but rank " +
                    std::to_string(st.split.rank) + " has simulated up to t=" + format_ns(ticks_to_ns(engine_.now())) +
                    " ns: in a split run the bench can act only on the part of the system whose rank stopped the run "
@@ -61,8 +79,9 @@ ByteWriter Simulation::remote_record(const Link& link, Tick at, std::uint8_t kin
 }
 
 void Simulation::encode_crossing(const Message& msg, ByteWriter& w) {
-  // Whose object it is: a visitor (it came from another rank) carries its home's tag on, home or elsewhere; a
-  // request that will come back is kept here under a tag of its own until it does; anything else goes untagged.
+  // Whose object it is: a visitor (it came from another rank) carries its home's tag on, home or elsewhere; one
+  // that will come back (a request, or its answer on its way home through other ranks) is kept here under a tag of
+  // its own until it does; anything else goes untagged.
   SplitState& st = *split_;
   std::uint32_t home = kNoHome;
   std::uint64_t tag = 0;
@@ -146,44 +165,51 @@ void Simulation::receive(std::string_view bytes) {
       throw SimError("a message from another rank names link " + std::to_string(index) +
                      ", not one into this rank that takes what came");
     const Link& link = links_[index];
-    Event& ev = engine_.schedule(at, 128, {root, lane});  // the sender's order, not one of this rank's
-    ev.target = this;
-    ev.hint = components_[link.dst].get();
-    ev.port = link.dst_port;
-    if (kind == Record::kWhole) {
-      ev.set_kind(EventKind::kMessage);
-      ev.take(decode_crossing(r));
-    } else if (kind == Record::kTrain) {
-      ev.set_kind(EventKind::kFlit);
-      ev.hop = r.get<std::uint32_t>();
-      ev.index = 0;
-      ev.count = r.get<std::uint32_t>();
-      ev.last_bytes = r.get<std::uint32_t>();
-      ev.train_start = r.get<Tick>();
-      ev.bytes = ev.count > 1 ? link.flit_bytes : ev.last_bytes;
-      ev.link = index;
-      ev.train = ev.count > 1;
-      ev.take(decode_crossing(r));
-    } else {
-      ev.set_kind(EventKind::kFlit);
-      ev.hop = r.get<std::uint32_t>();
-      ev.index = r.get<std::uint32_t>();
-      ev.count = r.get<std::uint32_t>();
-      ev.bytes = r.get<std::uint32_t>();
+    // All of the record first (it may be wrong), then its event.
+    std::uint32_t hop = 0, flit = 0, count = 1, flit_bytes = 0, last_bytes = 0;
+    Tick train_start = 0;
+    Ref<Message> msg;
+    if (kind == Record::kTrain) {
+      hop = r.get<std::uint32_t>();
+      count = r.get<std::uint32_t>();
+      last_bytes = r.get<std::uint32_t>();
+      train_start = r.get<Tick>();
+      flit_bytes = count > 1 ? link.flit_bytes : last_bytes;
+    } else if (kind == Record::kFlit) {
+      hop = r.get<std::uint32_t>();
+      flit = r.get<std::uint32_t>();
+      count = r.get<std::uint32_t>();
+      flit_bytes = r.get<std::uint32_t>();
       const std::pair<std::uint32_t, std::uintptr_t> key{index, r.get<std::uintptr_t>()};
-      Ref<Message> msg;
-      if (ev.index == 0) {
+      if (flit == 0) {
         msg = decode_crossing(r);
-        if (ev.count > 1) st.in_flight[key] = msg;
+        if (count > 1) st.in_flight[key] = msg;
       } else if (auto it = st.in_flight.find(key); it != st.in_flight.end()) {
         msg = it->second;
-        if (ev.index + 1 >= ev.count) st.in_flight.erase(it);
+        if (flit + 1 >= count) st.in_flight.erase(it);
       } else {
         throw SimError("a flit from another rank on link " + std::to_string(index) + " belongs to no message");
       }
-      ev.take(std::move(msg));
     }
-    ev.msg->stamp_sender(&ids_[link.src]);
+    if (!msg) msg = decode_crossing(r);
+    msg->stamp_sender(&ids_[link.src]);
+    Event& ev = engine_.schedule(at, 128, {root, lane});  // the sender's order, not one of this rank's
+    ev.target = this;
+    ev.hint = components_[link.dst].get();
+    ev.set_kind(kind == Record::kWhole ? EventKind::kMessage : EventKind::kFlit);
+    ev.port = link.dst_port;
+    ev.take(std::move(msg));
+    if (kind == Record::kWhole) continue;
+    ev.hop = hop;
+    ev.index = flit;
+    ev.count = count;
+    ev.bytes = flit_bytes;
+    if (kind == Record::kTrain) {
+      ev.last_bytes = last_bytes;
+      ev.train_start = train_start;
+      ev.link = index;
+      ev.train = count > 1;
+    }
   }
 }
 
@@ -191,46 +217,49 @@ void Simulation::hold_failure(const Error& e) {
   if (split_->failure_code != ExitCode::kOk) return;  // the first one stopped this rank
   split_->failure_code = e.code();
   split_->failure = one_line(e.what());
+  split_->failure_named = dynamic_cast<const RankError*>(&e) != nullptr;
 }
 
-std::string Simulation::failure_bytes() const { return coded(kFailed, split_->failure_code, split_->failure); }
+std::string Simulation::failure_bytes() const {
+  return coded(kFailed, split_->failure_code, split_->failure, split_->failure_named);
+}
 
 namespace {
 
-/// What ranks say in an exchange: the lowest failing rank's error, the same on every rank; or that a rank left, or
-/// is doing something else than `kind` (a window's exchange, or kGathered), as the end of the job.
+/// What ranks say in an exchange: the lowest failing rank's error, the same on every rank; else that a rank left, or
+/// is doing something else than `kind` (a window's exchange, kGathered or kWaits), as the end of the job.
 void end_if_failed(const std::vector<std::string>& from_rank, unsigned me, char kind) {
   const auto ranks = static_cast<unsigned>(from_rank.size());
-  auto of = [&](unsigned rank) { return "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": "; };
+  auto what = [](const std::string& in) { return in.empty() ? kFine : in[0]; };
   for (unsigned rank = 0; rank < ranks; ++rank) {
-    const std::string& in = from_rank[rank];
-    const char got = in.empty() ? kFine : in[0];
-    if (got == kFailed || got == kLeft) {
-      ByteReader r(std::string_view(in).substr(1));
-      const auto code = static_cast<ExitCode>(r.get<std::int32_t>());
-      const std::string what = r.get_string();
-      if (code == ExitCode::kInterrupted) throw BenchError("INTERRUPTED", what);
-      if (code != ExitCode::kOk) throw RankError(code, what.starts_with("rank ") ? what : of(rank) + what);
-    }
-    const bool window = got == kFine || got == kStopped;
-    if (got == kLeft || window != (kind == kFine))
-      throw SimError(of(me) + "the ranks' benches went different ways: rank " + std::to_string(rank) +
-                     (got == kLeft ? " finished its bench"
-                      : window     ? " runs its system"
-                                   : " ended a run") +
-                     " while this one " + (kind == kFine ? "runs its system" : "ended a run") +
-                     " (a bench must do the same on every rank, docs/scale-out.md)");
+    const char got = what(from_rank[rank]);
+    if (got != kFailed && got != kLeft) continue;
+    const Said s = said(from_rank[rank], rank, ranks);
+    if (s.code == ExitCode::kInterrupted) throw BenchError("INTERRUPTED", s.words);
+    if (s.code != ExitCode::kOk) throw RankError(s.code, s.named);
   }
+  auto doing = [](char k) {
+    return k == kLeft                    ? "finished its bench"
+           : k == kFine || k == kStopped ? "runs its system"
+           : k == kGathered              ? "ended a run"
+                                         : "asks what components wait for";
+  };
+  auto same = [](char a, char b) { return a == b || ((a == kFine || a == kStopped) && (b == kFine || b == kStopped)); };
+  for (unsigned rank = 0; rank < ranks; ++rank)
+    if (const char got = what(from_rank[rank]); !same(got, kind))
+      throw SimError("rank " + std::to_string(me) + " of " + std::to_string(ranks) +
+                     ": the ranks' benches went different ways: rank " + std::to_string(rank) + " " + doing(got) +
+                     " while this one " + doing(kind) + " (a bench must do the same on every rank, docs/scale-out.md)");
 }
 
 }  // namespace
 
 std::optional<RankError> leave_split(Transport& transport, unsigned rank, unsigned ranks, ExitCode code,
-                                     const std::string& what) {
+                                     const std::string& what, bool named) {
   std::optional<RankError> other;
   for (;;) {
     const Transport::Exchanged in =
-        transport.exchange(std::vector<std::string>(ranks, coded(kLeft, code, what)), kNever);
+        transport.exchange(std::vector<std::string>(ranks, coded(kLeft, code, what, named)), kNever);
     bool all = true;
     for (unsigned r = 0; r < ranks; ++r) {
       const std::string& got = in.from_rank[r];
@@ -238,12 +267,8 @@ std::optional<RankError> leave_split(Transport& transport, unsigned rank, unsign
         all = false;  // still running: it learns of this at its exchange, and leaves next
         continue;
       }
-      ByteReader br(std::string_view(got).substr(1));
-      const auto c = static_cast<ExitCode>(br.get<std::int32_t>());
-      const std::string w = br.get_string();
-      if (r != rank && c != ExitCode::kOk && code == ExitCode::kOk && !other)
-        other.emplace(
-            c, w.starts_with("rank ") ? w : "rank " + std::to_string(r) + " of " + std::to_string(ranks) + ": " + w);
+      const Said s = said(got, r, ranks);
+      if (r != rank && s.code != ExitCode::kOk && code == ExitCode::kOk && !other) other.emplace(s.code, s.named);
     }
     if (all) return other;
   }
@@ -322,8 +347,10 @@ void Simulation::run_split(Tick t) {
   st.idle = next == kNever;
   if (stop != kNever) {
     // The run ends where the stop was asked. The rank that asked is there, mid-instant as in one process; the
-    // others ran their window to its end: one behind the stop comes up to it (nothing of its own is left before
-    // it), one past it stays (the bench cannot act on its part, see host_acts).
+    // others ran their window to its end: one whose last event came before the stop comes up to it (nothing of its
+    // own is left before it), one that ran events at or past it stays, and the bench cannot act on its part (what it
+    // did there would come after events that one process runs after it; see host_acts).
+    st.may_act = stop_here != kNever || engine_.now() < stop;
     if (stop_here == kNever && engine_.now() < stop) run_events(stop);
     gather_statistics();
     st.host_now = stop;
@@ -332,7 +359,8 @@ void Simulation::run_split(Tick t) {
   if (t != kNever) run_events(t);  // nothing is left at or before t on any rank: time moves to t
   const Tick last = gather_statistics();
   if (t == kNever) run_events(last);  // a run to the end ends at the last event of any rank, on every rank
-  st.host_now = engine_.now();
+  st.host_now = t != kNever ? t : last;
+  st.may_act = true;  // every rank ran what one process runs up to there, and is there
 }
 
 void Simulation::request_stop() noexcept {

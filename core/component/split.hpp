@@ -11,6 +11,7 @@
 #include "kbsim/component.hpp"
 #include "kbsim/errors.hpp"
 #include "kbsim/time.hpp"
+#include "sim/engine.hpp"
 
 namespace kbsim::core {
 
@@ -45,18 +46,19 @@ struct Split {
   Transport* transport = nullptr;
 };
 
-/// The core as the components of other ranks see it, in each rank's copy of a split system: they are built (their
-/// transit costs, routes and interfaces are the system's), but only the rank that runs one acts on what it does; so
-/// what the bench makes them send or schedule is dropped here (the bench does the same on their rank). Everything
-/// else is the simulation's.
+/// The core as the components of other ranks see it, in each rank's copy of a split system: they are built and set
+/// up (their transit costs, routes and interfaces are the system's), but only the rank that runs one acts on what it
+/// does; so what its setup or the bench makes it send or schedule is dropped here (the same happens on its rank).
+/// A handler of this rank making it do so is an error: that would be one component calling into another rank's.
+/// Everything else is the simulation's.
 class Shadow final : public Simulator {
  public:
-  Shadow(Simulator& sim, bool& idle) : sim_(sim), idle_(idle) {}
+  Shadow(Simulator& sim, const Engine& engine, bool& idle) : sim_(sim), engine_(engine), idle_(idle) {}
   Tick now() const noexcept override { return sim_.now(); }
-  void send(NodeIndex, PortIndex, Ref<Message>, Tick) override { idle_ = false; }
-  void forward(NodeIndex, PortIndex, const Flit&, Tick) override { idle_ = false; }
-  EventId schedule(NodeIndex, Tick, std::uint64_t, Ref<Message>, std::uint8_t) override {
-    idle_ = false;
+  void send(NodeIndex from, PortIndex, Ref<Message>, Tick) override { drop(from); }
+  void forward(NodeIndex from, PortIndex, const Flit&, Tick) override { drop(from); }
+  EventId schedule(NodeIndex self, Tick, std::uint64_t, Ref<Message>, std::uint8_t) override {
+    drop(self);
     return {};
   }
   void cancel(EventId) noexcept override {}
@@ -81,7 +83,15 @@ class Shadow final : public Simulator {
   void op_resume(NodeIndex, const Message&) override {}
 
  private:
+  void drop(NodeIndex n) {
+    if (engine_.dispatching())
+      throw SimError(std::string(sim_.node_id(n)) +
+                     " runs on another rank of this split run, and a component of this rank made it act (through "
+                     "its own interface): a split run cannot do that (docs/scale-out.md)");
+    idle_ = false;
+  }
   Simulator& sim_;
+  const Engine& engine_;
   bool& idle_;
 };
 
@@ -90,7 +100,8 @@ class Shadow final : public Simulator {
 /// running a system learns of it at its next exchange and ends with this rank's error (or, if this one ended without
 /// one, with an error saying the ranks' benches went different ways), then leaves too; so no rank waits forever.
 /// Returns the error of the lowest other rank that failed, when this one did not.
+/// (`named`: `what` already names the rank it happened on, as a RankError passed on does.)
 std::optional<RankError> leave_split(Transport& transport, unsigned rank, unsigned ranks, ExitCode code,
-                                     const std::string& what);
+                                     const std::string& what, bool named);
 
 }  // namespace kbsim::core

@@ -130,10 +130,8 @@ void BenchRunner::check_splits() const {
   if (type_->info.reads_op_log)
     throw ConfigError("bench '" + type_->info.name +
                       "' reads the op log, which a run split over ranks does not keep yet" + whole);
-  if (options_.verify_data || !options_.trace.empty() || !options_.op_log.empty())
-    throw ConfigError(std::string(options_.verify_data      ? "--verify-data"
-                                  : !options_.trace.empty() ? "--trace"
-                                                            : "--op-log") +
+  if (options_.verify_data || !options_.op_log_option.empty())
+    throw ConfigError((options_.verify_data ? std::string("--verify-data") : options_.op_log_option) +
                       " needs the op log, which a run split over ranks does not keep yet" + whole);
 }
 
@@ -157,22 +155,22 @@ System& BenchRunner::configured() {
 void BenchRunner::run() {
   // A job whose systems were split ends on every rank together: a rank that ends with an error tells the others,
   // which end with it; one that ends without learns of another's.
-  ExitCode code = ExitCode::kOk;
-  std::string what;
+  // Every rank of a bench whose systems may be split leaves through leave_split, whatever happens before they are.
+  const cluster::World& world = cluster::world();
+  if (depth_ == 0 && world.size > 1 && options_.partition != "none" && type_->info.splits && !transport_)
+    transport_ = std::make_unique<ClusterTransport>();
   try {
     run_here();
-  } catch (const Error& e) {
-    code = e.code();
-    what = one_line(e.what());
-    if (transport_) leave_split(*transport_, cluster::world().rank, cluster::world().size, code, what);
-    throw;
   } catch (const std::exception& e) {
-    if (transport_)
-      leave_split(*transport_, cluster::world().rank, cluster::world().size, ExitCode::kInternal, one_line(e.what()));
+    if (transport_) {
+      const auto* error = dynamic_cast<const Error*>(&e);
+      leave_split(*transport_, world.rank, world.size, error ? error->code() : ExitCode::kInternal, one_line(e.what()),
+                  dynamic_cast<const RankError*>(&e) != nullptr);
+    }
     throw;
   }
   if (transport_)
-    if (auto other = leave_split(*transport_, cluster::world().rank, cluster::world().size, code, what)) throw *other;
+    if (auto other = leave_split(*transport_, world.rank, world.size, ExitCode::kOk, "", false)) throw *other;
 }
 
 void BenchRunner::run_here() {

@@ -30,7 +30,9 @@ struct RunOptions {
   bool verify_data = false;            ///< run the data pass; benches check their outputs
   std::filesystem::path trace;         ///< write a Chrome/Perfetto timeline here (empty = none)
   std::filesystem::path op_log;        ///< write the op log (JSON) here (empty = none)
-  unsigned jobs = 0;                   ///< worker processes for run_points (0: every core; 1 under mpirun)
+  /// "--trace" or "--op-log" when either was given, on every rank of an mpirun job (only rank 0 keeps the paths).
+  std::string op_log_option;
+  unsigned jobs = 0;  ///< worker processes for run_points (0: every core; 1 under mpirun)
   /// Under mpirun, how each system the bench builds is split over the ranks: "structure" (by SIP, then cube; node
   /// order for a graph without groups), "nodes" (node order), or "none" (every rank runs the whole system).
   std::string partition = "structure";
@@ -44,8 +46,6 @@ class BenchRunner final : public BenchContext {
 
   /// Run the bench to completion and call finish() on every system it built.
   void run();
-  /// run() on this rank alone.
-  void run_here();
   /// Write results.json and topology.json into `dir` (created if needed).
   void write_results(const std::filesystem::path& dir) const;
   /// The systems split over ranks, and how (nullptr when none is).
@@ -96,6 +96,8 @@ class BenchRunner final : public BenchContext {
   System& build_from(const Graph& graph, Graph* movable);
   /// ConfigError if this run's systems cannot be split over mpirun's ranks (the bench or the options it runs with).
   void check_splits() const;
+  /// run() on this rank alone.
+  void run_here();
   PointRecord run_point(const SweepPoint& p, const std::string& who);
   /// The options of a bench this one runs (run_bench, a sweep point): same topology and CCL file, this run's
   /// --set followed by `overrides`, one process.

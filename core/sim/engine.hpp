@@ -124,7 +124,7 @@ class Engine {
   void cancel(EventId id) noexcept;
 
   /// Run every event with time <= limit (kNever: until none is left or stop()).
-  /// Afterwards now() == limit unless stopped early or limit is kNever.
+  /// Afterwards now() == limit unless stopped early, limit is kNever or `advance` (below) is false.
   /// Returns true when a stop() ended the run early.
   bool run_until(Tick limit) { return run_until(limit, static_cast<EventTarget*>(nullptr)); }
   /// The same, calling `direct`'s on_event without a virtual call for the events it is the target of (the

@@ -152,6 +152,23 @@ TEST(Mpi, AnAllreduceAcrossSipsOverOneToFourRanksWritesTheResultsOfOneProcess) {
   expect_ranks_write_the_results_of_one_process("run --bench ccl-allreduce --param n_elem=4096", "lookahead 0.");
 }
 
+TEST(Mpi, TheBenchesThatDriveTheHostRuntimeOverTwoRanksWriteTheResultsOfOneProcess) {
+  if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
+  const fs::path dir = test::temp_dir();
+  for (const std::string bench :
+       {"pe2pe-latency --param sizes=128,1024", "gemm-single-pe", "matmul-composite --param K=256",
+        "tp-mlp --param D_in=64 --param D_hidden=512 --param D_out=64"}) {
+    auto serial = test::run_kbsim("run --bench " + bench + " --out " + (dir / "serial").string());
+    ASSERT_EQ(serial.code, 0) << bench << ": " << serial.err;
+    auto split = test::run_kbsim_with(mpirun(2), "run --bench " + bench + " --out " + (dir / "split").string());
+    ASSERT_EQ(split.code, 0) << bench << ": " << split.err;
+    EXPECT_THAT(split.out, HasSubstr("split      2 ranks")) << bench;
+    EXPECT_EQ(results_without_host(dir / "split" / "results.json"),
+              results_without_host(dir / "serial" / "results.json"))
+        << bench;
+  }
+}
+
 TEST(Mpi, AStuckCollectiveAcrossRanksEndsEveryRankWithTheLineOfOneProcess) {
   // A 2-SIP ring whose kernels receive from the wrong side: every rank finds the run stuck at the same time, and
   // the error says who waits on what on every rank, as one process says it.
@@ -180,7 +197,9 @@ TEST(Mpi, WhatCannotBeSplitYetIsOneConfigErrorBeforeAnythingRuns) {
             "bench 'pe-dma-perf' cannot run split over 2 ranks: it drives components through "
             "their own interfaces"},
            {"--bench ccl-allreduce --verify-data",
-            "--verify-data needs the op log, which a run split over ranks does not keep yet"}}) {
+            "--verify-data needs the op log, which a run split over ranks does not keep yet"},
+           {"--bench ccl-allreduce --trace " + (dir / "t.json").string(),  // (only rank 0 keeps the path)
+            "--trace needs the op log, which a run split over ranks does not keep yet"}}) {
     auto r = test::run_kbsim_with(mpirun(2), "run " + args + " --out " + (dir / "out").string());
     EXPECT_EQ(r.code, 3) << args << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("kbsim: error: " + words)) << args;

@@ -173,7 +173,8 @@ TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
         std::lock_guard hold(shared.baton);
         ThreadTransport net(shared, r);
         if (r == leaver) {
-          told = core::leave_split(net, r, 2, failed ? ExitCode::kBench : ExitCode::kOk, failed ? "it broke" : "");
+          told =
+              core::leave_split(net, r, 2, failed ? ExitCode::kBench : ExitCode::kOk, failed ? "it broke" : "", false);
           return;
         }
         core::Split split{&part, r, &net};
@@ -182,7 +183,7 @@ TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
           sim.run_until(ns_to_ticks(100.0));
         } catch (const Error& e) {
           ended = e.what();
-          core::leave_split(net, r, 2, e.code(), e.what());
+          core::leave_split(net, r, 2, e.code(), e.what(), true);
         }
       });
     for (auto& t : threads) t.join();

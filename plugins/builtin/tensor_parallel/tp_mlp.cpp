@@ -26,12 +26,15 @@ float f16(double v) { return static_cast<float>(round_to(v, DType::kF16)); }
 class TpMlp final : public Bench {
  public:
   static BenchInfo info() {
-    return {"tp-mlp",
-            "Megatron tensor-parallel MLP: ColumnParallelLinear then RowParallelLinear (all_reduce) over every rank; "
-            "--verify-data checks the output against the MLP computed directly",
-            {param_int("B", 1, "batch rows"), param_int("D_in", 512, "input features"),
-             param_int("D_hidden", 2048, "hidden features (split over the ranks by fc1's columns and fc2's rows)"),
-             param_int("D_out", 512, "output features")}};
+    BenchInfo i{
+        "tp-mlp",
+        "Megatron tensor-parallel MLP: ColumnParallelLinear then RowParallelLinear (all_reduce) over every rank; "
+        "--verify-data checks the output against the MLP computed directly",
+        {param_int("B", 1, "batch rows"), param_int("D_in", 512, "input features"),
+         param_int("D_hidden", 2048, "hidden features (split over the ranks by fc1's columns and fc2's rows)"),
+         param_int("D_out", 512, "output features")}};
+    i.splits = true;  // it drives the system through the host runtime only
+    return i;
   }
 
   void run(BenchContext& ctx) override {

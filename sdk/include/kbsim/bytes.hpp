@@ -87,9 +87,9 @@ class ByteReader {
   template <class T>
   requires std::is_trivially_copyable_v<T> std::vector<T> get_vector() {
     const auto n = get<std::uint64_t>();
-    if (n > (in_.size() - at_) / sizeof(T)) need(n * sizeof(T) > n ? n * sizeof(T) : ~std::uint64_t{0});
+    if (n > (in_.size() - at_) / sizeof(T)) need(in_.size() - at_ + 1);  // (says how much is left)
     std::vector<T> v(n);
-    std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
     at_ += n * sizeof(T);
     return v;
   }

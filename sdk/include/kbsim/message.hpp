@@ -127,9 +127,10 @@ class Message {
     (void)r;
     throw SimError("message type " + std::string(type_name()) + " cannot cross between processes: it has no save/load");
   }
-  /// A request that will come back to the process it left, answered in place (true only while it is on its way
-  /// out): that process keeps the object and, when the answer arrives, loads the answer's bytes into it, so whatever
-  /// save/load leave out (pointers to its client, the request it was split from) is still there.
+  /// A message that always comes back to the process it was made on (a request answered in place, whose answer
+  /// goes back to where it was made, whatever way either takes): when it leaves that process, the process keeps the
+  /// object, and when it comes back, loads its bytes into it, so whatever save/load leave out (pointers to its
+  /// client, the request it was split from) is still there. A type that says so must come back.
   virtual bool returns() const noexcept { return false; }
 
  protected:

@@ -122,9 +122,10 @@ class HostCommand : public Message {
     dma_ns = std::max(dma_ns, leg.dma_ns);
     compute_ns = std::max(compute_ns, leg.compute_ns);
   }
-  // Between the processes of a split run (docs/scale-out.md): a command comes back to the process it left, as the
-  // same object (its client and parent stay there); its other fields go both ways.
-  bool returns() const noexcept override { return !is_response; }
+  // Between the processes of a split run (docs/scale-out.md): a command and its answer end where the command was
+  // made, so it comes back there as the same object (its client and parent stay there); its other fields go both
+  // ways.
+  bool returns() const noexcept override { return true; }
   void save(ByteWriter& w) const override {
     w.put(kind);
     w.put(correlation_id);
@@ -137,7 +138,15 @@ class HostCommand : public Message {
     w.put(has_start);
     w.put(target_start);
     w.put(entries != nullptr);
-    if (entries) w.put_vector<MmuEntry>(*entries);
+    if (entries) {
+      w.put(static_cast<std::uint64_t>(entries->size()));
+      for (const MmuEntry& e : *entries) {  // field by field: the struct has padding
+        w.put(e.pe);
+        w.put(e.va);
+        w.put(e.pa);
+        w.put(e.size);
+      }
+    }
     w.put(initiator);
     w.put(is_response);
     completion.save(w);
@@ -154,6 +163,8 @@ class HostCommand : public Message {
     correlation_id = r.get<std::uint64_t>();
     targets = r.get_vector<PeRef>();
     kernel = r.get_string();
+    args = nullptr;
+    entries = nullptr;
     if (r.get<bool>()) {
       auto a = std::make_shared<tl::Args>();
       tl::load(r, *a);
@@ -163,7 +174,16 @@ class HostCommand : public Message {
     grid_cubes = r.get<unsigned>();
     has_start = r.get<bool>();
     target_start = r.get<Tick>();
-    if (r.get<bool>()) entries = std::make_shared<const std::vector<MmuEntry>>(r.get_vector<MmuEntry>());
+    if (r.get<bool>()) {
+      std::vector<MmuEntry> es(r.get_count());
+      for (MmuEntry& e : es) {
+        e.pe = r.get<PeRef>();
+        e.va = r.get<std::uint64_t>();
+        e.pa = r.get<std::uint64_t>();
+        e.size = r.get<std::uint64_t>();
+      }
+      entries = std::make_shared<const std::vector<MmuEntry>>(std::move(es));
+    }
     initiator = r.get<NodeIndex>();
     is_response = r.get<bool>();
     completion.load(r);

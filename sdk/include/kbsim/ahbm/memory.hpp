@@ -79,14 +79,16 @@ class MemRequest : public Message {
   Completion completion;
   MemClient* client = nullptr;
 
-  // Between the processes of a split run (docs/scale-out.md): a request comes back to the process it left, as the
-  // same object (its client and parent stay there); its other fields go both ways.
-  bool returns() const noexcept override { return !is_response; }
+  // Between the processes of a split run (docs/scale-out.md): a request and its response end where the request was
+  // made, so it comes back there as the same object (its client and parent stay there); its other fields go both
+  // ways.
+  bool returns() const noexcept override { return true; }
   void save(ByteWriter& w) const override {
     w.put(op);
     w.put(pa);
     w.put(nbytes);
-    w.put(pattern);
+    w.put(pattern.kind);
+    w.put(pattern.value);
     w.put(correlation_id);
     w.put(request_id);
     w.put(tag);
@@ -106,7 +108,8 @@ class MemRequest : public Message {
     op = r.get<MemOp>();
     pa = r.get<std::uint64_t>();
     nbytes = r.get<std::uint64_t>();
-    pattern = r.get<Pattern>();
+    pattern.kind = r.get<Pattern::Kind>();
+    pattern.value = r.get<double>();
     correlation_id = r.get<std::uint64_t>();
     request_id = r.get<std::uint64_t>();
     tag = r.get<std::uint64_t>();
