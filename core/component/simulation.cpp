@@ -45,6 +45,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     split_->split = *split;
     split_->outbox.assign(split->partition->ranks, {});
     split_->shadow = std::make_unique<Shadow>(*this, engine_, split_->idle);
+    split_->routes = std::make_unique<RouteStore>(nodes_.size());
   }
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
@@ -171,8 +172,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
   }
   if (link.dst_flit_aware) {
     // The first flit of a train; the event re-arms itself for the others.
-    Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
-    Event& ev = new_event(start + first_ser + link.latency, 128, EventKind::kFlit, wire.dst, link.src);
+    Event& ev = new_event(start + link.first_ser(shape) + link.latency, 128, EventKind::kFlit, wire.dst, link.src);
     ev.take(std::move(msg));
     ev.port = link.dst_port;
     ev.index = 0;

@@ -124,8 +124,7 @@ void Simulation::send_remote(const Link& link, Ref<Message> msg, std::uint32_t h
     encode_crossing(*msg, w);
     return;
   }
-  const Tick first_ser = shape.count > 1 ? link.ser_full : link.ser(shape.last_bytes);
-  ByteWriter w = remote_record(link, start + first_ser + link.latency, std::uint8_t(Record::kTrain));
+  ByteWriter w = remote_record(link, start + link.first_ser(shape) + link.latency, std::uint8_t(Record::kTrain));
   w.put(hop);
   w.put(shape.count);
   w.put(shape.last_bytes);
@@ -152,7 +151,6 @@ void Simulation::forward_remote(const Link& link, const Flit& flit, Tick arrive)
 
 void Simulation::receive(std::string_view bytes) {
   SplitState& st = *split_;
-  if (!st.routes) st.routes = std::make_unique<RouteStore>(nodes_.size());
   ByteReader r(bytes);
   while (!r.done()) {
     const auto at = r.get<Tick>();

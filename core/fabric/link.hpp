@@ -40,6 +40,8 @@ struct Link {
     auto count = static_cast<std::uint32_t>((nbytes + flit_bytes - 1) / flit_bytes);
     return {count, static_cast<std::uint32_t>(nbytes - std::uint64_t{count - 1} * flit_bytes)};
   }
+  /// How long the first flit of a message of this shape takes to leave.
+  Tick first_ser(Shape s) const noexcept { return s.count > 1 ? ser_full : ser(s.last_bytes); }
   /// How long a whole message of this shape takes to leave: its flits back to back.
   Tick whole_ser(Shape s) const noexcept {
     return s.last_bytes == 0 ? 0 : Tick{s.count - 1} * ser_full + ser(s.last_bytes);
