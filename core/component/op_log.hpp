@@ -3,9 +3,17 @@
 // component's service of a message that declares itself a data operation;
 // the log asks the message to describe itself. Completed records go to the
 // sinks (the run's observers, as a stream) and, when kept, stay in memory.
+//
+// In a system split over ranks, each rank logs its own components' records. The log then holds them with their
+// Place, and at the end of each of the bench's runs the ranks merge what the run settled into the order one process
+// logs them in (split.cpp, docs/scale-out.md "The op log of a split run"); every rank's sinks get the merged records.
 #pragma once
 
+#include <compare>
 #include <functional>
+#include <optional>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -14,8 +22,37 @@
 
 namespace kbsim::core {
 
+/// Where a record was made, in an order that one process and every split of the system agree on: the bench's run
+/// (epoch), then whether the bench (or a setup) made it before that run's events (stage 0) or a handler did (stage
+/// 1), then, for a handler's, the largest order key of the events its rank had run at that time so far (the order
+/// of simultaneous events, docs/architecture.md, with the scheduling node's count of its events as the last tie).
+struct Place {
+  std::uint32_t epoch = 0;
+  std::uint8_t stage = 0;
+  Tick time = 0;
+  std::uint32_t priority = 0, root = 0;
+  std::uint64_t lane = 0, tie = 0;
+  auto operator<=>(const Place&) const = default;
+};
+
+/// A place as bytes, field by field (no padding on the wire).
+void put_place(ByteWriter& w, const Place& p);
+Place get_place(ByteReader& r);
+
 class OpLog final : public OpLogView {
  public:
+  /// A record waiting for the end of a run, where it was made and where it started.
+  struct Held {
+    Place place, start;
+    OpRecord record;
+  };
+  /// What the end of a run settles on this rank (settle).
+  struct Settled {
+    std::vector<Held> records;  ///< in the order they were made
+    Tick watermark = kNever;    ///< the earliest start of a record open at the end
+    std::uint64_t open = 0;     ///< records open at the end
+  };
+
   using Sink = std::function<void(const OpRecord&)>;
 
   /// `keep`: hold every record for the data pass and op-log dumps (otherwise
@@ -39,8 +76,27 @@ class OpLog final : public OpLogView {
   std::vector<const OpRecord*> by_start() const override;
   Tick watermark() const noexcept override;
 
-  std::size_t open() const noexcept { return pending_.size(); }
+  std::size_t open() const noexcept { return held_ ? merged_open_ : pending_.size(); }
   std::uint64_t count() const noexcept { return seq_; }
+
+  // --- a split system's ---
+  /// Hold records (record, end) with the place `where` gives, instead of passing them on.
+  void hold(std::function<Place()> where) {
+    where_ = std::move(where);
+    held_ = true;
+  }
+  /// The end of a run at `last`: records placed after it (on a rank that ran past the stop that ended the run) go
+  /// to the next epoch, or are dropped when `drop` (nothing runs after them); the others are returned.
+  Settled settle(const Place& last, std::uint32_t next_epoch, bool drop);
+  /// Pass a merged record on (its seq is assigned here), as an unsplit log passes on what it logs.
+  void emit(OpRecord r);
+  /// The whole system's open records after the last merge: how many, and the earliest start among them.
+  void set_merged_open(std::uint64_t open, Tick watermark) noexcept {
+    merged_open_ = open;
+    merged_watermark_ = watermark;
+  }
+  /// A kind's name as storage that outlives the run (OpRecord::kind), for records made on another rank.
+  std::string_view intern(std::string_view kind) { return *kinds_.emplace(kind).first; }
 
  private:
   struct Key {
@@ -53,11 +109,23 @@ class OpLog final : public OpLogView {
       return std::hash<const void*>()(k.msg) ^ (std::size_t{k.node} * 0x9e3779b97f4a7c15ULL);
     }
   };
+  struct Open {
+    OpRecord record;
+    Place start;
+  };
   bool keep_;
   std::uint64_t seq_ = 0;
-  std::unordered_map<Key, OpRecord, KeyHash> pending_;
+  std::unordered_map<Key, Open, KeyHash> pending_;
   std::vector<OpRecord> records_;
   std::vector<Sink> sinks_;
+  // A split system's (hold).
+  bool held_ = false;
+  std::function<Place()> where_;
+  std::vector<Held> holding_;
+  std::uint64_t merged_open_ = 0;
+  Tick merged_watermark_ = kNever;
+  std::set<std::string, std::less<>> kinds_;
+  void hold_record(OpRecord r, const Place& start);
 };
 
 }  // namespace kbsim::core

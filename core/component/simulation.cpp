@@ -46,6 +46,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     split_->outbox.assign(split->partition->ranks, {});
     split_->shadow = std::make_unique<Shadow>(*this, engine_, split_->idle);
     split_->routes = std::make_unique<RouteStore>(nodes_.size());
+    split_->scheduled.assign(nodes_.size(), 0);
   }
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
@@ -124,7 +125,7 @@ void Simulation::finish() {
   } catch (const Error& e) {
     hold_failure(e);
   }
-  gather_statistics();  // what finish() folded in, too; or every rank ends with a rank's error
+  gather_statistics(bench_end(), true);  // what finish() folded in, too; or every rank ends with a rank's error
 }
 
 void Simulation::no_port(NodeIndex from, PortIndex out) const {
@@ -137,13 +138,29 @@ std::uint32_t Simulation::fresh_root(NodeIndex from) {
   return static_cast<std::uint32_t>(from) * 256u + fresh_roots_[from]++;  // (wraps: only ties, still deterministic)
 }
 
-[[gnu::always_inline]] inline Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind,
-                                                           Component* to, NodeIndex from, EventId* id) {
+[[gnu::always_inline]] inline Event& Simulation::untied_event(Tick at, std::uint8_t priority, EventKind kind,
+                                                              Component* to, NodeIndex from, EventId* id) {
   // (a time past 2^64 ps wraps into the past: an error there)
   Event& ev = engine_.schedule(at, priority, order_for(at, from), id);
   ev.target = this;
   ev.set_kind(kind);
   ev.hint = to;
+  return ev;
+}
+
+[[gnu::always_inline]] inline Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind,
+                                                           Component* to, NodeIndex from, EventId* id) {
+  if (tied_) [[unlikely]]
+    return tied_event(at, priority, kind, to, from, id);
+  return untied_event(at, priority, kind, to, from, id);
+}
+
+Event& Simulation::tied_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
+                              EventId* id) {
+  EventId mine;
+  Event& ev = untied_event(at, priority, kind, to, from, &mine);
+  if (id) *id = mine;
+  split_->tie(mine.slot, ++split_->scheduled[from]);
   return ev;
 }
 
@@ -198,11 +215,13 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
   if (at == kNever) [[unlikely]]
     fail(from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
   Wire& wire = out_wire(from, out);
+  // The hot path: a control message to a component that takes whole messages touches this wire only; a system that
+  // logs data operations or keeps ties (split) takes a detour, so that one process pays nothing for either.
   if (msg->bytes == 0 && wire.plain && !oplog_) [[likely]] {
     // The hot path: a control message to a component that takes whole messages touches this wire only.
     msg->stamp_sender(&ids_[from]);
     ++wire.messages;
-    Event& ev = new_event(at + wire.latency, 128, EventKind::kMessage, wire.dst, from);
+    Event& ev = untied_event(at + wire.latency, 128, EventKind::kMessage, wire.dst, from);  // (tied_: oplog_ is set)
     ev.take(std::move(msg));
     ev.port = wire.dst_port;
     return;
@@ -313,7 +332,9 @@ std::string Simulation::library_of(const Node& n) const { return n.impl + ", lib
 }
 
 bool Simulation::run_events(Tick t, bool advance) {
-  return engine_.run_until(t, this, advance);  // the event loop, with on_event inlined into it (its one call site)
+  // The event loop, with on_event inlined into it; a split run with an op log notes each event's place.
+  if (placing_) return engine_.run_until(t, this, advance, [this](std::uint32_t priority) { place_event(priority); });
+  return engine_.run_until(t, this, advance);
 }
 
 void Simulation::run_until(Tick t) {

@@ -113,7 +113,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
 
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).
-  void set_op_log(OpLog* log) noexcept { oplog_ = log; }
+  /// (A split system holds its records for merging across ranks: see op_log.hpp.)
+  void set_op_log(OpLog* log);
 
  private:
   Tick on_event(Event& ev) override;
@@ -135,6 +136,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// "The order of simultaneous events", says.
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
                    EventId* id = nullptr);
+  /// new_event without a tie: where tied_ is off (a plain wire's send, which a tied system never takes).
+  Event& untied_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
+                      EventId* id = nullptr);
   /// The order of an event scheduled by `from` for `at` (what new_event gives it).
   Order order_for(Tick at, NodeIndex from);
   // A split system (Split): this rank's nodes run; a message on a link to another rank's node is written to that
@@ -160,8 +164,25 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// Returns whether a stop (request_stop) ended it.
   bool run_events(Tick t, bool advance = true);
   void run_split(Tick t);
-  /// Every rank gets every node's statistics and link's traffic; returns the latest time any rank is at.
-  Tick gather_statistics();
+  /// Every rank gets every node's statistics and link's traffic, and the op log's records up to `last` (those after
+  /// it wait for a later run, or are dropped when `drop`); returns the latest time any rank is at.
+  Tick gather_statistics(const Place& last, bool drop = false);
+  /// The end of the bench's present stage (before any event of its next run), or of its run at `t`, as a Place.
+  Place bench_end() const;
+  Place run_end(Tick t) const;
+  /// Where a record made now stands (OpLog::hold).
+  Place place() const;
+  /// new_event in a split system: its order's last tie, its scheduler's count, is kept by its slot.
+  [[gnu::noinline]] Event& tied_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
+                                      EventId* id);
+  /// An event of a split system whose op log is kept runs: this rank's place moves on to it if it is further.
+  [[gnu::noinline]] void place_event(std::uint32_t priority);
+  /// Write this rank's records that a run settled at `last` (OpLog::settle) after its statistics, and go on to
+  /// the next epoch.
+  OpLog::Settled send_records(ByteWriter& w, const Place& last, bool drop);
+  /// The records a run settled on every rank (`from_rank`, after the statistics; this rank's in `mine`), merged in
+  /// the order one process logs them, go to the op log's sinks.
+  void merge_records(OpLog::Settled mine, const std::vector<std::string>& from_rank, std::vector<ByteReader>& readers);
   /// Keep this rank's first error to tell every rank at the next collective (split systems).
   void hold_failure(const Error& e);
   std::string failure_bytes() const;
@@ -224,6 +245,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::unique_ptr<Service>> owned_services_;
   bool services_finished_ = false;
   OpLog* oplog_ = nullptr;
+  /// A split system with an op log: events keep their scheduler's count (SplitState::ties), and records are placed
+  /// (place_event). (With oplog_ set, no send takes the untied hot path.)
+  bool tied_ = false;
+  bool placing_ = false;
   /// A split system's state (split.hpp); nullptr when not split.
   struct SplitState {
     Split split;
@@ -252,6 +277,19 @@ class Simulation final : public Simulator, public System, private EventTarget {
     bool stop_asked = false;  ///< the bench asked for a stop outside a run (request_stop)
     bool may_act = true;      ///< the bench may act on this rank's components now (host_acts)
     std::unique_ptr<Shadow> shadow;  ///< the core as other ranks' components see it
+    /// By engine slot: its event's scheduling node's count of the events it scheduled (tied_; 0 for events the
+    /// setup scheduled before the op log was set, whose roots are their own).
+    std::vector<std::uint64_t> ties;
+    void tie(std::uint32_t slot, std::uint64_t count) {
+      if (slot >= ties.size()) ties.resize(std::max<std::size_t>(slot + 1, 2 * ties.size()));
+      ties[slot] = count;
+    }
+    std::vector<std::uint64_t> scheduled;  ///< per node: events it scheduled
+    std::uint32_t epoch = 0;               ///< the bench's runs so far (Place::epoch)
+    Place pos;                             ///< the furthest event this rank ran in this epoch (if pos_live)
+    bool pos_live = false;
+    Place stopped_at;  ///< where the stop that ended the last window was asked (placing_)
+    std::map<std::string, const OpPayloadType*, std::less<>> payloads;  ///< loaders found so far
   };
   static constexpr std::uint32_t kNoHome = ~std::uint32_t{0};
   std::unique_ptr<SplitState> split_;

@@ -73,6 +73,7 @@ ByteWriter Simulation::remote_record(const Link& link, Tick at, std::uint8_t kin
   w.put(at);
   w.put(order.root);
   w.put(order.lane);
+  w.put(++split_->scheduled[link.src]);  // the last tie of its order (split_log.cpp)
   w.put(static_cast<std::uint32_t>(&link - links_.data()));
   w.put(kind);
   return w;
@@ -156,6 +157,7 @@ void Simulation::receive(std::string_view bytes) {
     const auto at = r.get<Tick>();
     const auto root = r.get<std::uint32_t>();
     const auto lane = r.get<std::uint64_t>();
+    const auto scheduled = r.get<std::uint64_t>();
     const auto index = r.get<std::uint32_t>();
     const auto kind = static_cast<Record>(r.get<std::uint8_t>());
     if (index >= links_.size() || !owned(links_[index].dst) || kind > Record::kFlit ||
@@ -191,7 +193,9 @@ void Simulation::receive(std::string_view bytes) {
     }
     if (!msg) msg = decode_crossing(r);
     msg->stamp_sender(&ids_[link.src]);
-    Event& ev = engine_.schedule(at, 128, {root, lane});  // the sender's order, not one of this rank's
+    EventId id;
+    Event& ev = engine_.schedule(at, 128, {root, lane}, &id);  // the sender's order, not one of this rank's
+    if (tied_) st.tie(id.slot, scheduled);
     ev.target = this;
     ev.hint = components_[link.dst].get();
     ev.set_kind(kind == Record::kWhole ? EventKind::kMessage : EventKind::kFlit);
@@ -283,7 +287,7 @@ void Simulation::run_split(Tick t) {
   Tick next = kNever;       // the earliest event pending anywhere, after the last exchange
   if (st.stop_asked) {      // the bench asked before the run, on every rank alike: it returns at once
     st.stop_asked = false;
-    gather_statistics();
+    gather_statistics(bench_end());
     return;
   }
   while (stop == kNever) {
@@ -299,7 +303,9 @@ void Simulation::run_split(Tick t) {
       std::fill(out.begin(), out.end(), failure_bytes());
     } else if (stop_here != kNever) {  // every rank hears of it: the byte at the front says so, and when
       std::string head(1, kStopped);
-      ByteWriter(head).put(stop_here);
+      ByteWriter hw(head);
+      hw.put(stop_here);
+      if (placing_) put_place(hw, st.pos);  // where in the order of events: what the others ran after it waits
       for (std::string& box : out) box = box.empty() ? head : head + box.substr(1);
     }
     const Tick mine = std::min(engine_.next_time(), st.outbox_next);
@@ -322,7 +328,8 @@ void Simulation::run_split(Tick t) {
                            format_ns(ticks_to_ns(at)) + " ns, on rank " + std::to_string(rank) +
                            "): a split run stops at one place at a time (docs/scale-out.md)");
           stop = at;
-          bytes.remove_prefix(1 + sizeof(Tick));
+          if (placing_) st.stopped_at = get_place(r);
+          bytes.remove_prefix(1 + r.offset());
         } else {
           bytes.remove_prefix(1);
         }
@@ -350,12 +357,12 @@ void Simulation::run_split(Tick t) {
     // did there would come after events that one process runs after it; see host_acts).
     st.may_act = stop_here != kNever || engine_.now() < stop;
     if (stop_here == kNever && engine_.now() < stop) run_events(stop);
-    gather_statistics();
+    gather_statistics(st.stopped_at);
     st.host_now = stop;
     return;
   }
   if (t != kNever) run_events(t);  // nothing is left at or before t on any rank: time moves to t
-  const Tick last = gather_statistics();
+  const Tick last = gather_statistics(run_end(t));
   if (t == kNever) run_events(last);  // a run to the end ends at the last event of any rank, on every rank
   st.host_now = t != kNever ? t : last;
   st.may_act = true;  // every rank ran what one process runs up to there, and is there
@@ -369,7 +376,7 @@ void Simulation::request_stop() noexcept {
   engine_.stop();
 }
 
-Tick Simulation::gather_statistics() {
+Tick Simulation::gather_statistics(const Place& last, bool drop) {
   // Each node's statistics and each link's traffic are its owner's (a link's: its sender's); every rank gets all.
   std::string mine(1, kGathered);
   ByteWriter w(mine);
@@ -395,6 +402,13 @@ Tick Simulation::gather_statistics() {
     w.put_string(*name);
     w.put_string(news);
   }
+  // The op log's records this run settled, made by this rank's handlers (the bench's are alike on every rank).
+  OpLog::Settled settled;
+  if (placing_) try {
+      settled = send_records(w, last, drop);
+    } catch (const Error& e) {
+      hold_failure(e);  // (a record that cannot cross): every rank ends with it at this exchange
+    }
   const Split& split = split_->split;
   const std::vector<std::string> all =
       split.transport
@@ -404,12 +418,14 @@ Tick Simulation::gather_statistics() {
           .from_rank;
   end_if_failed(all, split.rank, kGathered);
   split_->other_events = 0;
-  Tick last = 0;
+  Tick latest = 0;
+  std::vector<ByteReader> readers;
+  readers.reserve(all.size());
   for (unsigned rank = 0; rank < all.size(); ++rank) {
-    ByteReader r(std::string_view(all[rank]).substr(1));
+    ByteReader& r = readers.emplace_back(std::string_view(all[rank]).substr(1));
     const auto events = r.get<std::uint64_t>();
     if (rank != split.rank) split_->other_events += events;
-    last = std::max(last, r.get<Tick>());
+    latest = std::max(latest, r.get<Tick>());
     for (NodeIndex n = 0; n < nodes_.size(); ++n)
       if (split.partition->rank_of[n] == rank)
         for (std::uint32_t k = el_->stat_begin[n]; k < el_->stat_begin[n + 1]; ++k) stats_[k] = r.get<Stat>();
@@ -430,7 +446,8 @@ Tick Simulation::gather_statistics() {
       it->second->load_news(nr);
     }
   }
-  return last;
+  if (placing_) merge_records(std::move(settled), all, readers);
+  return latest;
 }
 
 std::vector<std::string> Simulation::waiting() {

@@ -127,12 +127,6 @@ void BenchRunner::check_splits() const {
                       " ranks: it drives components through their own interfaces, which only the rank running a "
                       "component sees" +
                       whole);
-  if (type_->info.reads_op_log)
-    throw ConfigError("bench '" + type_->info.name +
-                      "' reads the op log, which a run split over ranks does not keep yet" + whole);
-  if (options_.verify_data || !options_.op_log_option.empty())
-    throw ConfigError((options_.verify_data ? std::string("--verify-data") : options_.op_log_option) +
-                      " needs the op log, which a run split over ranks does not keep yet" + whole);
 }
 
 System& BenchRunner::configured() {
@@ -142,7 +136,8 @@ System& BenchRunner::configured() {
     // The op log runs only when something consumes it: an observer or a dump.
     bool keep = !options_.op_log.empty() || type_->info.reads_op_log;
     for (const auto& o : observers_) keep = keep || o->keeps_records();
-    if (keep || !observers_.empty()) {
+    // A split system's ranks log alike, whether or not this one writes the trace or the op log (rank 0 does).
+    if (keep || !observers_.empty() || (configured_->is_split() && !options_.op_log_option.empty())) {
       op_log_ = std::make_unique<OpLog>(keep);
       for (const auto& o : observers_) op_log_->add_sink([obs = o.get()](const OpRecord& r) { obs->on_record(r); });
       configured_->set_op_log(op_log_.get());

@@ -109,7 +109,7 @@ class Engine {
 
   /// Reserve an event at `at` (>= now) and return its body to fill in (its msg empty: see Event::take). Among
   /// events of one time and priority it runs by `order`, then in insertion order.
-  Event& schedule(Tick at, std::uint8_t priority, Order order, EventId* id = nullptr) {
+  [[gnu::always_inline]] Event& schedule(Tick at, std::uint8_t priority, Order order, EventId* id = nullptr) {
     if (at < now_) [[unlikely]]
       past(at);
     const std::uint32_t slot = acquire_slot();
@@ -129,9 +129,14 @@ class Engine {
   bool run_until(Tick limit) { return run_until(limit, static_cast<EventTarget*>(nullptr)); }
   /// The same, calling `direct`'s on_event without a virtual call for the events it is the target of (the
   /// simulation's loop: its handler inlines into this one). `advance` false: now() stays at the last event even
-  /// when the run ends at the limit (a split run's windows, whose ends are not the model's times).
-  template <class Direct>
-  bool run_until(Tick limit, Direct* direct, bool advance = true);
+  /// when the run ends at the limit (a split run's windows, whose ends are not the model's times). `before` is
+  /// called with its priority before each event runs (a split run's op log notes where each rank is; the default
+  /// costs nothing).
+  struct NoHook {
+    void operator()(std::uint32_t priority) const noexcept { (void)priority; }
+  };
+  template <class Direct, class Before = NoHook>
+  bool run_until(Tick limit, Direct* direct, bool advance = true, Before before = {});
   /// Ask the running loop to return after the current event (or, when no run
   /// is under way, the next run to return at once).
   void stop() noexcept { stop_ = true; }
@@ -141,6 +146,9 @@ class Engine {
   /// Whether a run (and so an event's handler) is under way, and the root of the event it runs or ran last.
   bool dispatching() const noexcept { return dispatching_; }
   std::uint32_t running_root() const noexcept { return chain_[running_].root; }
+  /// The lane and the slot of the event being run (a split run's op log places records by them).
+  std::uint64_t running_lane() const noexcept { return chain_[running_].lane; }
+  std::uint32_t running_slot() const noexcept { return running_; }
 
  private:
   static constexpr std::uint32_t kNone = ~0u;
@@ -198,7 +206,7 @@ class Engine {
   }
   void add_chunk();
   [[noreturn]] void past(Tick at) const;
-  void push(Tick at, std::uint32_t priority, std::uint32_t slot) {
+  [[gnu::always_inline]] void push(Tick at, std::uint32_t priority, std::uint32_t slot) {
     ++pending_;
     chain_[slot].next = kNone;
     if (at == base_) {
@@ -301,8 +309,8 @@ class Engine {
   std::uint8_t lazy_end_ = 0;
 };
 
-template <class Direct>
-[[gnu::always_inline]] inline bool Engine::run_until(Tick limit, Direct* direct, bool advance) {
+template <class Direct, class Before>
+[[gnu::always_inline]] inline bool Engine::run_until(Tick limit, Direct* direct, bool advance, Before before) {
   if (watch::stop_requested()) stop_ = true;  // an interrupted run starts nothing more
   // Between events of this loop no outside code runs: whatever schedules meanwhile is a handler.
   struct Dispatching {  // outside code runs again once it returns, even after a handler threw
@@ -343,6 +351,7 @@ template <class Direct>
       if (watch::stop_requested()) stop_ = true;
     }
     running_ = slot;
+    before(priority);
     Tick again;
     if constexpr (std::is_same_v<Direct, EventTarget>) {
       again = ev.target->on_event(ev);

@@ -43,25 +43,45 @@ std::string results_without_host(const fs::path& file) {
   EXPECT_FALSE(d.HasParseError()) << file;
   if (d.HasParseError()) return {};
   for (const char* key : {"wall_time_s", "events_per_s", "host"}) d.RemoveMember(key);
+  if (d.HasMember("data_pass")) d["data_pass"].RemoveMember("wall_time_s");
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   d.Accept(w);
   return out.GetString();
 }
 
+/// The trace or op log (`file`) of the run whose --out is `dir`: beside it (--trace needs its folder to exist).
+fs::path log_file(const fs::path& dir, const char* file) { return dir.string() + "-" + file; }
+
+/// `--out DIR`, and with `logs`, the trace and the op log beside it.
+std::string outputs(const fs::path& dir, bool logs) {
+  return " --out " + dir.string() +
+         (logs ? " --trace " + log_file(dir, "trace.json").string() + " --op-log " +
+                     log_file(dir, "op_log.json").string()
+               : "");
+}
+
 /// Run `bench` (a `run` command line without --out) in one process and under mpirun on 1 to 4 ranks: the same
-/// results.json apart from the host's figures, the same topology.json; the split ranks print `windows`.
-void expect_ranks_write_the_results_of_one_process(const std::string& bench, const std::string& windows) {
+/// results.json apart from the host's figures, the same topology.json (and with `logs`, the same trace and op log,
+/// byte for byte); the split ranks print `windows`.
+void expect_ranks_write_the_results_of_one_process(const std::string& bench, const std::string& windows,
+                                                   bool logs = false) {
   const fs::path dir = test::temp_dir();
-  auto serial = test::run_kbsim(bench + " --out " + (dir / "serial").string());
+  auto serial = test::run_kbsim(bench + outputs(dir / "serial", logs));
   ASSERT_EQ(serial.code, 0) << serial.err;
   const std::string want = results_without_host(dir / "serial" / "results.json");
   for (unsigned ranks : {1u, 2u, 3u, 4u}) {
     const fs::path out = dir / ("np" + std::to_string(ranks));
-    auto r = test::run_kbsim_with(mpirun(ranks), bench + " --out " + out.string());
+    auto r = test::run_kbsim_with(mpirun(ranks), bench + outputs(out, logs));
     ASSERT_EQ(r.code, 0) << ranks << " ranks: " << r.err;
     EXPECT_EQ(results_without_host(out / "results.json"), want) << ranks << " ranks";
     EXPECT_EQ(test::read_file(out / "topology.json"), test::read_file(dir / "serial" / "topology.json"));
+    for (const char* file : {"trace.json", "op_log.json"})
+      if (logs) {
+        const std::string got = test::read_file(log_file(out, file));
+        EXPECT_TRUE(!got.empty() && got == test::read_file(log_file(dir / "serial", file)))
+            << ranks << " ranks: " << file << " differs";
+      }
     if (ranks > 1) {
       EXPECT_THAT(r.out, HasSubstr("split      " + std::to_string(ranks) + " ranks")) << r.out;
       EXPECT_THAT(r.out, HasSubstr(windows)) << r.out;
@@ -152,6 +172,35 @@ TEST(Mpi, AnAllreduceAcrossSipsOverOneToFourRanksWritesTheResultsOfOneProcess) {
   expect_ranks_write_the_results_of_one_process("run --bench ccl-allreduce --param n_elem=4096", "lookahead 0.");
 }
 
+TEST(Mpi, TheDataPassTheTraceAndTheOpLogOfASplitRunAreThoseOfOneProcess) {
+  // Each rank logs its own components' records; the ranks merge them into the order one process logs them in, and
+  // every rank's data pass computes the same values from them (the allreduce checks its sums). Over 3 and 4 ranks
+  // the cubes of one SIP are on different ranks, and their records meet at one instant.
+  if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
+  expect_ranks_write_the_results_of_one_process("run --bench ccl-allreduce --param n_elem=4096 --verify-data",
+                                                "lookahead 0.", true);
+}
+
+TEST(Mpi, TheAttentionBenchReadsTheMergedOpLogOverTwoAndFourRanks) {
+  // Its KV sequence over a ring of the cubes of SIP 0, which 4 ranks split; it counts the op log's records itself.
+  if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
+  const fs::path dir = test::temp_dir();
+  const std::string bench =
+      "run --bench gqa-attention --param panel=multi_user_prefill --param scale=validation --verify-data";
+  auto serial = test::run_kbsim(bench + outputs(dir / "serial", true));
+  ASSERT_EQ(serial.code, 0) << serial.err;
+  for (unsigned ranks : {2u, 4u}) {
+    const fs::path out = dir / ("np" + std::to_string(ranks));
+    auto r = test::run_kbsim_with(mpirun(ranks), bench + outputs(out, true));
+    ASSERT_EQ(r.code, 0) << ranks << " ranks: " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("split      " + std::to_string(ranks) + " ranks")) << r.out;
+    EXPECT_EQ(results_without_host(out / "results.json"), results_without_host(dir / "serial" / "results.json"));
+    EXPECT_TRUE(test::read_file(log_file(out, "op_log.json")) ==
+                test::read_file(log_file(dir / "serial", "op_log.json")))
+        << ranks;
+  }
+}
+
 TEST(Mpi, TheBenchesThatDriveTheHostRuntimeOverTwoRanksWriteTheResultsOfOneProcess) {
   if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
   const fs::path dir = test::temp_dir();
@@ -196,10 +245,7 @@ TEST(Mpi, WhatCannotBeSplitYetIsOneConfigErrorBeforeAnythingRuns) {
            {"--bench pe-dma-perf",
             "bench 'pe-dma-perf' cannot run split over 2 ranks: it drives components through "
             "their own interfaces"},
-           {"--bench ccl-allreduce --verify-data",
-            "--verify-data needs the op log, which a run split over ranks does not keep yet"},
-           {"--bench ccl-allreduce --trace " + (dir / "t.json").string(),  // (only rank 0 keeps the path)
-            "--trace needs the op log, which a run split over ranks does not keep yet"}}) {
+           {"--bench fidelity", "bench 'fidelity' cannot run split over 2 ranks"}}) {
     auto r = test::run_kbsim_with(mpirun(2), "run " + args + " --out " + (dir / "out").string());
     EXPECT_EQ(r.code, 3) << args << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("kbsim: error: " + words)) << args;

@@ -94,6 +94,7 @@ class GqaAttention final : public Bench {
                  param_string("scale", "headline", "headline (head dim 128, s_kv 2048) or validation (64, 256)"),
                  param_int("s_kv", 0, "KV sequence length (0: the scale's); a multiple of the rank count")}};
     i.reads_op_log = true;
+    i.splits = true;  // it drives the system through the host runtime only
     return i;
   }
 

@@ -62,4 +62,7 @@ class DataPassObserver final : public RunObserver {
 
 }  // namespace kbsim::data_pass
 
-KBSIM_PLUGIN("data_pass") { kbsim::add_observer<kbsim::data_pass::DataPassObserver>(plugin); }
+KBSIM_PLUGIN("data_pass") {
+  kbsim::add_observer<kbsim::data_pass::DataPassObserver>(plugin);
+  kbsim::add_payload<kbsim::DataOp>(plugin, "what a data operation computes, as its records carry it between ranks");
+}

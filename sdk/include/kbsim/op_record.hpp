@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "kbsim/bytes.hpp"
 #include "kbsim/time.hpp"
 
 namespace kbsim {
@@ -31,10 +32,23 @@ struct OpParam {
 };
 
 /// What a model attaches to a record for its own later use (e.g. the data
-/// pass's description of what to compute). The core never looks inside.
+/// pass's description of what to compute). The core never looks inside, but a
+/// run split over processes carries records to every process: a payload type
+/// that can cross says its name and saves itself, and a plugin registers its
+/// loader with add_payload<T> (kbsim/plugin.hpp).
 class OpPayload {
  public:
   virtual ~OpPayload() = default;
+  /// The registered name of this payload type; empty: it cannot cross between processes.
+  virtual std::string_view payload_name() const noexcept { return {}; }
+  virtual void save(ByteWriter& w) const { (void)w; }
+};
+
+/// How to make a payload of one type from its bytes: the data of an extension of kind kPayloadKind, named by the
+/// type's payload_name().
+struct OpPayloadType {
+  static constexpr std::string_view kPayloadKind = "op_payload";
+  std::shared_ptr<const OpPayload> (*load)(ByteReader& r);
 };
 
 /// One logged data operation.

@@ -26,7 +26,7 @@
 namespace kbsim {
 
 /// Bumped whenever anything a plugin compiles against changes layout or meaning.
-inline constexpr std::uint32_t kAbiVersion = 12;
+inline constexpr std::uint32_t kAbiVersion = 13;
 
 #define KBSIM_STR2_(x) #x
 #define KBSIM_STR_(x) KBSIM_STR2_(x)
@@ -126,6 +126,15 @@ void add_service(PluginDescriptor& plugin, std::string summary) {
 template <class T>
 void add_message(PluginDescriptor& plugin) {
   plugin.messages.push_back({T::kName, T::kType, []() -> Ref<Message> { return make_message<T>(); }});
+}
+
+/// T is an OpPayload with kName that overrides payload_name and save, and has `static std::shared_ptr<const
+/// OpPayload> load(ByteReader&)`: records carrying it can cross between the processes of a split run.
+template <class T>
+void add_payload(PluginDescriptor& plugin, std::string summary) {
+  static const OpPayloadType type{&T::load};
+  plugin.extensions.push_back({std::string(OpPayloadType::kPayloadKind), std::string(T::kName), std::move(summary),
+                               std::shared_ptr<const void>(&type, [](const void*) {})});
 }
 
 using PluginEntry = const PluginDescriptor*();

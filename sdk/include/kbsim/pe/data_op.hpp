@@ -100,6 +100,46 @@ struct DataOp final : OpPayload {
   std::uint32_t tile_k = 0;        ///< kGemm: K-tile size of k_tile-scope epilogues (0 = whole K)
   /// The compute engine whose DataCompute (if it has one) computes a kGemm; ~0u = none.
   NodeIndex engine = ~NodeIndex{0};
+
+  // Crossing between the processes of a split run (registered by the data pass plugin).
+  static constexpr std::string_view kName = "pe.data_op";
+  std::string_view payload_name() const noexcept override { return kName; }
+  void save(ByteWriter& w) const override {
+    w.put(kind);
+    w.put(op);
+    w.put(axis);
+    w.put(static_cast<std::uint64_t>(in.size()));
+    for (const OpTensor& t : in) t.save(w);
+    out.save(w);
+    w.put(static_cast<std::uint64_t>(epilogue.size()));
+    for (const Epilogue& e : epilogue) {
+      w.put(e.op);
+      w.put(e.scope);
+      w.put(e.factor);
+      w.put(e.operand);
+    }
+    w.put(tile_k);
+    w.put(engine);
+  }
+  static std::shared_ptr<const OpPayload> load(ByteReader& r) {
+    auto d = std::make_shared<DataOp>();
+    d->kind = r.get<Kind>();
+    d->op = r.get<tl::MathOp>();
+    d->axis = r.get<int>();
+    d->in.resize(r.get_count());
+    for (OpTensor& t : d->in) t.load(r);
+    d->out.load(r);
+    d->epilogue.resize(r.get_count());
+    for (Epilogue& e : d->epilogue) {
+      e.op = r.get<tl::MathOp>();
+      e.scope = r.get<tl::Scope>();
+      e.factor = r.get<double>();
+      e.operand = r.get<int>();
+    }
+    d->tile_k = r.get<std::uint32_t>();
+    d->engine = r.get<NodeIndex>();
+    return d;
+  }
 };
 
 /// A compute engine that computes its GEMMs' values in the data pass itself;

@@ -1,0 +1,177 @@
+// The op log of a split system (op_log.hpp, docs/scale-out.md "The op log of a split run").
+//
+// One process logs records in the order its events run. That order is the engine's: at each instant, the pending
+// event with the lowest order key runs next, and events an event schedules for the same instant stay on its rank (a
+// cut link has a positive latency). So the instant's events, over the whole system, run as a merge of each rank's
+// own sequence that always takes the rank whose next event has the lowest key; and such a merge is the same as
+// sorting each rank's events by the largest key its rank had run so far (a rank's next event, when lower than one it
+// ran, is run at once after it), then by their order on their rank. A record is placed there: the furthest key of
+// the events its rank ran, when it was made. The last tie of that key, between events one node scheduled for one
+// instant, is the node's count of events it scheduled: the order the node scheduled them, on every rank alike.
+//
+// A run of the bench ends at a place every rank learns: the end of its time, or the stopping event's place. A rank
+// may have run past a stop (its window ran on): what it logged there belongs after what the bench does next, so it
+// waits for the next epoch. The bench's own records (host writes, made alike on every rank) sit at the front of
+// the epoch they are made in, and every rank keeps its own.
+#include <algorithm>
+#include <limits>
+
+#include "component/simulation.hpp"
+#include "plugin/registry.hpp"
+
+namespace kbsim::core {
+
+namespace {
+void save_record(ByteWriter& w, const OpRecord& r) {
+  w.put(r.t_start);
+  w.put(r.t_end);
+  w.put(r.component);
+  w.put_string(r.kind);
+  w.put_string(r.name);
+  w.put(static_cast<std::uint64_t>(r.params.size()));
+  for (const OpParam& p : r.params) {
+    w.put_string(p.key);
+    w.put(static_cast<std::uint8_t>(p.value.index()));
+    if (const auto* i = std::get_if<std::int64_t>(&p.value)) w.put(*i);
+    if (const auto* d = std::get_if<double>(&p.value)) w.put(*d);
+    if (const auto* s = std::get_if<std::string>(&p.value)) w.put_string(*s);
+  }
+  w.put_vector(std::span<const std::uint64_t>(r.dependency_ids));
+  w.put(r.flow);
+  w.put(r.flow_end);
+  w.put(r.data != nullptr);
+  if (!r.data) return;
+  const std::string_view name = r.data->payload_name();
+  if (name.empty())
+    throw SimError(std::string(r.component_id) + ": its " + std::string(r.kind) + " record '" + r.name +
+                   "' carries a payload that cannot cross between the ranks of a split run (its type has no "
+                   "payload_name and save; see add_payload in kbsim/plugin.hpp)");
+  w.put_string(name);
+  std::string bytes;
+  ByteWriter pw(bytes);
+  r.data->save(pw);
+  w.put_string(bytes);
+}
+}  // namespace
+
+void Simulation::set_op_log(OpLog* log) {
+  oplog_ = log;
+  tied_ = placing_ = split_ && log;
+  if (placing_) log->hold([this] { return place(); });
+}
+
+OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last, bool drop) {
+  SplitState& st = *split_;
+  OpLog::Settled settled = oplog_->settle(last, st.epoch + 1, drop);
+  w.put(settled.open);
+  w.put(settled.watermark);
+  w.put(static_cast<std::uint64_t>(
+      std::count_if(settled.records.begin(), settled.records.end(), [](const auto& h) { return h.place.stage == 1; })));
+  for (const OpLog::Held& h : settled.records)
+    if (h.place.stage == 1) {
+      put_place(w, h.place);
+      save_record(w, h.record);
+    }
+  // The next epoch starts afresh; on a rank that ran past a stop, from where it is.
+  ++st.epoch;
+  if (st.pos_live && st.pos > last)
+    st.pos.epoch = st.epoch;
+  else
+    st.pos_live = false;
+  return settled;
+}
+
+void Simulation::place_event(std::uint32_t priority) {
+  SplitState& st = *split_;
+  const std::uint32_t slot = engine_.running_slot();
+  const std::uint64_t tie = slot < st.ties.size() ? st.ties[slot] : 0;
+  const Place here{st.epoch, 1, engine_.now(), priority, engine_.running_root(), engine_.running_lane(), tie};
+  if (!st.pos_live || st.pos < here) {
+    st.pos = here;
+    st.pos_live = true;
+  }
+}
+
+Place Simulation::place() const { return engine_.dispatching() ? split_->pos : Place{split_->epoch, 0, 0, 0, 0, 0, 0}; }
+
+Place Simulation::bench_end() const {
+  constexpr auto k32 = std::numeric_limits<std::uint32_t>::max();
+  constexpr auto k64 = std::numeric_limits<std::uint64_t>::max();
+  return {split_->epoch, 0, kNever, k32, k32, k64, k64};
+}
+
+Place Simulation::run_end(Tick t) const {
+  Place p = bench_end();
+  p.stage = 1;
+  p.time = t;
+  return p;
+}
+
+void Simulation::merge_records(OpLog::Settled mine, const std::vector<std::string>& from_rank,
+                               std::vector<ByteReader>& readers) {
+  SplitState& st = *split_;
+  struct Item {
+    Place place;
+    unsigned rank;
+    OpRecord record;
+  };
+  std::vector<Item> all;
+  std::uint64_t open = 0;
+  Tick watermark = kNever;
+  for (unsigned rank = 0; rank < from_rank.size(); ++rank) {
+    ByteReader& r = readers[rank];
+    open += r.get<std::uint64_t>();
+    watermark = std::min(watermark, r.get<Tick>());
+    for (std::size_t n = r.get_count(); n > 0; --n) {
+      Item it{get_place(r), rank, {}};
+      OpRecord& rec = it.record;
+      rec.t_start = r.get<Tick>();
+      rec.t_end = r.get<Tick>();
+      rec.component = r.get<NodeIndex>();
+      if (rec.component >= nodes_.size())
+        throw SimError("rank " + std::to_string(rank) + " logged a record of no node");
+      rec.component_id = ids_[rec.component];
+      rec.kind = oplog_->intern(r.get_string());
+      rec.name = r.get_string();
+      for (std::size_t k = r.get_count(); k > 0; --k) {
+        std::string key = r.get_string();
+        const auto index = r.get<std::uint8_t>();
+        if (index == 0)
+          rec.params.push_back({std::move(key), r.get<std::int64_t>()});
+        else if (index == 1)
+          rec.params.push_back({std::move(key), r.get<double>()});
+        else
+          rec.params.push_back({std::move(key), r.get_string()});
+      }
+      rec.dependency_ids = r.get_vector<std::uint64_t>();
+      rec.flow = r.get<std::uint64_t>();
+      rec.flow_end = r.get<bool>();
+      if (r.get<bool>()) {
+        const std::string name = r.get_string();
+        auto found = st.payloads.find(name);
+        if (found == st.payloads.end()) {
+          const OpPayloadType* type = nullptr;
+          for (const Extension* e : registry_.extensions_of(OpPayloadType::kPayloadKind))
+            if (e->name == name) type = static_cast<const OpPayloadType*>(e->data.get());
+          if (!type)
+            throw SimError("a record of " + std::string(rec.component_id) + " from rank " + std::to_string(rank) +
+                           " carries a payload of type '" + name + "', which no loaded plugin registers");
+          found = st.payloads.emplace(name, type).first;
+        }
+        const std::string_view bytes = r.get_bytes();
+        ByteReader pr(bytes);
+        rec.data = found->second->load(pr);
+      }
+      if (rank != st.split.rank) all.push_back(std::move(it));  // (this rank's own, below, as they are)
+    }
+  }
+  for (OpLog::Held& h : mine.records) all.push_back({h.place, st.split.rank, std::move(h.record)});
+  // Equal places are one rank's (a handler's records, or the bench's): they keep that rank's order.
+  std::stable_sort(all.begin(), all.end(), [](const Item& a, const Item& b) {
+    return a.place < b.place || (a.place == b.place && a.rank < b.rank);
+  });
+  for (Item& it : all) oplog_->emit(std::move(it.record));
+  oplog_->set_merged_open(open, watermark);
+}
+
+}  // namespace kbsim::core
