@@ -5,7 +5,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -13,48 +12,10 @@
 
 #include "component/partition.hpp"
 #include "harness.hpp"
+#include "thread_transport.hpp"
 
 namespace kbsim {
 namespace {
-
-/// Collectives among `n` threads: each deposits its part, all wait, each takes what it needs, all wait. One rank
-/// runs at a time (it holds the baton, given up only inside a collective): a process's message pools and globals
-/// are one rank's, as under mpirun.
-class ThreadTransport final : public core::Transport {
- public:
-  struct Shared {
-    explicit Shared(unsigned n) : ranks(n), sync(n), boxes(n, std::vector<std::string>(n)), ticks(n) {}
-    unsigned ranks;
-    std::mutex baton;
-    std::barrier<> sync;
-    std::vector<std::vector<std::string>> boxes;  ///< boxes[from][to]
-    std::vector<Tick> ticks;
-  };
-  ThreadTransport(Shared& s, unsigned rank) : s_(s), rank_(rank) {}
-  /// All wait for all, the baton put down meanwhile.
-  void wait() {
-    s_.baton.unlock();
-    s_.sync.arrive_and_wait();
-    s_.baton.lock();
-  }
-  Exchanged exchange(std::vector<std::string> to_rank, Tick next) override {
-    s_.boxes[rank_] = std::move(to_rank);
-    s_.ticks[rank_] = next;
-    wait();
-    Exchanged in;
-    in.from_rank.resize(s_.ranks);
-    for (unsigned r = 0; r < s_.ranks; ++r) {
-      in.from_rank[r] = s_.boxes[r][rank_];
-      in.next = std::min(in.next, s_.ticks[r]);
-    }
-    wait();
-    return in;
-  }
-
- private:
-  Shared& s_;
-  unsigned rank_;
-};
 
 /// An x-by-y torus of message-mesh nodes, 1 ns links, ports +x, -x, +y, -y.
 std::string torus(unsigned x, unsigned y) {
@@ -81,13 +42,13 @@ void expect_split_runs_like_one(const std::string& topology, double ns) {
   const std::vector<LinkUse> links = serial->link_use();
   for (unsigned ranks : {2u, 3u, 4u}) {
     const core::Partition part = core::partition(*el, ranks);
-    ThreadTransport::Shared shared(ranks);
+    test::ThreadTransport::Shared shared(ranks);
     std::vector<std::unique_ptr<core::Simulation>> sims(ranks);
     std::vector<std::thread> threads;
     for (unsigned r = 0; r < ranks; ++r)
       threads.emplace_back([&, r] {
         std::lock_guard hold(shared.baton);
-        ThreadTransport net(shared, r);
+        test::ThreadTransport net(shared, r);
         core::Split split{&part, r, &net};
         sims[r] = std::make_unique<core::Simulation>(el, reg, nullptr, &split);
         run(*sims[r]);
@@ -164,14 +125,14 @@ TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
   const core::Partition part = core::partition(*el, 2);
   for (unsigned leaver : {1u, 0u}) {
     const bool failed = leaver == 1;
-    ThreadTransport::Shared shared(2);
+    test::ThreadTransport::Shared shared(2);
     std::string ended;
     std::optional<core::RankError> told;
     std::vector<std::thread> threads;
     for (unsigned r = 0; r < 2; ++r)
       threads.emplace_back([&, r] {
         std::lock_guard hold(shared.baton);
-        ThreadTransport net(shared, r);
+        test::ThreadTransport net(shared, r);
         if (r == leaver) {
           told =
               core::leave_split(net, r, 2, failed ? ExitCode::kBench : ExitCode::kOk, failed ? "it broke" : "", false);

@@ -1,0 +1,52 @@
+// Collectives among threads standing in for the ranks of a split system (component/split.hpp), for tests.
+#pragma once
+
+#include <barrier>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "component/split.hpp"
+
+namespace kbsim::test {
+
+/// Collectives among `n` threads: each deposits its part, all wait, each takes what it needs, all wait. One rank
+/// runs at a time (it holds the baton, given up only inside a collective): a process's message pools and globals
+/// are one rank's, as under mpirun.
+class ThreadTransport final : public core::Transport {
+ public:
+  struct Shared {
+    explicit Shared(unsigned n) : ranks(n), sync(n), boxes(n, std::vector<std::string>(n)), ticks(n) {}
+    unsigned ranks;
+    std::mutex baton;
+    std::barrier<> sync;
+    std::vector<std::vector<std::string>> boxes;  ///< boxes[from][to]
+    std::vector<Tick> ticks;
+  };
+  ThreadTransport(Shared& s, unsigned rank) : s_(s), rank_(rank) {}
+  /// All wait for all, the baton put down meanwhile.
+  void wait() {
+    s_.baton.unlock();
+    s_.sync.arrive_and_wait();
+    s_.baton.lock();
+  }
+  Exchanged exchange(std::vector<std::string> to_rank, Tick next) override {
+    s_.boxes[rank_] = std::move(to_rank);
+    s_.ticks[rank_] = next;
+    wait();
+    Exchanged in;
+    in.from_rank.resize(s_.ranks);
+    for (unsigned r = 0; r < s_.ranks; ++r) {
+      in.from_rank[r] = s_.boxes[r][rank_];
+      in.next = std::min(in.next, s_.ticks[r]);
+    }
+    wait();
+    return in;
+  }
+
+ private:
+  Shared& s_;
+  unsigned rank_;
+};
+
+}  // namespace kbsim::test
