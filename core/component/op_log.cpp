@@ -1,6 +1,9 @@
 #include "component/op_log.hpp"
 
 #include <algorithm>
+#include <iterator>
+
+#include "kbsim/errors.hpp"
 
 namespace kbsim::core {
 
@@ -33,14 +36,16 @@ void OpLog::start(NodeIndex node, std::string_view id, const Message& msg, Tick 
   r.component_id = id;
   if (!msg.describe_op(r)) return;  // captured now: the message may change before its record ends
   r.t_start = now;
-  pending_.emplace(Key{&msg, node}, Open{std::move(r), held_ ? where_() : Place{}});
+  Open o{std::move(r), {}};
+  if (held_) o.starts.push_back({where_(), now});
+  pending_.emplace(Key{&msg, node}, std::move(o));
 }
 
 void OpLog::restart(NodeIndex node, const Message& msg, Tick now) {
-  if (auto it = pending_.find({&msg, node}); it != pending_.end()) {
-    it->second.record.t_start = now;
-    if (held_) it->second.start = where_();
-  }
+  auto it = pending_.find({&msg, node});
+  if (it == pending_.end()) return;
+  it->second.record.t_start = now;
+  if (held_) it->second.starts.push_back({where_(), now});
 }
 
 void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
@@ -49,18 +54,22 @@ void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
   Open o = std::move(it->second);
   pending_.erase(it);
   o.record.t_end = at;
-  if (held_)
-    hold_record(std::move(o.record), o.start);
-  else
-    emit(std::move(o.record));
+  if (!held_) return emit(std::move(o.record));
+  const Place here = where_();
+  if (here.stage == 0)  // (only the component's rank ends it: no other rank could place it alike)
+    throw SimError(std::string(o.record.component_id) + " ended its data operation '" + o.record.name +
+                   "' outside any event (in its setup, its finish or a call of the bench): a run split over ranks "
+                   "cannot place that in its op log (docs/scale-out.md)");
+  holding_.push_back({here, std::move(o.starts), std::move(o.record)});
 }
 
 void OpLog::record(OpRecord r) {
   if (!held_) return emit(std::move(r));
-  hold_record(std::move(r), where_());
+  const Place here = where_();
+  if (here.stage == 0) return emit(std::move(r));  // the bench's, alike on every rank: after all that is merged
+  const Tick t = r.t_start;
+  holding_.push_back({here, {{here, t}}, std::move(r)});
 }
-
-void OpLog::hold_record(OpRecord r, const Place& start) { holding_.push_back({where_(), start, std::move(r)}); }
 
 void OpLog::emit(OpRecord r) {
   r.seq = seq_++;
@@ -72,19 +81,24 @@ OpLog::Settled OpLog::settle(const Place& last, std::uint32_t next_epoch, bool d
   // One process would have made the records placed up to `last` by now, and no others; those it had started
   // and not ended yet are open (on this rank, or ended here already by a rank that ran past the stop).
   Settled out;
-  auto open_at_end = [&](const Place& start, Tick t_start) {
-    if (start > last) return;
-    ++out.open;
-    out.watermark = std::min(out.watermark, t_start);
+  auto open_at_end = [&](std::vector<Start>& starts) {
+    // The latest (re)start up to `last` is where one process has it; later ones belong to the next epoch.
+    auto first_later = std::find_if(starts.begin(), starts.end(), [&](const Start& s) { return s.place > last; });
+    if (first_later != starts.begin()) {
+      ++out.open;
+      out.watermark = std::min(out.watermark, std::prev(first_later)->t);
+      first_later = starts.erase(starts.begin(), std::prev(first_later)) + 1;
+    }
+    for (; first_later != starts.end(); ++first_later) first_later->place.epoch = next_epoch;
   };
-  for (const auto& [key, o] : pending_) open_at_end(o.start, o.record.t_start);
+  for (auto& [key, o] : pending_) open_at_end(o.starts);
   std::vector<Held> later;
   for (Held& h : holding_) {
     if (h.place <= last) {
       out.records.push_back(std::move(h));
       continue;
     }
-    open_at_end(h.start, h.record.t_start);
+    open_at_end(h.starts);
     if (drop) continue;
     h.place.epoch = next_epoch;
     later.push_back(std::move(h));

@@ -11,7 +11,6 @@
 
 #include <compare>
 #include <functional>
-#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -41,9 +40,15 @@ Place get_place(ByteReader& r);
 
 class OpLog final : public OpLogView {
  public:
-  /// A record waiting for the end of a run, where it was made and where it started.
+  /// Where a record's service started, and restarted (op_resume): the place and the time of each.
+  struct Start {
+    Place place;
+    Tick t;
+  };
+  /// A record waiting for the end of a run: where it was made, and where it started.
   struct Held {
-    Place place, start;
+    Place place;
+    std::vector<Start> starts;
     OpRecord record;
   };
   /// What the end of a run settles on this rank (settle).
@@ -80,13 +85,16 @@ class OpLog final : public OpLogView {
   std::uint64_t count() const noexcept { return seq_; }
 
   // --- a split system's ---
-  /// Hold records (record, end) with the place `where` gives, instead of passing them on.
+  /// Hold the records handlers make (end, record) with the place `where` gives (stage 1), instead of passing them
+  /// on; what the bench records outside any handler (stage 0: alike on every rank) still passes on at once.
   void hold(std::function<Place()> where) {
     where_ = std::move(where);
     held_ = true;
   }
   /// The end of a run at `last`: records placed after it (on a rank that ran past the stop that ended the run) go
-  /// to the next epoch, or are dropped when `drop` (nothing runs after them); the others are returned.
+  /// to the next epoch, or are dropped when `drop` (nothing runs after them); the others are returned, with the
+  /// records open at `last` as one process has them (started up to it, not ended up to it; a record restarted past
+  /// it counts from its start before).
   Settled settle(const Place& last, std::uint32_t next_epoch, bool drop);
   /// Pass a merged record on (its seq is assigned here), as an unsplit log passes on what it logs.
   void emit(OpRecord r);
@@ -111,7 +119,7 @@ class OpLog final : public OpLogView {
   };
   struct Open {
     OpRecord record;
-    Place start;
+    std::vector<Start> starts;  ///< (held_ only)
   };
   bool keep_;
   std::uint64_t seq_ = 0;
@@ -125,7 +133,6 @@ class OpLog final : public OpLogView {
   std::uint64_t merged_open_ = 0;
   Tick merged_watermark_ = kNever;
   std::set<std::string, std::less<>> kinds_;
-  void hold_record(OpRecord r, const Place& start);
 };
 
 }  // namespace kbsim::core

@@ -150,7 +150,7 @@ std::uint32_t Simulation::fresh_root(NodeIndex from) {
 
 [[gnu::always_inline]] inline Event& Simulation::new_event(Tick at, std::uint8_t priority, EventKind kind,
                                                            Component* to, NodeIndex from, EventId* id) {
-  if (tied_) [[unlikely]]
+  if (placing_) [[unlikely]]
     return tied_event(at, priority, kind, to, from, id);
   return untied_event(at, priority, kind, to, from, id);
 }
@@ -215,13 +215,11 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
   if (at == kNever) [[unlikely]]
     fail(from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
   Wire& wire = out_wire(from, out);
-  // The hot path: a control message to a component that takes whole messages touches this wire only; a system that
-  // logs data operations or keeps ties (split) takes a detour, so that one process pays nothing for either.
   if (msg->bytes == 0 && wire.plain && !oplog_) [[likely]] {
     // The hot path: a control message to a component that takes whole messages touches this wire only.
     msg->stamp_sender(&ids_[from]);
     ++wire.messages;
-    Event& ev = untied_event(at + wire.latency, 128, EventKind::kMessage, wire.dst, from);  // (tied_: oplog_ is set)
+    Event& ev = untied_event(at + wire.latency, 128, EventKind::kMessage, wire.dst, from);  // (placing_: oplog_ is set)
     ev.take(std::move(msg));
     ev.port = wire.dst_port;
     return;
@@ -366,6 +364,12 @@ Service* Simulation::find_service(std::string_view name) {
   }
   services_.emplace_back(std::string(name), made);
   return made;
+}
+
+void Simulation::set_op_log(OpLog* log) {
+  oplog_ = log;
+  placing_ = split_ && log;  // (a split system places its records: split_log.cpp)
+  if (placing_) log->hold([this] { return place(); });
 }
 
 void Simulation::provide(std::string_view name, Service& service) {

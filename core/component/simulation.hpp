@@ -106,6 +106,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<LinkUse> link_use() const override;
   std::string_view view_name(ViewId view) const override { return view_names_.at(view); }
   void provide(std::string_view name, Service& service) override;
+  void share(ReplicatedService& news) override { shared_.push_back(&news); }
+  void unshare(ReplicatedService& news) noexcept override { std::erase(shared_, &news); }
   OpLogView* op_log() noexcept override { return oplog_; }
   std::vector<const Extension*> extensions(std::string_view kind) const override;
   /// Call finish() on every service this system created, newest first (once).
@@ -136,7 +138,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// "The order of simultaneous events", says.
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
                    EventId* id = nullptr);
-  /// new_event without a tie: where tied_ is off (a plain wire's send, which a tied system never takes).
+  /// new_event without a tie: where placing_ is off (a plain wire's send, which a placing system never takes).
   Event& untied_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
                       EventId* id = nullptr);
   /// The order of an event scheduled by `from` for `at` (what new_event gives it).
@@ -180,9 +182,13 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// Write this rank's records that a run settled at `last` (OpLog::settle) after its statistics, and go on to
   /// the next epoch.
   OpLog::Settled send_records(ByteWriter& w, const Place& last, bool drop);
-  /// The records a run settled on every rank (`from_rank`, after the statistics; this rank's in `mine`), merged in
-  /// the order one process logs them, go to the op log's sinks.
-  void merge_records(OpLog::Settled mine, const std::vector<std::string>& from_rank, std::vector<ByteReader>& readers);
+  /// The records a run settled on every rank (each rank's `readers`, after its statistics; this rank's in `mine`),
+  /// merged in the order one process logs them, go to the op log's sinks.
+  void merge_records(OpLog::Settled mine, std::vector<ByteReader>& readers);
+  /// The loader of payloads named `name` (add_payload), found once; SimError naming `whose` record if none.
+  const OpPayloadType& payload_type(std::string_view name, std::string_view whose);
+  void save_record(ByteWriter& w, const OpRecord& r);
+  OpRecord load_record(ByteReader& r, unsigned rank);
   /// Keep this rank's first error to tell every rank at the next collective (split systems).
   void hold_failure(const Error& e);
   std::string failure_bytes() const;
@@ -243,11 +249,11 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// Services by name: provided ones (not owned) and created ones (owned, in creation order).
   std::vector<std::pair<std::string, Service*>> services_;
   std::vector<std::unique_ptr<Service>> owned_services_;
+  std::vector<ReplicatedService*> shared_;  ///< a bench's own (share), in the order it shared them
   bool services_finished_ = false;
   OpLog* oplog_ = nullptr;
   /// A split system with an op log: events keep their scheduler's count (SplitState::ties), and records are placed
   /// (place_event). (With oplog_ set, no send takes the untied hot path.)
-  bool tied_ = false;
   bool placing_ = false;
   /// A split system's state (split.hpp); nullptr when not split.
   struct SplitState {
@@ -277,7 +283,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
     bool stop_asked = false;  ///< the bench asked for a stop outside a run (request_stop)
     bool may_act = true;      ///< the bench may act on this rank's components now (host_acts)
     std::unique_ptr<Shadow> shadow;  ///< the core as other ranks' components see it
-    /// By engine slot: its event's scheduling node's count of the events it scheduled (tied_; 0 for events the
+    /// By engine slot: its event's scheduling node's count of the events it scheduled (placing_; 0 for events the
     /// setup scheduled before the op log was set, whose roots are their own).
     std::vector<std::uint64_t> ties;
     void tie(std::uint32_t slot, std::uint64_t count) {

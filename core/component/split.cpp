@@ -12,7 +12,8 @@ namespace kbsim::core {
 
 namespace {
 // Every string a rank sends in a collective starts with one byte saying what it is: a window's messages (kFine, or
-// kStopped and the time a component of the rank stopped the run), statistics after a run (kGathered), the error
+// kStopped, the time a component of the rank stopped the run and, with an op log, its place), statistics after a
+// run (kGathered, and the op log's records it settled), the error
 // that stopped the rank (kFailed: its exit code and message; every rank then ends with it), or that the rank has left
 // (kLeft: its exit code, kOk or its error's, and the error), or what its components wait for (kWaits). An empty
 // string is a window with nothing to send.
@@ -73,7 +74,7 @@ ByteWriter Simulation::remote_record(const Link& link, Tick at, std::uint8_t kin
   w.put(at);
   w.put(order.root);
   w.put(order.lane);
-  w.put(++split_->scheduled[link.src]);  // the last tie of its order (split_log.cpp)
+  if (placing_) w.put(++split_->scheduled[link.src]);  // the last tie of its order (split_log.cpp)
   w.put(static_cast<std::uint32_t>(&link - links_.data()));
   w.put(kind);
   return w;
@@ -157,7 +158,7 @@ void Simulation::receive(std::string_view bytes) {
     const auto at = r.get<Tick>();
     const auto root = r.get<std::uint32_t>();
     const auto lane = r.get<std::uint64_t>();
-    const auto scheduled = r.get<std::uint64_t>();
+    const auto scheduled = placing_ ? r.get<std::uint64_t>() : 0;
     const auto index = r.get<std::uint32_t>();
     const auto kind = static_cast<Record>(r.get<std::uint8_t>());
     if (index >= links_.size() || !owned(links_[index].dst) || kind > Record::kFlit ||
@@ -195,7 +196,7 @@ void Simulation::receive(std::string_view bytes) {
     msg->stamp_sender(&ids_[link.src]);
     EventId id;
     Event& ev = engine_.schedule(at, 128, {root, lane}, &id);  // the sender's order, not one of this rank's
-    if (tied_) st.tie(id.slot, scheduled);
+    if (placing_) st.tie(id.slot, scheduled);
     ev.target = this;
     ev.hint = components_[link.dst].get();
     ev.set_kind(kind == Record::kWhole ? EventKind::kMessage : EventKind::kFlit);
@@ -305,6 +306,7 @@ void Simulation::run_split(Tick t) {
       std::string head(1, kStopped);
       ByteWriter hw(head);
       hw.put(stop_here);
+      hw.put(placing_);
       if (placing_) put_place(hw, st.pos);  // where in the order of events: what the others ran after it waits
       for (std::string& box : out) box = box.empty() ? head : head + box.substr(1);
     }
@@ -328,6 +330,10 @@ void Simulation::run_split(Tick t) {
                            format_ns(ticks_to_ns(at)) + " ns, on rank " + std::to_string(rank) +
                            "): a split run stops at one place at a time (docs/scale-out.md)");
           stop = at;
+          if (r.get<bool>() != placing_)
+            throw SimError("rank " + std::to_string(rank) + (placing_ ? " keeps no" : " keeps an") +
+                           " op log and this one " + (placing_ ? "does" : "does not") +
+                           ": every rank of a split run must run the same observers");
           if (placing_) st.stopped_at = get_place(r);
           bytes.remove_prefix(1 + r.offset());
         } else {
@@ -391,23 +397,28 @@ Tick Simulation::gather_statistics(const Place& last, bool drop) {
       w.put(loads_[p]);
     }
   // What components told services the bench reads, which happened only here (ReplicatedService).
-  std::vector<std::pair<const std::string*, ReplicatedService*>> replicated;
+  std::vector<std::pair<std::string, ReplicatedService*>> replicated;
   for (const auto& [name, svc] : services_)
-    if (auto* r = dynamic_cast<ReplicatedService*>(svc)) replicated.emplace_back(&name, r);
+    if (auto* r = dynamic_cast<ReplicatedService*>(svc)) replicated.emplace_back(name, r);
+  for (std::size_t k = 0; k < shared_.size(); ++k)
+    replicated.emplace_back("the bench's #" + std::to_string(k), shared_[k]);
   w.put(static_cast<std::uint64_t>(replicated.size()));
   for (const auto& [name, r] : replicated) {
     std::string news;
     ByteWriter nw(news);
     r->save_news(nw);
-    w.put_string(*name);
+    w.put_string(name);
     w.put_string(news);
   }
   // The op log's records this run settled, made by this rank's handlers (the bench's are alike on every rank).
   OpLog::Settled settled;
+  w.put(placing_);  // (every rank must keep the op log, or none)
   if (placing_) try {
       settled = send_records(w, last, drop);
     } catch (const Error& e) {
       hold_failure(e);  // (a record that cannot cross): every rank ends with it at this exchange
+    } catch (const std::exception& e) {
+      hold_failure(PluginError(std::string("an op-log record's payload could not be saved: ") + e.what()));
     }
   const Split& split = split_->split;
   const std::vector<std::string> all =
@@ -438,7 +449,7 @@ Tick Simulation::gather_statistics(const Place& last, bool drop) {
       const std::string name = r.get_string();
       const std::string_view news = r.get_bytes();
       if (rank == split.rank) continue;
-      auto it = std::find_if(replicated.begin(), replicated.end(), [&](const auto& e) { return *e.first == name; });
+      auto it = std::find_if(replicated.begin(), replicated.end(), [&](const auto& e) { return e.first == name; });
       if (it == replicated.end())
         throw SimError("rank " + std::to_string(rank) + " has news for service '" + name +
                        "', which this rank's bench never asked for: the ranks' benches went different ways");
@@ -446,7 +457,12 @@ Tick Simulation::gather_statistics(const Place& last, bool drop) {
       it->second->load_news(nr);
     }
   }
-  if (placing_) merge_records(std::move(settled), all, readers);
+  for (unsigned rank = 0; rank < all.size(); ++rank)
+    if (readers[rank].get<bool>() != placing_)
+      throw SimError("rank " + std::to_string(rank) + (placing_ ? " keeps no" : " keeps an") + " op log and rank " +
+                     std::to_string(split.rank) + (placing_ ? " does" : " does not") +
+                     ": every rank of a split run must run the same observers");
+  if (placing_) merge_records(std::move(settled), readers);
   return latest;
 }
 

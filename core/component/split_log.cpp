@@ -21,8 +21,17 @@
 
 namespace kbsim::core {
 
-namespace {
-void save_record(ByteWriter& w, const OpRecord& r) {
+const OpPayloadType& Simulation::payload_type(std::string_view name, std::string_view whose) {
+  auto& found = split_->payloads;
+  if (auto it = found.find(name); it != found.end()) return *it->second;
+  for (const Extension* e : registry_.extensions_of(OpPayloadType::kPayloadKind))
+    if (e->name == name && e->data)
+      return *found.emplace(name, static_cast<const OpPayloadType*>(e->data.get())).first->second;
+  throw SimError(std::string(whose) + " carries an op-log payload of type '" + std::string(name) +
+                 "', whose loader no loaded plugin registers (add_payload in kbsim/plugin.hpp)");
+}
+
+void Simulation::save_record(ByteWriter& w, const OpRecord& r) {
   w.put(r.t_start);
   w.put(r.t_end);
   w.put(r.component);
@@ -41,23 +50,49 @@ void save_record(ByteWriter& w, const OpRecord& r) {
   w.put(r.flow_end);
   w.put(r.data != nullptr);
   if (!r.data) return;
+  const std::string whose = std::string(r.component_id) + "'s " + std::string(r.kind) + " record '" + r.name + "'";
   const std::string_view name = r.data->payload_name();
   if (name.empty())
-    throw SimError(std::string(r.component_id) + ": its " + std::string(r.kind) + " record '" + r.name +
-                   "' carries a payload that cannot cross between the ranks of a split run (its type has no "
+    throw SimError(whose +
+                   " carries a payload that cannot cross between the ranks of a split run (its type has no "
                    "payload_name and save; see add_payload in kbsim/plugin.hpp)");
+  payload_type(name, whose);  // (known here, or every rank would fail to load it)
   w.put_string(name);
   std::string bytes;
   ByteWriter pw(bytes);
   r.data->save(pw);
   w.put_string(bytes);
 }
-}  // namespace
 
-void Simulation::set_op_log(OpLog* log) {
-  oplog_ = log;
-  tied_ = placing_ = split_ && log;
-  if (placing_) log->hold([this] { return place(); });
+OpRecord Simulation::load_record(ByteReader& r, unsigned rank) {
+  OpRecord rec;
+  rec.t_start = r.get<Tick>();
+  rec.t_end = r.get<Tick>();
+  rec.component = r.get<NodeIndex>();
+  if (rec.component >= nodes_.size()) throw SimError("rank " + std::to_string(rank) + " logged a record of no node");
+  rec.component_id = ids_[rec.component];
+  rec.kind = oplog_->intern(r.get_string());
+  rec.name = r.get_string();
+  for (std::size_t k = r.get_count(); k > 0; --k) {
+    std::string key = r.get_string();
+    switch (r.get<std::uint8_t>()) {
+      case 0: rec.params.push_back({std::move(key), r.get<std::int64_t>()}); break;
+      case 1: rec.params.push_back({std::move(key), r.get<double>()}); break;
+      case 2: rec.params.push_back({std::move(key), r.get_string()}); break;
+      default: throw SimError("rank " + std::to_string(rank) + " logged a parameter of no known type");
+    }
+  }
+  rec.dependency_ids = r.get_vector<std::uint64_t>();
+  rec.flow = r.get<std::uint64_t>();
+  rec.flow_end = r.get<bool>();
+  if (r.get<bool>()) {
+    const std::string name = r.get_string();
+    const OpPayloadType& type = payload_type(name, std::string(rec.component_id) + "'s record '" + rec.name + "'");
+    ByteReader pr(r.get_bytes());
+    rec.data = type.load(pr);
+    if (!pr.done()) throw SimError("the op-log payload type '" + name + "' reads fewer bytes than it saves");
+  }
+  return rec;
 }
 
 OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last, bool drop) {
@@ -65,13 +100,14 @@ OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last, bool d
   OpLog::Settled settled = oplog_->settle(last, st.epoch + 1, drop);
   w.put(settled.open);
   w.put(settled.watermark);
-  w.put(static_cast<std::uint64_t>(
-      std::count_if(settled.records.begin(), settled.records.end(), [](const auto& h) { return h.place.stage == 1; })));
-  for (const OpLog::Held& h : settled.records)
-    if (h.place.stage == 1) {
-      put_place(w, h.place);
-      save_record(w, h.record);
-    }
+  std::string block;  // (one piece, so that the rank that made them can pass over its own)
+  ByteWriter bw(block);
+  bw.put(static_cast<std::uint64_t>(settled.records.size()));
+  for (const OpLog::Held& h : settled.records) {
+    put_place(bw, h.place);
+    save_record(bw, h.record);
+  }
+  w.put_string(block);
   // The next epoch starts afresh; on a rank that ran past a stop, from where it is.
   ++st.epoch;
   if (st.pos_live && st.pos > last)
@@ -107,66 +143,29 @@ Place Simulation::run_end(Tick t) const {
   return p;
 }
 
-void Simulation::merge_records(OpLog::Settled mine, const std::vector<std::string>& from_rank,
-                               std::vector<ByteReader>& readers) {
-  SplitState& st = *split_;
+void Simulation::merge_records(OpLog::Settled mine, std::vector<ByteReader>& readers) {
+  const unsigned me = split_->split.rank;
   struct Item {
     Place place;
     unsigned rank;
     OpRecord record;
   };
   std::vector<Item> all;
+  for (OpLog::Held& h : mine.records) all.push_back({h.place, me, std::move(h.record)});
   std::uint64_t open = 0;
   Tick watermark = kNever;
-  for (unsigned rank = 0; rank < from_rank.size(); ++rank) {
-    ByteReader& r = readers[rank];
-    open += r.get<std::uint64_t>();
-    watermark = std::min(watermark, r.get<Tick>());
+  for (unsigned rank = 0; rank < readers.size(); ++rank) {
+    ByteReader& in = readers[rank];
+    open += in.get<std::uint64_t>();
+    watermark = std::min(watermark, in.get<Tick>());
+    ByteReader r(in.get_bytes());
+    if (rank == me) continue;  // (this rank's own are in `mine`, as they are)
     for (std::size_t n = r.get_count(); n > 0; --n) {
-      Item it{get_place(r), rank, {}};
-      OpRecord& rec = it.record;
-      rec.t_start = r.get<Tick>();
-      rec.t_end = r.get<Tick>();
-      rec.component = r.get<NodeIndex>();
-      if (rec.component >= nodes_.size())
-        throw SimError("rank " + std::to_string(rank) + " logged a record of no node");
-      rec.component_id = ids_[rec.component];
-      rec.kind = oplog_->intern(r.get_string());
-      rec.name = r.get_string();
-      for (std::size_t k = r.get_count(); k > 0; --k) {
-        std::string key = r.get_string();
-        const auto index = r.get<std::uint8_t>();
-        if (index == 0)
-          rec.params.push_back({std::move(key), r.get<std::int64_t>()});
-        else if (index == 1)
-          rec.params.push_back({std::move(key), r.get<double>()});
-        else
-          rec.params.push_back({std::move(key), r.get_string()});
-      }
-      rec.dependency_ids = r.get_vector<std::uint64_t>();
-      rec.flow = r.get<std::uint64_t>();
-      rec.flow_end = r.get<bool>();
-      if (r.get<bool>()) {
-        const std::string name = r.get_string();
-        auto found = st.payloads.find(name);
-        if (found == st.payloads.end()) {
-          const OpPayloadType* type = nullptr;
-          for (const Extension* e : registry_.extensions_of(OpPayloadType::kPayloadKind))
-            if (e->name == name) type = static_cast<const OpPayloadType*>(e->data.get());
-          if (!type)
-            throw SimError("a record of " + std::string(rec.component_id) + " from rank " + std::to_string(rank) +
-                           " carries a payload of type '" + name + "', which no loaded plugin registers");
-          found = st.payloads.emplace(name, type).first;
-        }
-        const std::string_view bytes = r.get_bytes();
-        ByteReader pr(bytes);
-        rec.data = found->second->load(pr);
-      }
-      if (rank != st.split.rank) all.push_back(std::move(it));  // (this rank's own, below, as they are)
+      const Place place = get_place(r);
+      all.push_back({place, rank, load_record(r, rank)});
     }
   }
-  for (OpLog::Held& h : mine.records) all.push_back({h.place, st.split.rank, std::move(h.record)});
-  // Equal places are one rank's (a handler's records, or the bench's): they keep that rank's order.
+  // Equal places are one rank's: a handler's records, in the order it made them.
   std::stable_sort(all.begin(), all.end(), [](const Item& a, const Item& b) {
     return a.place < b.place || (a.place == b.place && a.rank < b.rank);
   });

@@ -146,7 +146,8 @@ class Engine {
   /// Whether a run (and so an event's handler) is under way, and the root of the event it runs or ran last.
   bool dispatching() const noexcept { return dispatching_; }
   std::uint32_t running_root() const noexcept { return chain_[running_].root; }
-  /// The lane and the slot of the event being run (a split run's op log places records by them).
+  /// The lane of the event being run, and its slot (a split run's op log places records by the lane and keeps the
+  /// last part of their order by the slot).
   std::uint64_t running_lane() const noexcept { return chain_[running_].lane; }
   std::uint32_t running_slot() const noexcept { return running_; }
 

@@ -1,6 +1,7 @@
 // Collectives among threads standing in for the ranks of a split system (component/split.hpp), for tests.
 #pragma once
 
+#include <algorithm>
 #include <barrier>
 #include <mutex>
 #include <string>

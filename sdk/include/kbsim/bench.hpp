@@ -103,6 +103,11 @@ class System {
   /// Offer `service` (owned by the caller, e.g. a run observer, and outliving
   /// the system) under `name`, before any plugin's instance was made (Error if one was).
   virtual void provide(std::string_view name, Service& service) = 0;
+  /// In a split system, also gather `news`'s news after every run (ReplicatedService), until unshare: for a
+  /// bench's own client of its components' interfaces (ahbm::BenchMemClient), which every rank makes alike and in
+  /// the same order. Services a system provides are gathered without this.
+  virtual void share(ReplicatedService& news) { (void)news; }
+  virtual void unshare(ReplicatedService& news) noexcept { (void)news; }
   /// The op log of this system, or nullptr when the run keeps none.
   virtual OpLogView* op_log() noexcept = 0;
   /// The loaded plugins' extensions of one kind (e.g. "kernel"), sorted by name.
