@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <utility>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -93,6 +94,22 @@ void expect_ranks_write_the_results_of_one_process(const std::string& bench, con
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_EQ(results_without_host(dir / "none" / "results.json"), want);
   EXPECT_THAT(whole.out, ::testing::Not(HasSubstr("split")));
+}
+
+/// Run each bench (the rest of a `run --bench` command line) in one process and over 2 ranks: the same results.json
+/// apart from the host's figures.
+void expect_two_ranks_write_the_results_of_one_process(const std::vector<std::string>& benches) {
+  const fs::path dir = test::temp_dir();
+  for (const std::string& bench : benches) {
+    auto serial = test::run_kbsim("run --bench " + bench + " --out " + (dir / "serial").string());
+    ASSERT_EQ(serial.code, 0) << bench << ": " << serial.err;
+    auto split = test::run_kbsim_with(mpirun(2), "run --bench " + bench + " --out " + (dir / "split").string());
+    ASSERT_EQ(split.code, 0) << bench << ": " << split.err;
+    EXPECT_THAT(split.out, HasSubstr("split      2 ranks")) << bench;
+    EXPECT_EQ(results_without_host(dir / "split" / "results.json"),
+              results_without_host(dir / "serial" / "results.json"))
+        << bench;
+  }
 }
 
 TEST(Mpi, AMeshOverOneToFourRanksWritesTheResultsOfOneProcess) {
@@ -203,19 +220,9 @@ TEST(Mpi, TheAttentionBenchReadsTheMergedOpLogOverTwoAndFourRanks) {
 
 TEST(Mpi, TheBenchesThatDriveTheHostRuntimeOverTwoRanksWriteTheResultsOfOneProcess) {
   if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
-  const fs::path dir = test::temp_dir();
-  for (const std::string bench :
-       {"pe2pe-latency --param sizes=128,1024", "gemm-single-pe", "matmul-composite --param K=256",
-        "tp-mlp --param D_in=64 --param D_hidden=512 --param D_out=64"}) {
-    auto serial = test::run_kbsim("run --bench " + bench + " --out " + (dir / "serial").string());
-    ASSERT_EQ(serial.code, 0) << bench << ": " << serial.err;
-    auto split = test::run_kbsim_with(mpirun(2), "run --bench " + bench + " --out " + (dir / "split").string());
-    ASSERT_EQ(split.code, 0) << bench << ": " << split.err;
-    EXPECT_THAT(split.out, HasSubstr("split      2 ranks")) << bench;
-    EXPECT_EQ(results_without_host(dir / "split" / "results.json"),
-              results_without_host(dir / "serial" / "results.json"))
-        << bench;
-  }
+  expect_two_ranks_write_the_results_of_one_process({"pe2pe-latency --param sizes=128,1024", "gemm-single-pe",
+                                                     "matmul-composite --param K=256",
+                                                     "tp-mlp --param D_in=64 --param D_hidden=512 --param D_out=64"});
 }
 
 TEST(Mpi, AStuckCollectiveAcrossRanksEndsEveryRankWithTheLineOfOneProcess) {
@@ -242,17 +249,8 @@ TEST(Mpi, TheBenchesThatDriveInitiatorsThemselvesOverTwoRanksWriteTheResultsOfOn
   // They submit memory requests to the PEs' DMA engines directly; every rank hears of every completion (through a
   // BenchMemClient) and reads the statistics every rank gathers.
   if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
-  const fs::path dir = test::temp_dir();
-  for (const std::string bench : {"pe-dma-perf", "probe", "probe --param case=d2h-2hop --param bytes=4096"}) {
-    auto serial = test::run_kbsim("run --bench " + bench + " --out " + (dir / "serial").string());
-    ASSERT_EQ(serial.code, 0) << bench << ": " << serial.err;
-    auto split = test::run_kbsim_with(mpirun(2), "run --bench " + bench + " --out " + (dir / "split").string());
-    ASSERT_EQ(split.code, 0) << bench << ": " << split.err;
-    EXPECT_THAT(split.out, HasSubstr("split      2 ranks")) << bench;
-    EXPECT_EQ(results_without_host(dir / "split" / "results.json"),
-              results_without_host(dir / "serial" / "results.json"))
-        << bench;
-  }
+  expect_two_ranks_write_the_results_of_one_process(
+      {"pe-dma-perf", "probe", "probe --param case=d2h-2hop --param bytes=4096"});
 }
 
 TEST(Mpi, ABenchThatDoesNotSayItSplitsIsOneConfigErrorBeforeAnythingRuns) {
