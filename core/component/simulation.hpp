@@ -185,10 +185,12 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// The records a run settled on every rank (each rank's `readers`, after its statistics; this rank's in `mine`),
   /// merged in the order one process logs them, go to the op log's sinks.
   void merge_records(OpLog::Settled mine, std::vector<ByteReader>& readers);
-  /// The loader of payloads named `name` (add_payload), found once; SimError naming `whose` record if none.
-  const OpPayloadType& payload_type(std::string_view name, std::string_view whose);
+  /// The loader of payloads named `name` (add_payload), found once; SimError naming the record `whose` if none.
+  const OpPayloadType& payload_type(std::string_view name, const OpRecord& whose);
   void save_record(ByteWriter& w, const OpRecord& r);
   OpRecord load_record(ByteReader& r, unsigned rank);
+  /// SimError unless rank `rank`, which keeps an op log if `placing`, does as this one.
+  void same_log(unsigned rank, bool placing) const;
   /// Keep this rank's first error to tell every rank at the next collective (split systems).
   void hold_failure(const Error& e);
   std::string failure_bytes() const;

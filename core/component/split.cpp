@@ -46,6 +46,13 @@ Said said(const std::string& in, unsigned rank, unsigned ranks) {
 }
 }  // namespace
 
+void Simulation::same_log(unsigned rank, bool placing) const {
+  if (placing != placing_)
+    throw SimError("rank " + std::to_string(rank) + (placing_ ? " keeps no" : " keeps an") + " op log and rank " +
+                   std::to_string(split_->split.rank) + (placing_ ? " does" : " does not") +
+                   ": every rank of a split run must run the same observers");
+}
+
 void Simulation::host_acts(NodeIndex from) {
   SplitState& st = *split_;
   st.idle = false;  // (every rank runs the bench and every setup alike: on the others, the Shadow notes it)
@@ -74,7 +81,7 @@ ByteWriter Simulation::remote_record(const Link& link, Tick at, std::uint8_t kin
   w.put(at);
   w.put(order.root);
   w.put(order.lane);
-  if (placing_) w.put(++split_->scheduled[link.src]);  // the last tie of its order (split_log.cpp)
+  w.put(++split_->scheduled[link.src]);  // the last tie of its order (split_log.cpp; also before an op log is set)
   w.put(static_cast<std::uint32_t>(&link - links_.data()));
   w.put(kind);
   return w;
@@ -158,7 +165,7 @@ void Simulation::receive(std::string_view bytes) {
     const auto at = r.get<Tick>();
     const auto root = r.get<std::uint32_t>();
     const auto lane = r.get<std::uint64_t>();
-    const auto scheduled = placing_ ? r.get<std::uint64_t>() : 0;
+    const auto scheduled = r.get<std::uint64_t>();
     const auto index = r.get<std::uint32_t>();
     const auto kind = static_cast<Record>(r.get<std::uint8_t>());
     if (index >= links_.size() || !owned(links_[index].dst) || kind > Record::kFlit ||
@@ -330,10 +337,7 @@ void Simulation::run_split(Tick t) {
                            format_ns(ticks_to_ns(at)) + " ns, on rank " + std::to_string(rank) +
                            "): a split run stops at one place at a time (docs/scale-out.md)");
           stop = at;
-          if (r.get<bool>() != placing_)
-            throw SimError("rank " + std::to_string(rank) + (placing_ ? " keeps no" : " keeps an") +
-                           " op log and this one " + (placing_ ? "does" : "does not") +
-                           ": every rank of a split run must run the same observers");
+          same_log(rank, r.get<bool>());
           if (placing_) st.stopped_at = get_place(r);
           bytes.remove_prefix(1 + r.offset());
         } else {
@@ -457,11 +461,7 @@ Tick Simulation::gather_statistics(const Place& last, bool drop) {
       it->second->load_news(nr);
     }
   }
-  for (unsigned rank = 0; rank < all.size(); ++rank)
-    if (readers[rank].get<bool>() != placing_)
-      throw SimError("rank " + std::to_string(rank) + (placing_ ? " keeps no" : " keeps an") + " op log and rank " +
-                     std::to_string(split.rank) + (placing_ ? " does" : " does not") +
-                     ": every rank of a split run must run the same observers");
+  for (unsigned rank = 0; rank < all.size(); ++rank) same_log(rank, readers[rank].get<bool>());
   if (placing_) merge_records(std::move(settled), readers);
   return latest;
 }

@@ -21,13 +21,14 @@
 
 namespace kbsim::core {
 
-const OpPayloadType& Simulation::payload_type(std::string_view name, std::string_view whose) {
+const OpPayloadType& Simulation::payload_type(std::string_view name, const OpRecord& whose) {
   auto& found = split_->payloads;
   if (auto it = found.find(name); it != found.end()) return *it->second;
   for (const Extension* e : registry_.extensions_of(OpPayloadType::kPayloadKind))
     if (e->name == name && e->data)
       return *found.emplace(name, static_cast<const OpPayloadType*>(e->data.get())).first->second;
-  throw SimError(std::string(whose) + " carries an op-log payload of type '" + std::string(name) +
+  throw SimError(std::string(whose.component_id) + "'s record '" + whose.name +
+                 "' carries an op-log payload of type '" + std::string(name) +
                  "', whose loader no loaded plugin registers (add_payload in kbsim/plugin.hpp)");
 }
 
@@ -50,13 +51,12 @@ void Simulation::save_record(ByteWriter& w, const OpRecord& r) {
   w.put(r.flow_end);
   w.put(r.data != nullptr);
   if (!r.data) return;
-  const std::string whose = std::string(r.component_id) + "'s " + std::string(r.kind) + " record '" + r.name + "'";
   const std::string_view name = r.data->payload_name();
   if (name.empty())
-    throw SimError(whose +
-                   " carries a payload that cannot cross between the ranks of a split run (its type has no "
+    throw SimError(std::string(r.component_id) + "'s record '" + r.name +
+                   "' carries a payload that cannot cross between the ranks of a split run (its type has no "
                    "payload_name and save; see add_payload in kbsim/plugin.hpp)");
-  payload_type(name, whose);  // (known here, or every rank would fail to load it)
+  payload_type(name, r);  // (known here, or every rank would fail to load it)
   w.put_string(name);
   std::string bytes;
   ByteWriter pw(bytes);
@@ -87,9 +87,16 @@ OpRecord Simulation::load_record(ByteReader& r, unsigned rank) {
   rec.flow_end = r.get<bool>();
   if (r.get<bool>()) {
     const std::string name = r.get_string();
-    const OpPayloadType& type = payload_type(name, std::string(rec.component_id) + "'s record '" + rec.name + "'");
+    const OpPayloadType& type = payload_type(name, rec);
     ByteReader pr(r.get_bytes());
-    rec.data = type.load(pr);
+    try {
+      rec.data = type.load(pr);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw PluginError("the op-log payload type '" + name + "' failed to load a record of rank " +
+                        std::to_string(rank) + ": " + e.what());
+    }
     if (!pr.done()) throw SimError("the op-log payload type '" + name + "' reads fewer bytes than it saves");
   }
   return rec;

@@ -197,8 +197,9 @@ struct BenchInfo {
   /// configured system): the run keeps them even when no observer asks.
   bool reads_op_log = false;
   /// Under mpirun, the systems it builds may be split over the ranks (docs/scale-out.md): every rank runs the bench,
-  /// so the bench must drive its systems only in ways that stay alike on every rank: runs, statistics, and services
-  /// that keep themselves alike (ReplicatedService, such as the host runtime), not components' own interfaces.
+  /// so the bench must drive its systems only in ways that stay alike on every rank: runs, statistics, services
+  /// that keep themselves alike (ReplicatedService, such as the host runtime), and components' own interfaces only
+  /// through a client shared with every rank (System::share; ahbm::BenchMemClient for memory requests).
   bool splits = false;
 };
 

@@ -17,6 +17,8 @@ namespace kbsim::ahbm {
 
 /// Submits a bench's requests and hands their completions to `inner` once the system has run, in the order they
 /// completed (by completion time, then in the order they were submitted), alike in one process and on every rank.
+/// Make it on the system it submits to, and let every request complete before it goes (it must not outlive the
+/// system, nor leave a request in flight that would call it back).
 class BenchMemClient final : public MemClient, public ReplicatedService {
  public:
   BenchMemClient(System& sys, MemClient& inner) : sys_(sys), inner_(inner) { sys_.share(*this); }
@@ -25,13 +27,18 @@ class BenchMemClient final : public MemClient, public ReplicatedService {
   BenchMemClient& operator=(const BenchMemClient&) = delete;
 
   void submit(MemInitiator& to, Ref<MemRequest> req) {
-    index_.emplace(req.get(), sent_.size());
+    if (!index_.emplace(req.get(), sent_.size()).second)
+      throw SimError("a bench submitted one memory request twice through its BenchMemClient");
     sent_.push_back(req);
     to.submit(std::move(req), this);
   }
   /// Run the system to its end, then hand what completed to the inner client.
   void run() {
     sys_.run();
+    deliver();
+  }
+  /// Hand what completed so far to the inner client (after the bench's own runs of the system).
+  void deliver() {
     std::sort(done_.begin(), done_.end());
     const auto done = std::move(done_);
     done_.clear();
