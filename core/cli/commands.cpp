@@ -140,7 +140,7 @@ class OutDir {
 int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, double max_wall_s) {
   // Under mpirun every rank runs the bench (its sweep points are shared out); rank 0 writes and reports.
   const bool writer = core::cluster::world().rank == 0;
-  opts.op_log_option = !opts.trace.empty() ? "--trace" : !opts.op_log.empty() ? "--op-log" : "";
+  opts.op_log_asked = !opts.trace.empty() || !opts.op_log.empty();
   if (!writer) {
     opts.trace.clear();
     opts.op_log.clear();

@@ -37,7 +37,7 @@ void OpLog::start(NodeIndex node, std::string_view id, const Message& msg, Tick 
   if (!msg.describe_op(r)) return;  // captured now: the message may change before its record ends
   r.t_start = now;
   Open o{std::move(r), {}};
-  if (held_) o.starts.push_back({where_(), now});
+  if (held()) o.starts.push_back({where_(), now});
   pending_.emplace(Key{&msg, node}, std::move(o));
 }
 
@@ -45,7 +45,7 @@ void OpLog::restart(NodeIndex node, const Message& msg, Tick now) {
   auto it = pending_.find({&msg, node});
   if (it == pending_.end()) return;
   it->second.record.t_start = now;
-  if (held_) it->second.starts.push_back({where_(), now});
+  if (held()) it->second.starts.push_back({where_(), now});
 }
 
 void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
@@ -54,7 +54,7 @@ void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
   Open o = std::move(it->second);
   pending_.erase(it);
   o.record.t_end = at;
-  if (!held_) return emit(std::move(o.record));
+  if (!held()) return emit(std::move(o.record));
   const Place here = where_();
   if (here.stage == 0)  // (only the component's rank ends it: no other rank could place it alike)
     throw SimError(std::string(o.record.component_id) + " ended its data operation '" + o.record.name +
@@ -64,7 +64,7 @@ void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
 }
 
 void OpLog::record(OpRecord r) {
-  if (!held_) return emit(std::move(r));
+  if (!held()) return emit(std::move(r));
   const Place here = where_();
   if (here.stage == 0) return emit(std::move(r));  // the bench's, alike on every rank: after all that is merged
   const Tick t = r.t_start;
@@ -77,7 +77,7 @@ void OpLog::emit(OpRecord r) {
   if (keep_) records_.push_back(std::move(r));
 }
 
-OpLog::Settled OpLog::settle(const Place& last, std::uint32_t next_epoch, bool drop) {
+OpLog::Settled OpLog::settle(const Place& last, std::uint32_t next_epoch) {
   // One process would have made the records placed up to `last` by now, and no others; those it had started
   // and not ended yet are open (on this rank, or ended here already by a rank that ran past the stop).
   Settled out;
@@ -99,7 +99,6 @@ OpLog::Settled OpLog::settle(const Place& last, std::uint32_t next_epoch, bool d
       continue;
     }
     open_at_end(h.starts);
-    if (drop) continue;
     h.place.epoch = next_epoch;
     later.push_back(std::move(h));
   }
@@ -117,7 +116,7 @@ std::vector<const OpRecord*> OpLog::by_start() const {
 }
 
 Tick OpLog::watermark() const noexcept {
-  if (held_) return merged_watermark_;
+  if (held()) return merged_watermark_;
   Tick w = kNever;
   for (const auto& [key, o] : pending_) w = std::min(w, o.record.t_start);
   return w;

@@ -81,21 +81,18 @@ class OpLog final : public OpLogView {
   std::vector<const OpRecord*> by_start() const override;
   Tick watermark() const noexcept override;
 
-  std::size_t open() const noexcept { return held_ ? merged_open_ : pending_.size(); }
+  std::size_t open() const noexcept { return held() ? merged_open_ : pending_.size(); }
   std::uint64_t count() const noexcept { return seq_; }
 
   // --- a split system's ---
   /// Hold the records handlers make (end, record) with the place `where` gives (stage 1), instead of passing them
   /// on; what the bench records outside any handler (stage 0: alike on every rank) still passes on at once.
-  void hold(std::function<Place()> where) {
-    where_ = std::move(where);
-    held_ = true;
-  }
+  void hold(std::function<Place()> where) { where_ = std::move(where); }
   /// The end of a run at `last`: records placed after it (on a rank that ran past the stop that ended the run) go
-  /// to the next epoch, or are dropped when `drop` (nothing runs after them); the others are returned, with the
-  /// records open at `last` as one process has them (started up to it, not ended up to it; a record restarted past
+  /// to the next epoch (at the job's end, one process never makes them: they stay held); the others are returned, with
+  /// the records open at `last` as one process has them (started up to it, not ended up to it; a record restarted past
   /// it counts from its start before).
-  Settled settle(const Place& last, std::uint32_t next_epoch, bool drop);
+  Settled settle(const Place& last, std::uint32_t next_epoch);
   /// Pass a merged record on (its seq is assigned here), as an unsplit log passes on what it logs.
   void emit(OpRecord r);
   /// The whole system's open records after the last merge: how many, and the earliest start among them.
@@ -119,7 +116,7 @@ class OpLog final : public OpLogView {
   };
   struct Open {
     OpRecord record;
-    std::vector<Start> starts;  ///< (held_ only)
+    std::vector<Start> starts;  ///< (held() only)
   };
   bool keep_;
   std::uint64_t seq_ = 0;
@@ -127,8 +124,8 @@ class OpLog final : public OpLogView {
   std::vector<OpRecord> records_;
   std::vector<Sink> sinks_;
   // A split system's (hold).
-  bool held_ = false;
-  std::function<Place()> where_;
+  std::function<Place()> where_;  ///< set: records are held
+  bool held() const noexcept { return static_cast<bool>(where_); }
   std::vector<Held> holding_;
   std::uint64_t merged_open_ = 0;
   Tick merged_watermark_ = kNever;

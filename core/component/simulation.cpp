@@ -125,7 +125,7 @@ void Simulation::finish() {
   } catch (const Error& e) {
     hold_failure(e);
   }
-  gather_statistics(bench_end(), true);  // what finish() folded in, too; or every rank ends with a rank's error
+  gather_statistics(bench_end());  // what finish() folded in, too; or every rank ends with a rank's error
 }
 
 void Simulation::no_port(NodeIndex from, PortIndex out) const {

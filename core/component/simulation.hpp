@@ -167,8 +167,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
   bool run_events(Tick t, bool advance = true);
   void run_split(Tick t);
   /// Every rank gets every node's statistics and link's traffic, and the op log's records up to `last` (those after
-  /// it wait for a later run, or are dropped when `drop`); returns the latest time any rank is at.
-  Tick gather_statistics(const Place& last, bool drop = false);
+  /// it wait for a later run, which at the job's end never comes); returns the latest time any rank is at.
+  Tick gather_statistics(const Place& last);
   /// The end of the bench's present stage (before any event of its next run), or of its run at `t`, as a Place.
   Place bench_end() const;
   Place run_end(Tick t) const;
@@ -181,7 +181,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   [[gnu::noinline]] void place_event(std::uint32_t priority);
   /// Write this rank's records that a run settled at `last` (OpLog::settle) after its statistics, and go on to
   /// the next epoch.
-  OpLog::Settled send_records(ByteWriter& w, const Place& last, bool drop);
+  OpLog::Settled send_records(ByteWriter& w, const Place& last);
   /// The records a run settled on every rank (each rank's `readers`, after its statistics; this rank's in `mine`),
   /// merged in the order one process logs them, go to the op log's sinks.
   void merge_records(OpLog::Settled mine, std::vector<ByteReader>& readers);
@@ -294,9 +294,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
     }
     std::vector<std::uint64_t> scheduled;  ///< per node: events it scheduled
     std::uint32_t epoch = 0;               ///< the bench's runs so far (Place::epoch)
-    Place pos;                             ///< the furthest event this rank ran in this epoch (if pos_live)
-    bool pos_live = false;
-    Place stopped_at;  ///< where the stop that ended the last window was asked (placing_)
+    Place pos;                             ///< the furthest event this rank ran (in this epoch, if it is this one's)
     std::map<std::string, const OpPayloadType*, std::less<>> payloads;  ///< loaders found so far
   };
   static constexpr std::uint32_t kNoHome = ~std::uint32_t{0};

@@ -292,6 +292,7 @@ void Simulation::run_split(Tick t) {
   Transport& net = *st.split.transport;
   Tick stop_here = kNever;  // when a component of this rank stopped the run (request_stop), in the last window
   Tick stop = kNever;       // when one of any rank's did
+  Place stopped_at;         // and where, in the order of events (placing_)
   Tick next = kNever;       // the earliest event pending anywhere, after the last exchange
   if (st.stop_asked) {      // the bench asked before the run, on every rank alike: it returns at once
     st.stop_asked = false;
@@ -338,7 +339,7 @@ void Simulation::run_split(Tick t) {
                            "): a split run stops at one place at a time (docs/scale-out.md)");
           stop = at;
           same_log(rank, r.get<bool>());
-          if (placing_) st.stopped_at = get_place(r);
+          if (placing_) stopped_at = get_place(r);
           bytes.remove_prefix(1 + r.offset());
         } else {
           bytes.remove_prefix(1);
@@ -367,7 +368,7 @@ void Simulation::run_split(Tick t) {
     // did there would come after events that one process runs after it; see host_acts).
     st.may_act = stop_here != kNever || engine_.now() < stop;
     if (stop_here == kNever && engine_.now() < stop) run_events(stop);
-    gather_statistics(st.stopped_at);
+    gather_statistics(stopped_at);
     st.host_now = stop;
     return;
   }
@@ -386,7 +387,7 @@ void Simulation::request_stop() noexcept {
   engine_.stop();
 }
 
-Tick Simulation::gather_statistics(const Place& last, bool drop) {
+Tick Simulation::gather_statistics(const Place& last) {
   // Each node's statistics and each link's traffic are its owner's (a link's: its sender's); every rank gets all.
   std::string mine(1, kGathered);
   ByteWriter w(mine);
@@ -418,7 +419,7 @@ Tick Simulation::gather_statistics(const Place& last, bool drop) {
   OpLog::Settled settled;
   w.put(placing_);  // (every rank must keep the op log, or none)
   if (placing_) try {
-      settled = send_records(w, last, drop);
+      settled = send_records(w, last);
     } catch (const Error& e) {
       hold_failure(e);  // (a record that cannot cross): every rank ends with it at this exchange
     } catch (const std::exception& e) {

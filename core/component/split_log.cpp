@@ -102,9 +102,9 @@ OpRecord Simulation::load_record(ByteReader& r, unsigned rank) {
   return rec;
 }
 
-OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last, bool drop) {
+OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last) {
   SplitState& st = *split_;
-  OpLog::Settled settled = oplog_->settle(last, st.epoch + 1, drop);
+  OpLog::Settled settled = oplog_->settle(last, st.epoch + 1);
   w.put(settled.open);
   w.put(settled.watermark);
   std::string block;  // (one piece, so that the rank that made them can pass over its own)
@@ -115,12 +115,10 @@ OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last, bool d
     save_record(bw, h.record);
   }
   w.put_string(block);
-  // The next epoch starts afresh; on a rank that ran past a stop, from where it is.
+  // The next epoch starts afresh (an older epoch's place comes before any of it); on a rank that ran past a stop,
+  // from where it is.
   ++st.epoch;
-  if (st.pos_live && st.pos > last)
-    st.pos.epoch = st.epoch;
-  else
-    st.pos_live = false;
+  if (st.pos > last) st.pos.epoch = st.epoch;
   return settled;
 }
 
@@ -129,10 +127,7 @@ void Simulation::place_event(std::uint32_t priority) {
   const std::uint32_t slot = engine_.running_slot();
   const std::uint64_t tie = slot < st.ties.size() ? st.ties[slot] : 0;
   const Place here{st.epoch, 1, engine_.now(), priority, engine_.running_root(), engine_.running_lane(), tie};
-  if (!st.pos_live || st.pos < here) {
-    st.pos = here;
-    st.pos_live = true;
-  }
+  if (st.pos < here) st.pos = here;
 }
 
 Place Simulation::place() const { return engine_.dispatching() ? split_->pos : Place{split_->epoch, 0, 0, 0, 0, 0, 0}; }

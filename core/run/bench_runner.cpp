@@ -137,7 +137,7 @@ System& BenchRunner::configured() {
     bool keep = !options_.op_log.empty() || type_->info.reads_op_log;
     for (const auto& o : observers_) keep = keep || o->keeps_records();
     // A split system's ranks log alike, whether or not this one writes the trace or the op log (rank 0 does).
-    if (keep || !observers_.empty() || (configured_->is_split() && !options_.op_log_option.empty())) {
+    if (keep || !observers_.empty() || (configured_->is_split() && options_.op_log_asked)) {
       op_log_ = std::make_unique<OpLog>(keep);
       for (const auto& o : observers_) op_log_->add_sink([obs = o.get()](const OpRecord& r) { obs->on_record(r); });
       configured_->set_op_log(op_log_.get());

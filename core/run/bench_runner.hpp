@@ -30,8 +30,8 @@ struct RunOptions {
   bool verify_data = false;            ///< run the data pass; benches check their outputs
   std::filesystem::path trace;         ///< write a Chrome/Perfetto timeline here (empty = none)
   std::filesystem::path op_log;        ///< write the op log (JSON) here (empty = none)
-  /// "--trace" or "--op-log" when either was given, on every rank of an mpirun job (only rank 0 keeps the paths).
-  std::string op_log_option;
+  /// --trace or --op-log was given (known on every rank of an mpirun job; only rank 0 keeps the paths).
+  bool op_log_asked = false;
   unsigned jobs = 0;  ///< worker processes for run_points (0: every core; 1 under mpirun)
   /// Under mpirun, how each system the bench builds is split over the ranks: "structure" (by SIP, then cube; node
   /// order for a graph without groups), "nodes" (node order), or "none" (every rank runs the whole system).
