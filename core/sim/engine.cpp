@@ -145,6 +145,7 @@ bool Engine::refill(Tick limit) {
     front_[0].tail = kNone;  // one run: nothing to join (its last event is found when push_now needs it)
   } else {
     merge_front();
+    if (lazy_end_ > front_pos_ + 1) pick_lazy();
   }
   return true;
 }
@@ -203,6 +204,14 @@ void Engine::merge_front() {
     i = end;
   }
   front_.resize(out);
+}
+
+void Engine::pick_lazy() noexcept {
+  const std::size_t at = least_run();
+  lazy_at_ = static_cast<std::uint8_t>(at);
+  lazy_bound_ = {kNone, ~std::uint32_t{0}, ~std::uint64_t{0}};
+  for (std::size_t r = front_pos_; r < lazy_end_; ++r)
+    if (r != at && Chain::before(chain_[front_[r].head], lazy_bound_)) lazy_bound_ = chain_[front_[r].head];
 }
 
 void Engine::join_lazy() noexcept {

@@ -239,6 +239,10 @@ class Engine {
       if (Chain::before(chain_[front_[r].head], chain_[front_[best].head])) best = r;
     return best;
   }
+  /// Choose the run to take events from among those still to be joined (lazy_at_), and note the least first
+  /// event of the others (lazy_bound_): events are taken from it, one comparison each, until its next is not
+  /// before that bound.
+  void pick_lazy() noexcept;
   /// Join the runs still to be joined into one (an event is put at the front's time among them).
   void join_lazy() noexcept;
   /// Merge two runs in order, `older`'s events first among equal orders; returns the first event.
@@ -315,6 +319,8 @@ class Engine {
   /// event, not a walk of them). One byte, in what was padding: the engine's size is what the simulation's hot
   /// fields after it are laid out by.
   std::uint8_t lazy_end_ = 0;
+  std::uint8_t lazy_at_ = 0;  ///< (pick_lazy)
+  Chain lazy_bound_;          ///< (pick_lazy; its `next` is not used)
 };
 
 template <class Direct, class Before>
@@ -330,20 +336,24 @@ template <class Direct, class Before>
     if (front_pos_ == front_.size() && !refill(limit)) break;
     if (base_ > limit) break;  // the front was filled by an earlier run with a later limit
     std::size_t at = front_pos_;
-    if (lazy_end_ > at + 1) [[unlikely]]
-      at = least_run();
+    const bool lazy = lazy_end_ > at + 1;
+    if (lazy) [[unlikely]]
+      at = lazy_at_;
     Entry& top = front_[at];
     const std::uint32_t slot = top.head;
     const auto priority = static_cast<std::uint32_t>(top.order >> kSeqBits);
     top.head = chain_[slot].next;
     if (top.head != kNone) {
       look_ahead(top.head, chain_[top.head].next);  // along the run
+      if (lazy && !Chain::before(chain_[top.head], lazy_bound_)) [[unlikely]]
+        pick_lazy();  // another run's first event comes next
     } else if (at != front_pos_) {
       front_.erase(front_.begin() + static_cast<std::ptrdiff_t>(at));  // one of the runs still to be joined
-      --lazy_end_;
+      if (--lazy_end_ > front_pos_ + 1) pick_lazy();
     } else {
       // The run is spent; events the handler adds at this time and priority start a new one (push_now).
       ++front_pos_;
+      if (lazy_end_ > front_pos_ + 1) pick_lazy();
       if (front_pos_ < front_.size())  // along the front
         look_ahead(front_[front_pos_].head, front_pos_ + 1 < front_.size() ? front_[front_pos_ + 1].head : kNone);
     }
