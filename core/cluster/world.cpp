@@ -130,13 +130,23 @@ std::vector<std::string> all_gather(const std::string& mine) {
 #endif
 }
 
-Exchanged all_to_all(std::vector<std::string> to_rank, std::uint64_t value) {
-  if (g_world.size == 1) return {std::move(to_rank), value};
+void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Exchanged& in) {
+  in.from_rank.resize(g_world.size);
+  in.value = value;
+  if (g_world.size == 1) {
+    in.from_rank[0] = to_rank[0];
+    return;
+  }
 #ifdef KBSIM_WITH_MPI
   const int n = static_cast<int>(g_world.size);
   // First each pair's byte count, every rank's value and how much it sends in all; then the bytes, unless no rank
-  // sends any (a window of a split run often carries nothing across: one collective instead of two).
-  std::vector<unsigned long long> head(3 * g_world.size), got(3 * g_world.size);
+  // sends any (a window of a split run often carries nothing across: one collective instead of two). The buffers
+  // are kept from call to call.
+  static std::vector<unsigned long long> head, got;
+  static std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+  static std::string out_buf, in_buf;
+  head.assign(3 * g_world.size, 0);
+  got.assign(3 * g_world.size, 0);
   unsigned long long total = 0;
   for (const std::string& s : to_rank) total += s.size();
   for (int r = 0; r < n; ++r) {
@@ -145,8 +155,10 @@ Exchanged all_to_all(std::vector<std::string> to_rank, std::uint64_t value) {
     head[3 * r + 2] = total;
   }
   MPI_Alltoall(head.data(), 3, MPI_UNSIGNED_LONG_LONG, got.data(), 3, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
-  Exchanged in{std::vector<std::string>(g_world.size), value};
-  std::vector<int> send_counts(n), send_displs(n), recv_counts(n), recv_displs(n);
+  send_counts.assign(n, 0);
+  send_displs.assign(n, 0);
+  recv_counts.assign(n, 0);
+  recv_displs.assign(n, 0);
   unsigned long long sent = 0, received = 0, anyone = 0;
   for (int r = 0; r < n; ++r) {
     in.value = std::min<std::uint64_t>(in.value, got[3 * r + 1]);
@@ -158,17 +170,17 @@ Exchanged all_to_all(std::vector<std::string> to_rank, std::uint64_t value) {
     sent += head[3 * r];
     received += got[3 * r];
   }
-  if (anyone == 0) return in;
+  for (std::string& s : in.from_rank) s.clear();
+  if (anyone == 0) return;
   // (decided on what every rank knows, so every rank throws or none)
   if (anyone > static_cast<unsigned long long>(INT_MAX))
     throw SimError("more than 2 GiB cross between ranks in one exchange");
-  std::string out_buf, in_buf(received, '\0');
-  out_buf.reserve(sent);
+  out_buf.clear();
   for (const std::string& s : to_rank) out_buf += s;
+  in_buf.resize(received);
   MPI_Alltoallv(out_buf.data(), send_counts.data(), send_displs.data(), MPI_CHAR, in_buf.data(), recv_counts.data(),
                 recv_displs.data(), MPI_CHAR, MPI_COMM_WORLD);
   for (int r = 0; r < n; ++r) in.from_rank[r].assign(in_buf, recv_displs[r], recv_counts[r]);
-  return in;
 #else
   throw std::logic_error("all_to_all over several ranks in a build without MPI");
 #endif

@@ -29,8 +29,9 @@ struct Exchanged {
   std::uint64_t value = 0;             ///< the smallest value any rank gave
 };
 /// Collective: send to_rank[r] to rank r (one entry per rank, this one's included), and agree on the smallest of
-/// every rank's `value`.
-Exchanged all_to_all(std::vector<std::string> to_rank, std::uint64_t value);
+/// every rank's `value`; into `in`, whose strings are reused (called once per window of a split run, it allocates
+/// nothing once its buffers have grown).
+void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Exchanged& in);
 /// End every rank of the job with `code` (after this rank reported why).
 [[noreturn]] void abort(int code);
 

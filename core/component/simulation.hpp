@@ -260,7 +260,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// A split system's state (split.hpp); nullptr when not split.
   struct SplitState {
     Split split;
-    std::vector<std::string> outbox;        ///< per rank: messages for it, as bytes
+    std::vector<std::string> outbox;        ///< per rank: messages for it, as bytes (emptied once sent)
+    Transport::Exchanged received;          ///< the last window's exchange (its buffers kept for the next)
     Tick outbox_next = kNever;              ///< the earliest arrival in the outboxes
     std::uint64_t windows = 0;              ///< exchanges so far
     ExitCode failure_code = ExitCode::kOk;  ///< this rank's error (kOk: none)

@@ -306,8 +306,7 @@ void Simulation::run_split(Tick t) {
     }
     // What crossed in the last window (or was sent outside a run: setup, a bench) reaches its rank first. The next
     // window starts at the earliest event anywhere: pending on a rank, or on its way to one.
-    std::vector<std::string> out(st.outbox.size());
-    out.swap(st.outbox);
+    std::vector<std::string>& out = st.outbox;
     if (st.failure_code != ExitCode::kOk) {
       std::fill(out.begin(), out.end(), failure_bytes());
     } else if (stop_here != kNever) {  // every rank hears of it: the byte at the front says so, and when
@@ -321,7 +320,9 @@ void Simulation::run_split(Tick t) {
     const Tick mine = std::min(engine_.next_time(), st.outbox_next);
     st.outbox_next = kNever;
     ++st.windows;
-    Transport::Exchanged in = net.exchange(std::move(out), mine);
+    net.exchange(out, mine, st.received);
+    for (std::string& box : out) box.clear();  // sent: their buffers take the next window's messages
+    const Transport::Exchanged& in = st.received;
     end_if_failed(in.from_rank, st.split.rank, kFine);
     next = in.next;
     try {

@@ -23,10 +23,16 @@ class Transport {
     std::vector<std::string> from_rank;  ///< what each rank sent this one, by rank
     Tick next = kNever;                  ///< the smallest `next` any rank gave
   };
-  /// Send to_rank[r] to rank r (this rank's own entry included), and agree on the smallest `next`. The only
-  /// collective a split run uses: whatever one rank is doing when another leaves or goes another way, the calls
-  /// match, and what they carry says what the other is doing (split.cpp).
-  virtual Exchanged exchange(std::vector<std::string> to_rank, Tick next) = 0;
+  /// Send to_rank[r] to rank r (this rank's own entry included), and agree on the smallest `next`; into `in`, whose
+  /// strings are reused (a split run's windows allocate nothing once their buffers have grown). The only collective
+  /// a split run uses: whatever one rank is doing when another leaves or goes another way, the calls match, and
+  /// what they carry says what the other is doing (split.cpp).
+  virtual void exchange(const std::vector<std::string>& to_rank, Tick next, Exchanged& in) = 0;
+  Exchanged exchange(const std::vector<std::string>& to_rank, Tick next) {
+    Exchanged in;
+    exchange(to_rank, next, in);
+    return in;
+  }
 };
 
 /// An error one rank of a split system met, as every rank ends with it: "rank R of N: " and the error's own words,

@@ -27,10 +27,14 @@ namespace {
 /// The ranks of an mpirun job, for split systems.
 class ClusterTransport final : public Transport {
  public:
-  Exchanged exchange(std::vector<std::string> to_rank, Tick next) override {
-    cluster::Exchanged in = cluster::all_to_all(std::move(to_rank), next);
-    return {std::move(in.from_rank), in.value};
+  void exchange(const std::vector<std::string>& to_rank, Tick next, Exchanged& in) override {
+    all_to_all(to_rank, next, got_);
+    in.from_rank.swap(got_.from_rank);  // (buffers go back and forth between the two, and are kept)
+    in.next = got_.value;
   }
+
+ private:
+  cluster::Exchanged got_;
 };
 }  // namespace
 

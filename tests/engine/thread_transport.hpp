@@ -31,18 +31,17 @@ class ThreadTransport final : public core::Transport {
     s_.sync.arrive_and_wait();
     s_.baton.lock();
   }
-  Exchanged exchange(std::vector<std::string> to_rank, Tick next) override {
-    s_.boxes[rank_] = std::move(to_rank);
+  void exchange(const std::vector<std::string>& to_rank, Tick next, Exchanged& in) override {
+    s_.boxes[rank_] = to_rank;
     s_.ticks[rank_] = next;
     wait();
-    Exchanged in;
     in.from_rank.resize(s_.ranks);
+    in.next = kNever;
     for (unsigned r = 0; r < s_.ranks; ++r) {
       in.from_rank[r] = s_.boxes[r][rank_];
       in.next = std::min(in.next, s_.ticks[r]);
     }
     wait();
-    return in;
   }
 
  private:
