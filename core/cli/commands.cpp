@@ -280,9 +280,9 @@ int run_plugin_command(const Common& c, const core::Registry& reg, PluginCommand
   } catch (const ConfigError& e) {
     throw UsageError(e.what());
   }
-  core::CommandRunner runner(reg, std::move(options), topology_file(c), c.sets);
+  core::CommandRunner runner(reg, info, std::move(options), topology_file(c), c.sets);
   std::unique_ptr<Command> cmd(pc.type->create());
-  return cmd->run(runner);
+  return runner.run(*cmd);
 }
 
 }  // namespace
@@ -449,7 +449,7 @@ int run_command_line(int argc, char** argv) {
     if (pc.app->parsed()) return run_plugin_command(common, *early, pc);
   if (version->parsed()) {
     std::printf("kbsim %s (plugin ABI %u, %s, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG,
-                core::cluster::built_with_mpi() ? "with MPI: mpirun spreads sweeps over ranks" : "without MPI");
+                core::cluster::built_with_mpi() ? "with MPI: mpirun splits a run over ranks" : "without MPI");
     return 0;
   }
   return 0;

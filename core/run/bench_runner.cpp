@@ -17,26 +17,12 @@
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
+#include "run/cluster_transport.hpp"
 #include "sim/watch.hpp"
 #include "topology/ccl_config.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
-
-namespace {
-/// The ranks of an mpirun job, for split systems.
-class ClusterTransport final : public Transport {
- public:
-  void exchange(const std::vector<std::string>& to_rank, Tick next, Exchanged& in) override {
-    all_to_all(to_rank, next, got_);
-    in.from_rank.swap(got_.from_rank);  // (buffers go back and forth between the two, and are kept)
-    in.next = got_.value;
-  }
-
- private:
-  cluster::Exchanged got_;
-};
-}  // namespace
 
 namespace {
 using Clock = std::chrono::steady_clock;

@@ -1,14 +1,57 @@
 #include "run/command_runner.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cluster/world.hpp"
+#include "component/partition.hpp"
+#include "component/route_table.hpp"
 #include "component/simulation.hpp"
+#include "kbsim/text.hpp"
 #include "report/json.hpp"
+#include "run/cluster_transport.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
 
-CommandRunner::CommandRunner(const Registry& registry, Params options, std::filesystem::path topology,
-                             std::vector<std::string> overrides)
-    : registry_(registry), options_(std::move(options)), file_(std::move(topology)), overrides_(std::move(overrides)) {}
+CommandRunner::CommandRunner(const Registry& registry, const CommandInfo& info, Params options,
+                             std::filesystem::path topology, std::vector<std::string> overrides)
+    : registry_(registry),
+      info_(info),
+      options_(std::move(options)),
+      file_(std::move(topology)),
+      overrides_(std::move(overrides)) {}
+
+CommandRunner::~CommandRunner() = default;
+
+int CommandRunner::run(Command& cmd) {
+  const cluster::World& world = cluster::world();
+  if (world.size == 1) return cmd.run(*this);
+  if (!info_.splits)
+    throw UsageError("kbsim " + info_.name + " runs in one process, not over " + std::to_string(world.size) +
+                     " MPI ranks: start it without mpirun (docs/scale-out.md)");
+  transport_ = std::make_unique<ClusterTransport>();
+  if (world.rank != 0) {  // every rank computes the same: rank 0 says it
+    std::fflush(stdout);
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::close(null);
+    }
+  }
+  int code = 0;
+  try {
+    code = cmd.run(*this);
+  } catch (const std::exception& e) {
+    const auto* error = dynamic_cast<const Error*>(&e);
+    leave_split(*transport_, world.rank, world.size, error ? error->code() : ExitCode::kInternal, one_line(e.what()),
+                dynamic_cast<const RankError*>(&e) != nullptr);
+    throw;
+  }
+  if (auto other = leave_split(*transport_, world.rank, world.size, ExitCode::kOk, "", false)) throw *other;
+  return code;
+}
 
 const Graph& CommandRunner::topology() {
   if (!topology_) topology_ = load_topology(file_, overrides_, registry_);
@@ -16,7 +59,14 @@ const Graph& CommandRunner::topology() {
 }
 
 std::unique_ptr<System> CommandRunner::build(const Graph& graph) {
-  return std::make_unique<Simulation>(graph, registry_);
+  if (!transport_) return std::make_unique<Simulation>(graph, registry_);
+  // Under mpirun: this rank's part of the system, split as a bench's is by default.
+  const cluster::World& world = cluster::world();
+  auto elaboration = elaborate(graph, registry_);
+  partitions_.push_back(
+      std::make_shared<const Partition>(partition(*elaboration, world.size, partition_method("structure"))));
+  const Split split{partitions_.back().get(), world.rank, transport_.get()};
+  return std::make_unique<Simulation>(elaboration, registry_, RouteTable::for_elaboration(elaboration), &split);
 }
 
 std::string CommandRunner::topology_json() {

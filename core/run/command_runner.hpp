@@ -1,5 +1,7 @@
 // Running one plugin-provided command (kbsim/command.hpp): its resolved
-// options, the configured topology, and fresh systems on demand.
+// options, the configured topology, and fresh systems on demand. Under mpirun
+// a command that says it splits runs on every rank, its systems split over
+// them (docs/scale-out.md); one that does not is refused.
 #pragma once
 
 #include <filesystem>
@@ -13,11 +15,18 @@
 namespace kbsim::core {
 
 class Registry;
+class Transport;
+struct Partition;
 
 class CommandRunner final : public CommandContext {
  public:
-  CommandRunner(const Registry& registry, Params options, std::filesystem::path topology,
+  CommandRunner(const Registry& registry, const CommandInfo& info, Params options, std::filesystem::path topology,
                 std::vector<std::string> overrides);
+  ~CommandRunner();
+
+  /// Run `cmd` and return its exit code. Under mpirun every rank runs it and leaves with the others (an error on
+  /// one ends all with it); the output of ranks other than 0 is dropped.
+  int run(Command& cmd);
 
   const Params& options() const noexcept override { return options_; }
   const Graph& topology() override;
@@ -27,10 +36,13 @@ class CommandRunner final : public CommandContext {
 
  private:
   const Registry& registry_;
+  const CommandInfo& info_;
   Params options_;
   std::filesystem::path file_;
   std::vector<std::string> overrides_;
   std::optional<Graph> topology_;
+  std::unique_ptr<Transport> transport_;                      ///< under mpirun: the ranks
+  std::vector<std::shared_ptr<const Partition>> partitions_;  ///< of the split systems built (they point to them)
 };
 
 }  // namespace kbsim::core

@@ -274,5 +274,26 @@ TEST(Mpi, ABenchThatDoesNotSayItSplitsIsOneConfigErrorBeforeAnythingRuns) {
   EXPECT_EQ(whole.code, 0) << whole.err;
 }
 
+TEST(Mpi, TheProbeCommandOverTwoAndThreeRanksPrintsWhatOneProcessPrints) {
+  if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
+  const std::string probe = "probe --json --bytes 4096";
+  auto one = test::run_kbsim(probe);
+  ASSERT_EQ(one.code, 0) << one.err;
+  for (unsigned ranks : {2u, 3u}) {
+    auto r = test::run_kbsim_with(mpirun(ranks), probe);  // its systems split; rank 0 prints
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, one.out) << ranks << " ranks";
+  }
+}
+
+TEST(Mpi, ACommandThatRunsInOneProcessIsRefusedUnderMpirunWithOneLine) {
+  if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
+  auto r = test::run_kbsim_with(mpirun(2), "web --port 0");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("kbsim: error: kbsim web runs in one process, not over 2 MPI ranks: start it "
+                               "without mpirun"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+}
+
 }  // namespace
 }  // namespace kbsim

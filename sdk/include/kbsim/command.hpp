@@ -19,6 +19,10 @@ struct CommandInfo {
   std::string name;  ///< the subcommand, e.g. "probe"
   std::string summary;
   std::vector<ParamSpec> options;  ///< each becomes --<name>
+  /// Under mpirun, the systems it builds are split over the ranks, as a bench's that says so (BenchInfo::splits
+  /// says what that asks of it); every rank runs the command and rank 0's output is shown. A command that does not
+  /// say so is refused under mpirun (an interactive one, say).
+  bool splits = false;
 };
 
 /// What a command is given.

@@ -1,0 +1,25 @@
+// The ranks of an mpirun job as the transport of split systems (component/split.hpp): one MPI all-to-all per
+// exchange (cluster/world.hpp). Benches and plugin commands build their split systems over it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cluster/world.hpp"
+#include "component/split.hpp"
+
+namespace kbsim::core {
+
+class ClusterTransport final : public Transport {
+ public:
+  void exchange(const std::vector<std::string>& to_rank, Tick next, Exchanged& in) override {
+    all_to_all(to_rank, next, got_);
+    in.from_rank.swap(got_.from_rank);  // (buffers go back and forth between the two, and are kept)
+    in.next = got_.value;
+  }
+
+ private:
+  cluster::Exchanged got_;
+};
+
+}  // namespace kbsim::core
