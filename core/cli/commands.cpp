@@ -449,7 +449,8 @@ int run_command_line(int argc, char** argv) {
     if (pc.app->parsed()) return run_plugin_command(common, *early, pc);
   if (version->parsed()) {
     std::printf("kbsim %s (plugin ABI %u, %s, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG,
-                core::cluster::built_with_mpi() ? "with MPI: mpirun splits a run over ranks" : "without MPI");
+                core::cluster::built_with_mpi() ? "with MPI: mpirun splits a run, or shares sweep points, over ranks"
+                                                : "without MPI");
     return 0;
   }
   return 0;

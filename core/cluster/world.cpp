@@ -10,10 +10,12 @@
 #include "kbsim/errors.hpp"
 
 #ifdef KBSIM_WITH_MPI
+#include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <filesystem>
@@ -35,21 +37,26 @@ bool under_launcher() {
 /// A rank talks to its launcher (OpenMPI's PMIx server, in mpirun or its daemon) over a TCP connection that the
 /// launcher library leaves with Nagle's algorithm on. MPI_Finalize's closing handshake then waits for the server's
 /// delayed acknowledgement: 40 ms of every run, a tenth of a short one. The TCP connections open when MPI_Init has
-/// returned are the launcher's (ranks on one machine talk through shared memory), and sending their small messages
-/// at once changes only when they arrive. Best effort: where /proc is missing nothing changes.
+/// returned, to this machine, are the launcher's (ranks on one machine talk through shared memory), and sending
+/// their small messages at once changes only when they arrive. Best effort: where /proc is missing nothing changes.
 void send_to_launcher_at_once() {
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    const std::string name = entry.path().filename().string();
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     int fd = -1;
-    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc{}) continue;
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc{} || fd <= STDERR_FILENO)
+      continue;  // (not the standard streams, whatever they were given)
     int type = 0;
     socklen_t len = sizeof type;
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) continue;
     sockaddr_storage peer{};
     len = sizeof peer;
     if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;  // not connected
-    if (peer.ss_family != AF_INET && peer.ss_family != AF_INET6) continue;
+    const bool loopback =
+        (peer.ss_family == AF_INET &&
+         (ntohl(reinterpret_cast<const sockaddr_in&>(peer).sin_addr.s_addr) >> 24) == 127) ||
+        (peer.ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr));
+    if (!loopback) continue;  // the launcher's server runs on this machine
     const int on = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   }
@@ -141,7 +148,7 @@ void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Ex
   const int n = static_cast<int>(g_world.size);
   // First each pair's byte count, every rank's value and how much it sends in all; then the bytes, unless no rank
   // sends any (a window of a split run often carries nothing across: one collective instead of two). The buffers
-  // are kept from call to call.
+  // are kept from call to call (one thread calls: MPI is initialised single-threaded), at the largest size yet.
   static std::vector<unsigned long long> head, got;
   static std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
   static std::string out_buf, in_buf;

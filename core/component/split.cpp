@@ -320,7 +320,7 @@ void Simulation::run_split(Tick t) {
     const Tick mine = std::min(engine_.next_time(), st.outbox_next);
     st.outbox_next = kNever;
     ++st.windows;
-    net.exchange(out, mine, st.received);
+    net.exchange(out, mine, st.received);      // (one that throws ends the job: what it leaves in the boxes is moot)
     for (std::string& box : out) box.clear();  // sent: their buffers take the next window's messages
     const Transport::Exchanged& in = st.received;
     end_if_failed(in.from_rank, st.split.rank, kFine);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cluster/world.hpp"
@@ -35,7 +36,7 @@ int CommandRunner::run(Command& cmd) {
   transport_ = std::make_unique<ClusterTransport>();
   if (world.rank != 0) {  // every rank computes the same: rank 0 says it
     std::fflush(stdout);
-    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0 && null != STDOUT_FILENO) {
       ::dup2(null, STDOUT_FILENO);
       ::close(null);
     }
@@ -62,11 +63,15 @@ std::unique_ptr<System> CommandRunner::build(const Graph& graph) {
   if (!transport_) return std::make_unique<Simulation>(graph, registry_);
   // Under mpirun: this rank's part of the system, split as a bench's is by default.
   const cluster::World& world = cluster::world();
-  auto elaboration = elaborate(graph, registry_);
-  partitions_.push_back(
-      std::make_shared<const Partition>(partition(*elaboration, world.size, partition_method("structure"))));
-  const Split split{partitions_.back().get(), world.rank, transport_.get()};
-  return std::make_unique<Simulation>(elaboration, registry_, RouteTable::for_elaboration(elaboration), &split);
+  auto same = std::find_if(built_.begin(), built_.end(), [&](const Built& b) { return b.graph == graph; });
+  if (same == built_.end()) {
+    auto elaboration = elaborate(graph, registry_);
+    auto parts = std::make_shared<const Partition>(partition(*elaboration, world.size, partition_method("structure")));
+    built_.push_back({graph, elaboration, RouteTable::for_elaboration(elaboration), std::move(parts)});
+    same = built_.end() - 1;
+  }
+  const Split split{same->partition.get(), world.rank, transport_.get()};
+  return std::make_unique<Simulation>(same->elaboration, registry_, same->routes, &split);
 }
 
 std::string CommandRunner::topology_json() {

@@ -16,6 +16,8 @@ namespace kbsim::core {
 
 class Registry;
 class Transport;
+class RouteTable;
+struct Elaboration;
 struct Partition;
 
 class CommandRunner final : public CommandContext {
@@ -25,7 +27,8 @@ class CommandRunner final : public CommandContext {
   ~CommandRunner();
 
   /// Run `cmd` and return its exit code. Under mpirun every rank runs it and leaves with the others (an error on
-  /// one ends all with it); the output of ranks other than 0 is dropped.
+  /// one ends all with it); what ranks other than 0 print on stdout is dropped (their stderr stays: a crash there
+  /// is still told).
   int run(Command& cmd);
 
   const Params& options() const noexcept override { return options_; }
@@ -41,8 +44,15 @@ class CommandRunner final : public CommandContext {
   std::filesystem::path file_;
   std::vector<std::string> overrides_;
   std::optional<Graph> topology_;
-  std::unique_ptr<Transport> transport_;                      ///< under mpirun: the ranks
-  std::vector<std::shared_ptr<const Partition>> partitions_;  ///< of the split systems built (they point to them)
+  std::unique_ptr<Transport> transport_;  ///< under mpirun: the ranks
+  /// Under mpirun, each graph built, elaborated and split once (its systems point to the partition).
+  struct Built {
+    Graph graph;
+    std::shared_ptr<const Elaboration> elaboration;
+    std::shared_ptr<RouteTable> routes;
+    std::shared_ptr<const Partition> partition;
+  };
+  std::vector<Built> built_;
 };
 
 }  // namespace kbsim::core

@@ -315,9 +315,8 @@ class Engine {
   bool dispatching_ = false;
   bool stop_ = false;
   /// When more than one: the entries [front_pos_, lazy_end_) are the first priority's runs (at most 4, from the
-  /// front's start), not joined; each event taken is the least of their first events (a comparison or two per
-  /// event, not a walk of them). One byte, in what was padding: the engine's size is what the simulation's hot
-  /// fields after it are laid out by.
+  /// front's start), not joined; each event taken is the least of their first events (pick_lazy: a comparison per
+  /// event, not a walk of them).
   std::uint8_t lazy_end_ = 0;
   std::uint8_t lazy_at_ = 0;  ///< (pick_lazy)
   Chain lazy_bound_;          ///< (pick_lazy; its `next` is not used)
@@ -354,8 +353,11 @@ template <class Direct, class Before>
       // The run is spent; events the handler adds at this time and priority start a new one (push_now).
       ++front_pos_;
       if (lazy_end_ > front_pos_ + 1) pick_lazy();
-      if (front_pos_ < front_.size())  // along the front
-        look_ahead(front_[front_pos_].head, front_pos_ + 1 < front_.size() ? front_[front_pos_ + 1].head : kNone);
+      if (front_pos_ < front_.size()) {  // along the front
+        const std::uint32_t after = front_pos_ + 1 < front_.size() ? front_[front_pos_ + 1].head : kNone;
+        if (after != kNone) __builtin_prefetch(&body(after));  // (look_ahead fetches the one after it)
+        look_ahead(front_[front_pos_].head, after);
+      }
     }
     --pending_;
     Event& ev = body(slot);

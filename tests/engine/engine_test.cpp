@@ -267,6 +267,21 @@ TEST(Engine, AnEventAtTheCurrentTimeJoinsTheEndOfAnOlderRunLeftAlone) {
   EXPECT_EQ(r.log, (Log{{ns(3), 1}, {ns(3), 5}, {ns(3), 6}, {ns(3), 7}, {ns(3), 90}}));
 }
 
+TEST(Engine, FourRunsOfOneInstantTakenAsTheyComeGiveTiesToTheOlderRun) {
+  // Four runs at 3 ns (each starts with a lane lower than the last one scheduled): A = 2, 5, 8; B = 1, 5, 6;
+  // C = 0, 3; D = 2, 9. They are taken as they come, without joining them: each event is the least first event,
+  // the older run's on equal lanes (A's 2 before D's, A's 5 before B's), and C, a run in the middle, is spent first.
+  Engine e;
+  Recorder r(e);
+  for (const auto& [lane, tag] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {2, 20}, {5, 50}, {8, 80}, {1, 11}, {5, 51}, {6, 61}, {0, 1}, {3, 31}, {2, 22}, {9, 92}})
+    at(e, r, ns(3), 5, tag, nullptr, {0, lane});
+  e.run_until(kNever);
+  Log want;
+  for (std::uint64_t tag : {1, 11, 20, 22, 31, 50, 51, 61, 80, 92}) want.emplace_back(ns(3), tag);
+  EXPECT_EQ(r.log, want);
+}
+
 TEST(Engine, ManyDistinctKeysInRandomOrderComeOutSorted) {
   // Thousands of (time, priority) buckets: exercises growth of the bucket
   // table and of the heap, and deletion from the table.

@@ -20,8 +20,9 @@ struct CommandInfo {
   std::string summary;
   std::vector<ParamSpec> options;  ///< each becomes --<name>
   /// Under mpirun, the systems it builds are split over the ranks, as a bench's that says so (BenchInfo::splits
-  /// says what that asks of it); every rank runs the command and rank 0's output is shown. A command that does not
-  /// say so is refused under mpirun (an interactive one, say).
+  /// says what that asks of it); every rank runs the command and rank 0's standard output is shown (a command
+  /// that writes files would write them from every rank: it should not say so). A command that does not say so is
+  /// refused under mpirun (an interactive one, say).
   bool splits = false;
 };
 
@@ -32,7 +33,7 @@ class CommandContext {
   virtual const Params& options() const noexcept = 0;
   /// The resolved --topology graph (with --set overrides applied).
   virtual const Graph& topology() = 0;
-  /// Elaborate a graph into a fresh runnable system, owned by the caller.
+  /// Elaborate a graph into a fresh runnable system, owned by the caller (and gone before Command::run returns).
   virtual std::unique_ptr<System> build(const Graph& graph) = 0;
   /// The resolved topology as JSON, as a run's topology.json has it (every node's parameters resolved).
   virtual std::string topology_json() = 0;
