@@ -137,12 +137,12 @@ std::vector<std::string> all_gather(const std::string& mine) {
 #endif
 }
 
-void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Exchanged& in) {
-  in.from_rank.resize(g_world.size);
-  in.value = value;
+std::uint64_t all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value,
+                         std::vector<std::string>& from_rank) {
+  from_rank.resize(g_world.size);
   if (g_world.size == 1) {
-    in.from_rank[0] = to_rank[0];
-    return;
+    from_rank[0] = to_rank[0];
+    return value;
   }
 #ifdef KBSIM_WITH_MPI
   const int n = static_cast<int>(g_world.size);
@@ -168,7 +168,7 @@ void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Ex
   recv_displs.assign(n, 0);
   unsigned long long sent = 0, received = 0, anyone = 0;
   for (int r = 0; r < n; ++r) {
-    in.value = std::min<std::uint64_t>(in.value, got[3 * r + 1]);
+    value = std::min<std::uint64_t>(value, got[3 * r + 1]);
     anyone += got[3 * r + 2];
     send_displs[r] = static_cast<int>(sent);
     recv_displs[r] = static_cast<int>(received);
@@ -177,8 +177,8 @@ void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Ex
     sent += head[3 * r];
     received += got[3 * r];
   }
-  for (std::string& s : in.from_rank) s.clear();
-  if (anyone == 0) return;
+  for (std::string& s : from_rank) s.clear();
+  if (anyone == 0) return value;
   // (decided on what every rank knows, so every rank throws or none)
   if (anyone > static_cast<unsigned long long>(INT_MAX))
     throw SimError("more than 2 GiB cross between ranks in one exchange");
@@ -187,7 +187,8 @@ void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Ex
   in_buf.resize(received);
   MPI_Alltoallv(out_buf.data(), send_counts.data(), send_displs.data(), MPI_CHAR, in_buf.data(), recv_counts.data(),
                 recv_displs.data(), MPI_CHAR, MPI_COMM_WORLD);
-  for (int r = 0; r < n; ++r) in.from_rank[r].assign(in_buf, recv_displs[r], recv_counts[r]);
+  for (int r = 0; r < n; ++r) from_rank[r].assign(in_buf, recv_displs[r], recv_counts[r]);
+  return value;
 #else
   throw std::logic_error("all_to_all over several ranks in a build without MPI");
 #endif

@@ -24,14 +24,11 @@ const World& world() noexcept;
 bool built_with_mpi() noexcept;
 /// Collective: every rank passes its bytes and gets every rank's, by rank.
 std::vector<std::string> all_gather(const std::string& mine);
-struct Exchanged {
-  std::vector<std::string> from_rank;  ///< what each rank sent this one, by rank
-  std::uint64_t value = 0;             ///< the smallest value any rank gave
-};
-/// Collective: send to_rank[r] to rank r (one entry per rank, this one's included), and agree on the smallest of
-/// every rank's `value`; into `in`, whose strings are reused (called once per window of a split run, it allocates
-/// nothing once its buffers have grown).
-void all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value, Exchanged& in);
+/// Collective: send to_rank[r] to rank r (one entry per rank, this one's included) into from_rank[r] on it, whose
+/// strings are reused (called once per window of a split run, it allocates nothing once its buffers have grown);
+/// returns the smallest of every rank's `value`.
+std::uint64_t all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value,
+                         std::vector<std::string>& from_rank);
 /// End every rank of the job with `code` (after this rank reported why).
 [[noreturn]] void abort(int code);
 

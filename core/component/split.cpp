@@ -284,6 +284,18 @@ std::optional<RankError> leave_split(Transport& transport, unsigned rank, unsign
   }
 }
 
+void run_together(Transport& transport, unsigned rank, unsigned ranks, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const std::exception& e) {
+    const auto* error = dynamic_cast<const Error*>(&e);
+    leave_split(transport, rank, ranks, error ? error->code() : ExitCode::kInternal, one_line(e.what()),
+                dynamic_cast<const RankError*>(&e) != nullptr);
+    throw;
+  }
+  if (auto other = leave_split(transport, rank, ranks, ExitCode::kOk, "", false)) throw *other;
+}
+
 void Simulation::run_split(Tick t) {
   // Conservative windows: each starts at the earliest pending event of any rank and ends one lookahead later (an
   // event sent across in it arrives after it); what crossed is exchanged at its end. Empty stretches cost nothing.

@@ -3,6 +3,7 @@
 // uses it; the cluster module provides it over MPI, tests with threads.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,5 +110,9 @@ class Shadow final : public Simulator {
 /// (`named`: `what` already names the rank it happened on, as a RankError passed on does.)
 std::optional<RankError> leave_split(Transport& transport, unsigned rank, unsigned ranks, ExitCode code,
                                      const std::string& what, bool named);
+/// Run `work` (a bench or a command whose systems may be split) and leave with the other ranks: an exception it
+/// throws is told to every rank (leave_split) and thrown on; when it returns, an error another rank ended with is
+/// thrown here.
+void run_together(Transport& transport, unsigned rank, unsigned ranks, const std::function<void()>& work);
 
 }  // namespace kbsim::core

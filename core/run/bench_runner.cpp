@@ -144,18 +144,11 @@ void BenchRunner::run() {
   const cluster::World& world = cluster::world();
   if (depth_ == 0 && world.size > 1 && options_.partition != "none" && type_->info.splits && !transport_)
     transport_ = std::make_unique<ClusterTransport>();
-  try {
+  if (transport_) {
+    run_together(*transport_, world.rank, world.size, [this] { run_here(); });
+  } else {
     run_here();
-  } catch (const std::exception& e) {
-    if (transport_) {
-      const auto* error = dynamic_cast<const Error*>(&e);
-      leave_split(*transport_, world.rank, world.size, error ? error->code() : ExitCode::kInternal, one_line(e.what()),
-                  dynamic_cast<const RankError*>(&e) != nullptr);
-    }
-    throw;
   }
-  if (transport_)
-    if (auto other = leave_split(*transport_, world.rank, world.size, ExitCode::kOk, "", false)) throw *other;
 }
 
 void BenchRunner::run_here() {

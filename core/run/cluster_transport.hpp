@@ -13,13 +13,8 @@ namespace kbsim::core {
 class ClusterTransport final : public Transport {
  public:
   void exchange(const std::vector<std::string>& to_rank, Tick next, Exchanged& in) override {
-    cluster::all_to_all(to_rank, next, got_);
-    in.from_rank.swap(got_.from_rank);  // (buffers go back and forth between the two, and are kept)
-    in.next = got_.value;
+    in.next = cluster::all_to_all(to_rank, next, in.from_rank);
   }
-
- private:
-  cluster::Exchanged got_;
 };
 
 }  // namespace kbsim::core

@@ -10,7 +10,6 @@
 #include "component/partition.hpp"
 #include "component/route_table.hpp"
 #include "component/simulation.hpp"
-#include "kbsim/text.hpp"
 #include "report/json.hpp"
 #include "run/cluster_transport.hpp"
 #include "topology/topology.hpp"
@@ -42,15 +41,7 @@ int CommandRunner::run(Command& cmd) {
     }
   }
   int code = 0;
-  try {
-    code = cmd.run(*this);
-  } catch (const std::exception& e) {
-    const auto* error = dynamic_cast<const Error*>(&e);
-    leave_split(*transport_, world.rank, world.size, error ? error->code() : ExitCode::kInternal, one_line(e.what()),
-                dynamic_cast<const RankError*>(&e) != nullptr);
-    throw;
-  }
-  if (auto other = leave_split(*transport_, world.rank, world.size, ExitCode::kOk, "", false)) throw *other;
+  run_together(*transport_, world.rank, world.size, [&] { code = cmd.run(*this); });
   return code;
 }
 
@@ -60,16 +51,17 @@ const Graph& CommandRunner::topology() {
 }
 
 std::unique_ptr<System> CommandRunner::build(const Graph& graph) {
-  if (!transport_) return std::make_unique<Simulation>(graph, registry_);
-  // Under mpirun: this rank's part of the system, split as a bench's is by default.
-  const cluster::World& world = cluster::world();
+  // Each graph is elaborated once, and its systems share its route table (as a bench's do).
   auto same = std::find_if(built_.begin(), built_.end(), [&](const Built& b) { return b.graph == graph; });
   if (same == built_.end()) {
     auto elaboration = elaborate(graph, registry_);
-    auto parts = std::make_shared<const Partition>(partition(*elaboration, world.size, partition_method("structure")));
-    built_.push_back({graph, elaboration, RouteTable::for_elaboration(elaboration), std::move(parts)});
+    built_.push_back({graph, elaboration, RouteTable::for_elaboration(elaboration), nullptr});
     same = built_.end() - 1;
   }
+  if (!transport_) return std::make_unique<Simulation>(same->elaboration, registry_, same->routes);
+  // Under mpirun: this rank's part of the system, split as a bench's is by default.
+  const cluster::World& world = cluster::world();
+  if (!same->partition) same->partition = std::make_shared<const Partition>(partition(*same->elaboration, world.size));
   const Split split{same->partition.get(), world.rank, transport_.get()};
   return std::make_unique<Simulation>(same->elaboration, registry_, same->routes, &split);
 }

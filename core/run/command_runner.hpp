@@ -45,7 +45,7 @@ class CommandRunner final : public CommandContext {
   std::vector<std::string> overrides_;
   std::optional<Graph> topology_;
   std::unique_ptr<Transport> transport_;  ///< under mpirun: the ranks
-  /// Under mpirun, each graph built, elaborated and split once (its systems point to the partition).
+  /// Each graph built, elaborated once (and under mpirun split once: its systems point to the partition).
   struct Built {
     Graph graph;
     std::shared_ptr<const Elaboration> elaboration;
