@@ -17,15 +17,22 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${KBSIM_BUILD_DIR:-$REPO/build}"
 JOBS="$(nproc 2>/dev/null || echo 2)"
 
-PACKAGES=(
-  build-essential g++ cmake ninja-build git pkg-config
+# What building and running kbsim needs: the first README command installs only these.
+RUN_PACKAGES=(
+  build-essential g++ cmake ninja-build
   libboost-dev libboost-context-dev libyaml-cpp-dev rapidjson-dev libcli11-dev
-  libfmt-dev libspdlog-dev libeigen3-dev librange-v3-dev
+  libfmt-dev libspdlog-dev libeigen3-dev libcpp-httplib-dev
+)
+# What the test suite, the benchmarks and split runs over MPI add (the second command): GoogleTest and
+# GoogleMock, Google Benchmark, headless Chromium for the viewer's browser tests, OpenMPI, the SVG renderer and
+# zlib the figure tests read PNGs with, python3 for the golden-output normaliser.
+TEST_PACKAGES=(
+  git pkg-config librange-v3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcpp-httplib-dev chromium
-  libopenmpi-dev openmpi-bin librsvg2-bin zlib1g-dev
+  chromium libopenmpi-dev openmpi-bin librsvg2-bin zlib1g-dev
   python3
 )
+PACKAGES=("${RUN_PACKAGES[@]}")
 
 say() { printf '==> %s\n' "$*"; }
 die() {
@@ -37,17 +44,20 @@ usage() {
   cat <<'EOF'
 usage: bash scripts/setup.sh COMMAND [ARGS...]
 
-  deps   install the Debian packages kbsim needs (only those missing)
-  build  deps, then configure and build (Release)
-  run    build, then the main job on the default AHBM system: `kbsim probe`,
-         the pe-dma-perf bench (writes kbsim-out/results.json), a 512^3
-         matmul-composite checked by the data pass, with its timeline
-         (kbsim-out/matmul/results.json, trace.json), a verified allreduce and
-         tensor-parallel MLP, the GEMM and GQA milestone sweeps with their
-         figures (kbsim-out/milestone-*/index.html), and the fidelity report
-         against the reference's figures (kbsim-out/fidelity); with ARGS, run
-         `kbsim run ARGS` instead, e.g. --bench message-mesh --param x=16
-  test   build, then run the whole test suite with ctest (ARGS go to ctest)
+  deps   install the Debian packages running kbsim needs (only those missing)
+  build  also install what the tests need, then configure and build everything
+         (Release): kbsim, the plugins, the SDK, the tests and the benchmarks
+  run    install what running needs, build only kbsim, its plugins and the SDK
+         (no tests or benchmarks), then the main job on the default AHBM
+         system: `kbsim probe`, the pe-dma-perf bench (writes
+         kbsim-out/results.json), a 512^3 matmul-composite checked by the data
+         pass, with its timeline (kbsim-out/matmul/results.json, trace.json), a
+         verified allreduce and tensor-parallel MLP, the GEMM and GQA milestone
+         sweeps with their figures (kbsim-out/milestone-*/index.html), and the
+         fidelity report against the reference's figures (kbsim-out/fidelity);
+         with ARGS, run `kbsim run ARGS` instead, e.g. --bench message-mesh
+  test   build everything, then run the whole test suite with ctest (ARGS go
+         to ctest)
   fuzz   install clang, build the libFuzzer harnesses of the configuration
          loaders (build-fuzz/) and run each for KBSIM_FUZZ_SECONDS (default
          60) from the repository's own files; fails on a crash, a leak or a
@@ -91,23 +101,44 @@ deps() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${MISSING[@]}"
 }
 
-build() {
-  deps
-  local extra=()
+# Configure the build directory: `configure full` with the tests and benchmarks, `configure lean` without them
+# for a new directory (an existing one keeps what it has: a lean build only builds less of it).
+configure() {
+  local extra=() options=()
   if [[ -n "${KBSIM_CMAKE_ARGS:-}" ]]; then
     read -r -a extra <<<"$KBSIM_CMAKE_ARGS"
   fi
   local gen=()
   # Pick Ninja for a new build directory; an existing one keeps its generator.
   [[ -f "$BUILD_DIR/CMakeCache.txt" ]] || gen=(-G Ninja)
-  say "configuring $BUILD_DIR ${extra[*]:-}"
-  cmake -S "$REPO" -B "$BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${extra[@]}"
-  say "building with $JOBS jobs"
+  if [[ $1 == full ]]; then
+    options=(-DKBSIM_BUILD_TESTS=ON -DKBSIM_BUILD_BENCHMARKS=ON)
+  elif [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+    options=(-DKBSIM_BUILD_TESTS=OFF -DKBSIM_BUILD_BENCHMARKS=OFF)
+  fi
+  say "configuring $BUILD_DIR ${options[*]:-} ${extra[*]:-}"
+  cmake -S "$REPO" -B "$BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${options[@]}" "${extra[@]}"
+}
+
+# Everything: kbsim, the plugins, the SDK, the tests and the benchmarks.
+build() {
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+  deps
+  configure full
+  say "building everything with $JOBS jobs"
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
+# What running needs: the kbsim executable, the plugins (indexed) and the SDK's harness library.
+build_runtime() {
+  deps
+  configure lean
+  say "building kbsim, its plugins and the SDK with $JOBS jobs"
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target kbsim_runtime
+}
+
 run() {
-  build
+  build_runtime
   local bin="$BUILD_DIR/bin/kbsim"
   [[ -x "$bin" ]] || die "the build did not produce $bin"
   if [[ $# -gt 0 ]]; then

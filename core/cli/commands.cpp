@@ -152,6 +152,12 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
   opts.progress = ::isatty(STDERR_FILENO) != 0;
   auto reg = make_registry(c);
   opts.topology = topology_file(c);
+  // What the user chose: a topology file, or a value of the default one. With no --bench, such a topology is run
+  // as it is (the system bench); a bench that builds its own system refuses it (BenchInfo::reads_topology).
+  opts.topology_given = !c.topology.empty() || std::any_of(c.sets.begin(), c.sets.end(), [](const std::string& s) {
+    return s.rfind("ccl.", 0) != 0;
+  });
+  if (opts.bench.empty()) opts.bench = opts.topology_given ? "system" : "message-mesh";
   if (opts.ccl.empty()) opts.ccl = data_dir() / "ccl.yaml";
   opts.overrides = c.sets;
   core::BenchRunner runner(*reg, opts);
@@ -301,7 +307,10 @@ int run_command_line(int argc, char** argv) {
 
   CLI::App* run = app.add_subcommand("run", "run a bench and write results.json");
   add_common(run, common);
-  run->add_option("--bench", run_opts.bench, "bench to run (see 'kbsim list benches')")->capture_default_str();
+  run->add_option("--bench", run_opts.bench,
+                  "bench to run (see 'kbsim list benches'); default: system (runs the topology as it is) when "
+                  "--topology or a topology --set is given, else message-mesh (builds its own torus)")
+      ->type_name("NAME");
   run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
   run->add_option("--ccl", run_opts.ccl,
                   "collective configuration (default: ccl.yaml); --set ccl.KEY=VALUE overrides its defaults")

@@ -66,7 +66,8 @@ void print_list(const core::Registry& reg, const std::string& what) {
   if (all || what == "benches") {
     std::printf("benches:\n");
     for (const auto& [name, entry] : reg.benches())
-      std::printf("  %-22s %s\n", name.c_str(), entry.type->info.summary.c_str());
+      std::printf("  %-22s %s%s\n", name.c_str(), entry.type->info.reads_topology ? "" : "(own system) ",
+                  entry.type->info.summary.c_str());
   }
   if (all || what == "ccl") {
     std::printf("ccl algorithms:\n");
@@ -122,6 +123,9 @@ void print_info(const core::Registry& reg, const std::string& name) {
     const BenchInfo& info = it->second.type->info;
     std::printf("bench %s: %s\n", info.name.c_str(), info.summary.c_str());
     std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    std::printf("topology: %s\n", info.reads_topology
+                                      ? "runs on the configured one (--topology, --set)"
+                                      : "builds its own system (an explicit --topology or topology --set is refused)");
     print_params(info.params);
     return;
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "component/simulation.hpp"
+#include "plugin/registry.hpp"
 
 namespace kbsim::core::crash {
 
@@ -62,6 +63,10 @@ void on_fatal(int sig) {
     l.add(".");
     l.add_uint(t % kPsPerNs, 3);
     l.add(" ns");
+  } else if (const char* library = library_being_loaded()) {
+    l.add(" in plugin library ");
+    l.add(library);
+    l.add(" while it was loaded (its static initializers or entry point)");
   } else if (g_bench) {
     l.add(" in bench ");
     l.add(g_bench);

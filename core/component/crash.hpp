@@ -1,7 +1,8 @@
 // A fatal signal inside a run (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) is
 // still a crash, but it ends with one line saying whose: the component being
-// dispatched (its implementation, library and the sim time) or the bench
-// running, written async-signal-safely, then exit code 7 (ExitCode::kCrash).
+// dispatched (its implementation, library and the sim time), the plugin library
+// being loaded (its static initializers or entry point), or the bench running,
+// written async-signal-safely, then exit code 7 (ExitCode::kCrash).
 #pragma once
 
 #include "kbsim/component.hpp"

@@ -85,7 +85,8 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     n.type = &registry.component_for_impl(spec.impl, spec.origin);
     auto lib = registry.impls().find(spec.impl);
     n.library = lib == registry.impls().end() ? "?" : lib->second.library;
-    n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin);
+    n.params =
+        resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin, registry.mapping_note(spec.impl));
   }
 
   el.view_names.push_back("all");
@@ -104,26 +105,38 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   std::vector<Tick> route_nm;  // per link: route_mm in nm (RouteMetric::kDistance only; in the steps below)
   std::vector<std::uint32_t> exclude_views;  // per link: bit v set when routing view v may not use it (the same)
   for (const EdgeSpec& e : graph.edges) {
+    // Where an error about the edge points: the line that wrote it; for an edge a front-end generated, the file it
+    // made it from (the front-end checked the values it was given, each at its own place).
+    const std::string at =
+        e.generated ? e.origin + " (an edge " + e.src + " -> " + e.dst + " its front-end made)" : e.origin;
     auto src = el.index.find(e.src);
     auto dst = el.index.find(e.dst);
-    if (src == el.index.end()) throw ConfigError(e.origin + ": edge from unknown node '" + e.src + "'");
-    if (dst == el.index.end()) throw ConfigError(e.origin + ": edge to unknown node '" + e.dst + "'");
-    if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(e.origin + ": bandwidth_gbs must be >= 0");
-    if (!(e.latency_ns >= 0.0)) throw ConfigError(e.origin + ": latency must be >= 0");
+    if (src == el.index.end()) throw ConfigError(at + ": edge from unknown node '" + e.src + "'");
+    if (dst == el.index.end()) throw ConfigError(at + ": edge to unknown node '" + e.dst + "'");
+    if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(at + ": bandwidth_gbs must be >= 0");
+    if (!(e.latency_ns >= 0.0)) throw ConfigError(at + ": latency must be >= 0");
     if (e.latency_ns > kMaxTimeNs)
-      throw ConfigError(e.origin + ": latency " + format_ns(e.latency_ns) +
+      throw ConfigError(at + ": latency " + format_ns(e.latency_ns) +
                         " ns is beyond the simulatable range (at most 1e15 ns)");
     if (e.bandwidth_gbs > 0 && e.bandwidth_gbs < kMinBandwidthGbs)
-      throw ConfigError(e.origin + ": bandwidth_gbs " + std::to_string(e.bandwidth_gbs) +
+      throw ConfigError(at + ": bandwidth_gbs " + format_number(e.bandwidth_gbs) +
                         " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
-    if (e.flit_bytes == 0) throw ConfigError(e.origin + ": flit_bytes must be > 0");
+    if (e.flit_bytes == 0) throw ConfigError(at + ": flit_bytes must be > 0");
     Node& s = el.nodes[src->second];
     Node& d = el.nodes[dst->second];
-    for (const Node* end : {&s, &d})
-      if (!accepts(end->type->info, e.kind))
+    for (const NodeIndex end_index : {src->second, dst->second}) {
+      const Node& end = el.nodes[end_index];
+      if (accepts(end.type->info, e.kind)) continue;
+      const std::string why = end.id + " has no '" + e.kind + "' port" + suggest(e.kind, port_labels(end.type->info));
+      if (!e.generated)
         throw ConfigError(e.origin + ": edge " + s.id + " (" + s.impl + ") -> " + d.id + " (" + d.impl + ") of kind '" +
-                          e.kind + "': " + end->id + " has no '" + e.kind + "' port" +
-                          suggest(e.kind, port_labels(end->type->info)));
+                          e.kind + "': " + why + registry.mapping_note(end.impl));
+      // The user wrote no such edge, but chose the end's implementation: name that place first.
+      const bool out = end_index == src->second;
+      throw ConfigError(graph.nodes[end_index].origin + ": " + end.impl + " does not fit here: " + why +
+                        ", which its " + (out ? "edge to " + d.id : "edge from " + s.id) + " needs (made by the " +
+                        "topology front-end from " + e.origin + ")" + registry.mapping_note(end.impl));
+    }
     Link l;
     l.src = src->second;
     l.dst = dst->second;

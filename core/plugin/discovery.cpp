@@ -203,9 +203,30 @@ std::string elf_problem(const fs::path& file) {
 }
 }  // namespace
 
+namespace {
+const char* g_loading = nullptr;  ///< library_being_loaded()
+
+/// Names `file` as the library being loaded while it lives (loads nest: a plugin's entry point loads nothing, but
+/// the guard restores whatever was named before).
+class Loading {
+ public:
+  explicit Loading(const fs::path& file) : path_(file.string()), outer_(g_loading) { g_loading = path_.c_str(); }
+  ~Loading() { g_loading = outer_; }
+  Loading(const Loading&) = delete;
+  Loading& operator=(const Loading&) = delete;
+
+ private:
+  std::string path_;
+  const char* outer_;
+};
+}  // namespace
+
+const char* library_being_loaded() noexcept { return g_loading; }
+
 void Registry::load_library(const fs::path& file) {
   if (std::string why = elf_problem(file); !why.empty())
     throw PluginError(file.string() + ": cannot load library: " + why);
+  const Loading loading(file);  // a fatal signal in its static initializers or entry point names it
   auto lib = std::make_unique<Library>();
   try {
     // RTLD_NOW: an unresolved symbol is an error here, naming the library, not

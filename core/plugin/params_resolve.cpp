@@ -52,11 +52,7 @@ bool convert(const ParamValue& in, ParamType want, ParamValue& out) {
 void check_range(const ParamSpec& spec, const ParamValue& v, const std::string& origin, const std::string& owner) {
   const auto* d = std::get_if<double>(&v);
   if (!d) return;
-  auto shown = [&] {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", *d);
-    return std::string(b);
-  };
+  auto shown = [&] { return format_number(*d); };
   auto ends_with = [&](std::string_view unit) {
     return spec.name.size() > unit.size() && spec.name.compare(spec.name.size() - unit.size(), unit.size(), unit) == 0;
   };
@@ -72,7 +68,7 @@ void check_range(const ParamSpec& spec, const ParamValue& v, const std::string& 
 }  // namespace
 
 Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given, const std::string& owner,
-                      const std::string& owner_origin) {
+                      const std::string& owner_origin, const std::string& type_note) {
   std::vector<std::string> names;
   names.reserve(specs.size());
   for (const auto& s : specs) names.push_back(s.name);
@@ -81,7 +77,7 @@ Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<Raw
     for (const auto& s : specs) known = known || s.name == given[i].name;
     if (!known)
       throw ConfigError(given[i].origin + ": unknown parameter '" + given[i].name + "' for " + owner +
-                        suggest(given[i].name, names));
+                        suggest(given[i].name, names) + type_note);
     for (std::size_t j = 0; j < i; ++j)
       if (given[j].name == given[i].name)
         throw ConfigError(given[i].origin + ": parameter '" + given[i].name + "' given twice (first at " +
@@ -95,7 +91,8 @@ Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<Raw
       if (g.name == spec.name) raw = &g;
     if (!raw) {
       if (spec.required)
-        throw ConfigError(owner_origin + ": " + owner + " needs parameter '" + spec.name + "' (" + spec.doc + ")");
+        throw ConfigError(owner_origin + ": " + owner + " needs parameter '" + spec.name + "' (" + spec.doc + ")" +
+                          type_note);
       entries.push_back({spec.name, spec.default_value, "default", spec.type == ParamType::kNode});
       continue;
     }

@@ -216,6 +216,13 @@ const ComponentType& Registry::component_for_impl(const std::string& impl, const
   return *components_.at(it->second.type).type;
 }
 
+std::string Registry::mapping_note(const std::string& impl) const {
+  auto it = impls_.find(impl);
+  if (it == impls_.end()) return "";
+  const ImplEntry& e = it->second;
+  return " (" + impl + " is component type '" + e.type + "' of library " + e.library + ", as " + e.origin + " maps it)";
+}
+
 const BenchType& Registry::bench(const std::string& name) const {
   if (!benches_.count(name))
     load_pending([&](const Offer& o) { return o.kind == OfferKind::kBench && o.name == name; }, true);

@@ -58,6 +58,9 @@ class Registry {
   /// The component type behind an implementation name; ConfigError with the
   /// closest known names if it is unknown.
   const ComponentType& component_for_impl(const std::string& impl, const std::string& origin) const;
+  /// " (IMPL is component type T of library L, as FILE:LINE:COLUMN maps it)": appended to an error that a
+  /// components.yaml entry may have caused (wiring, parameters), so the entry is named; "" for an unknown name.
+  std::string mapping_note(const std::string& impl) const;
   const BenchType& bench(const std::string& name) const;
   /// The provider of a service, or nullptr.
   const ServiceType* service(std::string_view name) const;
@@ -148,6 +151,10 @@ class Registry {
   std::deque<ComponentType> own_components_;
   std::deque<BenchType> own_benches_;
 };
+
+/// The plugin library being loaded now (its static initializers or entry point may be running), or nullptr:
+/// for the crash handler, which names it. Async-signal-safe to read.
+const char* library_being_loaded() noexcept;
 
 /// Load every library in `dir` and write its index (plugin_index.hpp). Throws PluginError.
 void index_plugin_directory(const std::filesystem::path& dir);

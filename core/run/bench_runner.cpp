@@ -58,6 +58,12 @@ BenchRunner::BenchRunner(const Registry& registry, RunOptions options)
   ccl_overrides_ = take_ccl_overrides(options_.overrides);
   ccl_ = options_.ccl.empty() ? parse_ccl("", "(built-in CCL defaults)", ccl_overrides_, registry)
                               : load_ccl(options_.ccl, ccl_overrides_, registry);
+  if (options_.topology_given && !type_->info.reads_topology) {
+    const std::vector<std::string>& sets = options_.overrides;  // the topology's own
+    const std::string what = sets.empty() ? "--topology " + options_.topology.string() : "--set " + sets.front();
+    throw UsageError(what + ": bench " + options_.bench + " builds its own system and reads no topology (kbsim info " +
+                     options_.bench + "); to run a topology as it is, use --bench system, or leave out --bench");
+  }
   // Observers decide now whether they take part; a bad request (say, an
   // unwritable --trace path) fails before the run.
   for (const auto& [name, entry] : registry.observers())
@@ -66,10 +72,23 @@ BenchRunner::BenchRunner(const Registry& registry, RunOptions options)
 
 BenchRunner::~BenchRunner() = default;
 
-const Graph& BenchRunner::topology() {
+const Graph& BenchRunner::loaded_topology() {
   if (!topology_)
     topology_ = std::make_shared<const Graph>(load_topology(options_.topology, options_.overrides, registry_));
   return *topology_;
+}
+
+const Graph& BenchRunner::topology() {
+  require_reads_topology("topology()");
+  return loaded_topology();
+}
+
+void BenchRunner::require_reads_topology(const char* call) const {
+  if (type_->info.reads_topology) return;
+  auto it = registry_.benches().find(options_.bench);
+  const std::string library = it == registry_.benches().end() ? "?" : it->second.from.library;
+  throw PluginError("bench '" + options_.bench + "' (library " + library + ") called BenchContext::" + call +
+                    ", which runs on the configured topology, but its BenchInfo does not declare reads_topology");
 }
 
 System& BenchRunner::build_from(const Graph& graph, Graph* movable) {
@@ -120,8 +139,9 @@ void BenchRunner::check_splits() const {
 }
 
 System& BenchRunner::configured() {
+  require_reads_topology("configured()");
   if (!configured_) {
-    build(topology());
+    build(loaded_topology());
     configured_ = systems_.back().get();
     // The op log runs only when something consumes it: an observer or a dump.
     bool keep = !options_.op_log.empty() || type_->info.reads_op_log;
@@ -206,6 +226,7 @@ RunOptions BenchRunner::nested_options(std::string bench, const std::vector<std:
   o.bench = std::move(bench);
   o.params = params;
   o.topology = options_.topology;
+  o.topology_given = options_.topology_given;
   o.ccl = options_.ccl;
   o.overrides = all_overrides_;  // this run's --set, then the nested run's own
   o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());
@@ -217,7 +238,8 @@ const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<s
                                       const std::vector<std::string>& overrides) {
   const std::string who = "bench '" + options_.bench + "' ran bench '" + std::string(name) + "'";
   if (depth_ >= 4) throw BenchError("NESTING", who + " more than 4 levels deep (does a bench run itself?)");
-  topology();  // the user's topology and --set errors are reported as such, before any nested run
+  require_reads_topology("run_bench()");
+  loaded_topology();  // the user's topology and --set errors are reported as such, before any nested run
   RunOptions o = nested_options(std::string(name), params, overrides);
   try {
     // Only what the caller reads is kept: the nested systems go when the run ends.
@@ -322,7 +344,8 @@ PointRecord BenchRunner::run_point(const SweepPoint& p, const std::string& who) 
 
 std::vector<PointResult> BenchRunner::run_points(const std::vector<SweepPoint>& points) {
   if (depth_ >= 4) throw BenchError("NESTING", "bench '" + options_.bench + "' ran sweeps more than 4 levels deep");
-  topology();  // the user's topology and --set errors are reported as such, before any point
+  require_reads_topology("run_points()");
+  loaded_topology();  // the user's topology and --set errors are reported as such, before any point
   const std::size_t n = points.size();
   auto describe = [&](std::size_t i) { return point_name(i, n, points[i]); };
   // The top-level run spreads its points over the job's ranks; a nested one runs its own.
@@ -405,7 +428,7 @@ void BenchRunner::write_file(std::string_view name, std::string content) {
   files_.emplace_back(n, std::move(content));
 }
 
-const Graph& BenchRunner::shown_graph() { return graphs_.empty() ? topology() : *graphs_.front(); }
+const Graph& BenchRunner::shown_graph() { return graphs_.empty() ? loaded_topology() : *graphs_.front(); }
 
 Tick BenchRunner::sim_time() const {
   Tick t = 0;

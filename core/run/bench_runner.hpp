@@ -22,9 +22,12 @@ class Registry;
 class OpLog;
 
 struct RunOptions {
-  std::string bench = "message-mesh";
+  std::string bench;                ///< its name (the command line picks one when none is given)
   std::vector<std::string> params;  ///< "key=value"
   std::filesystem::path topology;
+  /// The user chose the topology (--topology, or a --set of a topology value): a bench that reads none
+  /// (BenchInfo::reads_topology false) refuses the run rather than ignore it.
+  bool topology_given = false;
   std::filesystem::path ccl;           ///< the CCL configuration (empty: the built-in defaults)
   std::vector<std::string> overrides;  ///< --set "key=value"
   bool verify_data = false;            ///< run the data pass; benches check their outputs
@@ -94,6 +97,10 @@ class BenchRunner final : public BenchContext {
   /// build(): reuse the elaboration of an equal graph built before, else elaborate `graph` (taken from
   /// `movable` when given).
   System& build_from(const Graph& graph, Graph* movable);
+  /// The loaded --topology graph (with --set), loaded on first use.
+  const Graph& loaded_topology();
+  /// PluginError unless the bench declares that it reads the topology (`call` is what it called).
+  void require_reads_topology(const char* call) const;
   /// ConfigError if this run's systems cannot be split over mpirun's ranks (the bench or the options it runs with).
   void check_splits() const;
   /// run() on this rank alone.
@@ -106,7 +113,7 @@ class BenchRunner final : public BenchContext {
   const Registry& registry_;
   RunOptions options_;                      ///< its overrides: the topology's only
   std::vector<std::string> all_overrides_;  ///< every --set, as given
-  std::vector<std::string> ccl_overrides_;  ///< the ccl.* ones, relative to the CCL document
+  std::vector<std::string> ccl_overrides_;  ///< the ccl.* ones, as typed
   CclConfig ccl_;
   mutable bool ccl_used_ = false;
   const BenchType* type_;

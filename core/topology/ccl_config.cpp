@@ -38,7 +38,14 @@ CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, cons
   if (root["algorithms"].IsMap())  // so that --set ccl.ALGORITHM.KEY=VALUE finds an entry to set
     for (const auto& [name, entry] : registry.ccl())
       if (!root["algorithms"][name]) src.root()["algorithms"][name] = YAML::Node(YAML::NodeType::Map);
-  apply_overrides(src, origins, overrides);
+  for (const std::string& typed : overrides) {  // "ccl.KEY=VALUE" as typed: applied at its place in the document
+    const std::string rest = typed.substr(4);
+    const bool section = rest.rfind("defaults.", 0) == 0 || rest.rfind("algorithms.", 0) == 0;
+    const auto eq = rest.find('='), dot = rest.find('.');
+    const bool algorithm_key = dot != std::string::npos && dot < eq;  // ccl.ALGORITHM.KEY=VALUE
+    apply_override(src, origins, section ? rest : (algorithm_key ? "algorithms." : "defaults.") + rest,
+                   "--set " + typed);
+  }
   config::check_keys(root, {"defaults", "algorithms"}, "the CCL configuration", where);
 
   const std::vector<ParamSpec> defaults = ccl_default_params();
@@ -85,11 +92,7 @@ std::vector<std::string> take_ccl_overrides(std::vector<std::string>& sets) {
   std::vector<std::string> out;
   std::erase_if(sets, [&](const std::string& s) {
     if (s.rfind("ccl.", 0) != 0) return false;
-    std::string rest = s.substr(4);
-    const bool section = rest.rfind("defaults.", 0) == 0 || rest.rfind("algorithms.", 0) == 0;
-    const auto eq = rest.find('='), dot = rest.find('.');
-    const bool algorithm_key = dot != std::string::npos && dot < eq;  // ccl.ALGORITHM.KEY=VALUE
-    out.push_back(section ? rest : (algorithm_key ? "algorithms." : "defaults.") + rest);
+    out.push_back(s);
     return true;
   });
   return out;

@@ -13,12 +13,11 @@ namespace kbsim::core {
 
 class Registry;
 
-/// The overrides among `sets` that address ccl.yaml ("ccl.KEY=VALUE"), relative to
-/// the document: "ccl.defaults.n_slots=8", "ccl.algorithms.X.k=v", and
-/// "ccl.n_slots=8" and "ccl.X.k=v" as short forms of these. The others are left in `sets`.
+/// The overrides among `sets` that address ccl.yaml ("ccl.KEY=VALUE"), as typed. The others are left in `sets`.
 std::vector<std::string> take_ccl_overrides(std::vector<std::string>& sets);
 
-/// Load and check a CCL configuration file, applying `overrides` (relative to the document).
+/// Load and check a CCL configuration file, applying `overrides` ("ccl.defaults.n_slots=8", "ccl.algorithms.X.k=v",
+/// and "ccl.n_slots=8" and "ccl.X.k=v" as short forms of these); an error names an override as typed.
 CclConfig load_ccl(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                    const Registry& registry);
 

@@ -26,8 +26,9 @@ std::vector<std::string> keys_of(const YAML::Node& map) {
   return out;
 }
 
-void apply_override(YamlSource& src, Origins& origins, const std::string& text) {
-  std::string label = "--set " + text;
+}  // namespace
+
+void apply_override(YamlSource& src, Origins& origins, const std::string& text, const std::string& label) {
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) throw ConfigError(label + ": expected key=value");
   std::string path = text.substr(0, eq);
@@ -95,6 +96,8 @@ void apply_override(YamlSource& src, Origins& origins, const std::string& text) 
   }
 }
 
+namespace {
+
 double number(const YAML::Node& n, const std::string& key, const std::string& where) {
   if (std::optional<double> v = scalar_number(n)) return *v;
   throw ConfigError(where + ": '" + key + "' must be a number, got '" + n.Scalar() + "'");
@@ -122,7 +125,14 @@ void read_link_values(const YAML::Node& map, EdgeDefaults& d, double* distance_m
         key == "flit_bytes") {
       if (!kv.second.IsScalar()) throw ConfigError(at + ": '" + key + "' must be a number");
       double v = number(kv.second, key, at);
-      if (!std::isfinite(v) || v < 0) throw ConfigError(at + ": '" + key + "' must be a finite number >= 0");
+      const std::string& written = kv.second.Scalar();  // errors show the number as the user wrote it
+      if (!std::isfinite(v) || v < 0)
+        throw ConfigError(at + ": '" + key + "' must be a finite number >= 0, got " + written);
+      if (key == "latency_ns" && v > kMaxTimeNs)
+        throw ConfigError(at + ": 'latency_ns' " + written + " is beyond the simulatable range (at most 1e15 ns)");
+      if (key == "bandwidth_gbs" && v > 0 && v < kMinBandwidthGbs)
+        throw ConfigError(at + ": 'bandwidth_gbs' " + written +
+                          " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
       if (key == "bandwidth_gbs") d.bandwidth_gbs = v;
       if (key == "latency_ns") d.latency_ns = v;
       if (key == "ns_per_mm") d.ns_per_mm = v;
@@ -212,6 +222,10 @@ Graph build_graph(YamlSource& src, Origins& origins) {
         if (v.ns_per_mm < 0)
           throw ConfigError(at(e["distance_mm"]) + ": distance_mm needs ns_per_mm (on the edge or in defaults)");
         v.latency_ns = distance * v.ns_per_mm;
+        if (v.latency_ns > kMaxTimeNs)
+          throw ConfigError(at(e["distance_mm"]) + ": distance_mm " + e["distance_mm"].Scalar() + " x ns_per_mm " +
+                            format_number(v.ns_per_mm) + " = " + format_number(v.latency_ns) +
+                            " ns is beyond the simulatable range (at most 1e15 ns)");
       }
       bool bidir = false;
       if (YAML::Node b = e["bidir"]) {
@@ -251,7 +265,8 @@ class RegistryComponents final : public config::Components {
   explicit RegistryComponents(const Registry& registry) : registry_(registry) {}
   Params resolve(const std::string& impl, const std::vector<RawParam>& attrs,
                  const std::string& origin) const override {
-    return resolve_params(registry_.component_for_impl(impl, origin).info.params, attrs, impl, origin);
+    return resolve_params(registry_.component_for_impl(impl, origin).info.params, attrs, impl, origin,
+                          registry_.mapping_note(impl));
   }
 
  private:
@@ -291,7 +306,7 @@ std::unique_ptr<config::Components> components_of(const Registry& registry) {
 }
 
 void apply_overrides(YamlSource& src, Origins& origins, const std::vector<std::string>& overrides) {
-  for (const auto& o : overrides) apply_override(src, origins, o);
+  for (const auto& o : overrides) apply_override(src, origins, o, "--set " + o);
 }
 
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,

@@ -23,8 +23,11 @@ namespace kbsim::core {
 
 class Registry;
 
-/// Apply "dotted.path=value" overrides to a YAML tree, recording their origins.
+/// Apply "dotted.path=value" overrides to a YAML tree, recording their origins ("--set dotted.path=value").
 void apply_overrides(config::YamlSource& src, config::Origins& origins, const std::vector<std::string>& overrides);
+/// Apply one, whose errors and values are named `label` (what the user typed, when the path was rewritten).
+void apply_override(config::YamlSource& src, config::Origins& origins, const std::string& text,
+                    const std::string& label);
 
 /// What topology front-ends ask of the registry: component parameters resolved
 /// against their declarations.

@@ -83,7 +83,10 @@ TEST(Ccl, CclYamlIsCheckedLikeTheTopology) {
   EXPECT_THAT(top.err, HasSubstr("ccl.yaml:1:1: unknown key 'default'"));
   auto set = with("{}\n", " --set ccl.n_slotz=3");
   EXPECT_EQ(set.code, 3);
-  EXPECT_THAT(set.err, HasSubstr("--set defaults.n_slotz=3"));
+  EXPECT_THAT(set.err, HasSubstr("--set ccl.n_slotz=3: unknown parameter"));  // as typed, not as rewritten
+  auto algo_set = with("{}\n", " --set ccl.lrab_hierarchical_allreduce.rooot=3");
+  EXPECT_EQ(algo_set.code, 3);
+  EXPECT_THAT(algo_set.err, HasSubstr("--set ccl.lrab_hierarchical_allreduce.rooot=3: unknown parameter 'rooot'"));
   auto root = with("{}\n", " --set ccl.lrab_hierarchical_allreduce.root=middle");
   EXPECT_EQ(root.code, 3);
   EXPECT_THAT(root.err, HasSubstr("parameter 'root' must be center or corner, got 'middle'"));

@@ -15,6 +15,7 @@
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 namespace kbsim {
 namespace {
@@ -62,6 +63,23 @@ TEST(Reliability, AFatalSignalInAComponentNamesIt) {
   EXPECT_EQ(r.err,
             "kbsim: error: CRASH: SIGSEGV (invalid memory access) in component bomb (test.thrower, library "
             "test_thrower) at t=5.000 ns\n");
+#endif
+}
+
+TEST(Reliability, AFatalSignalWhileAPluginLibraryLoadsNamesTheLibrary) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "under AddressSanitizer the sanitizer reports fatal signals itself";
+#else
+  const std::string library = plugin_dir("crash_on_load") + "/libtest_crash_on_load.so";
+  for (const char* where : {"static", "entry"}) {  // a static initializer, then the entry point
+    auto r = test::run_kbsim_with(std::string("KBSIM_TEST_CRASH_IN=") + where,
+                                  "list --plugins " + plugin_dir("crash_on_load"));
+    EXPECT_EQ(r.code, 7) << where << ": " << r.err;
+    EXPECT_EQ(r.err, "kbsim: error: CRASH: SIGSEGV (invalid memory access) in plugin library " + library +
+                         " while it was loaded (its static initializers or entry point)\n")
+        << where;
+    EXPECT_EQ(r.out, "") << where;
+  }
 #endif
 }
 
@@ -158,17 +176,75 @@ TEST(Reliability, ConcurrentRunsIntoOneFolderDoNotTrampleEachOther) {
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << e.path();
 }
 
+TEST(Reliability, AWiringErrorCausedByAComponentsEntryNamesTheEntry) {
+  // builtin.switch mapped to a mesh node: its parameters and its ports are a mesh node's, and the error says which
+  // line of which components file chose that type.
+  auto dir = test::temp_dir() / "mapped";
+  fs::create_directories(dir);
+  const fs::path components = dir / "c.yaml";
+  test::write_file(components, "components:\n  builtin.switch: { library: kbsim_mesh_node, type: mesh_node }\n");
+  const std::string mapped = " (builtin.switch is component type 'mesh_node' of library kbsim_mesh_node, as " +
+                             components.string() + ":2:3 maps it)\n";
+  auto params =
+      test::run_kbsim(kTwoSwitch + " --components " + components.string() + " --out " + (dir / "out").string());
+  EXPECT_EQ(params.code, 3) << params.err;
+  EXPECT_THAT(params.err, HasSubstr("unknown parameter 'overhead_ns' for builtin.switch"));
+  EXPECT_THAT(params.err, testing::EndsWith(mapped));
+  auto ports = test::run_kbsim(kTwoSwitch + " --components " + components.string() +
+                               " --set nodes.sw0.params={} --set nodes.sw1.params={} --out " + (dir / "out").string());
+  EXPECT_EQ(ports.code, 3) << ports.err;
+  EXPECT_THAT(ports.err, HasSubstr("sw0 has no 'link' port"));
+  EXPECT_THAT(ports.err, testing::EndsWith(mapped));
+  EXPECT_EQ(std::count(ports.err.begin(), ports.err.end(), '\n'), 1) << ports.err;
+}
+
+TEST(Reliability, AnAhbmValueOrBlockFromSetIsNamedAsTheUserTypedIt) {
+  // Values the topology front-end turns into generated links, and a block swapped into the PE template: the error
+  // starts with the --set that did it (not the generated topology), numbers as written.
+  const std::string run = "run --bench pe-dma-perf --out " + (test::temp_dir() / "ahbm-set").string() + " --set ";
+  auto bandwidth = test::run_kbsim(run + "sip.links.ucie.bw_gbs=1e-300");
+  EXPECT_EQ(bandwidth.code, 3) << bandwidth.err;
+  EXPECT_EQ(bandwidth.err,
+            "kbsim: error: --set sip.links.ucie.bw_gbs=1e-300: sip.links.ucie.bw_gbs: 1e-300 is too small to simulate "
+            "(0 means unlimited; otherwise at least 1e-6)\n");
+  auto distance = test::run_kbsim(run + "sip.links.ucie.distance_mm=1e300");
+  EXPECT_EQ(distance.code, 3) << distance.err;
+  EXPECT_EQ(distance.err,
+            "kbsim: error: --set sip.links.ucie.distance_mm=1e300: sip.links.ucie.distance_mm: must be a number "
+            "between 0 and 1e6, got 1e300\n");
+  auto block = test::run_kbsim(run + "cube.pe_template.components.pe_dma.impl=builtin.hbm_ctrl");
+  EXPECT_EQ(block.code, 3) << block.err;
+  EXPECT_THAT(block.err, StartsWith("kbsim: error: --set cube.pe_template.components.pe_dma.impl=builtin.hbm_ctrl: "
+                                    "builtin.hbm_ctrl does not fit here: sip0.cube0.pe0.pe_dma has no 'pe_to_router' "
+                                    "port (closest: hbm_to_router), which its edge to sip0.cube0.r0c0 needs (made by "
+                                    "the topology front-end from "));
+  EXPECT_THAT(block.err, HasSubstr("(builtin.hbm_ctrl is component type 'hbm_ctrl' of library kbsim_hbm_ctrl, as "));
+  EXPECT_EQ(std::count(block.err.begin(), block.err.end(), '\n'), 1) << block.err;
+}
+
 TEST(Reliability, AbsurdSizesAndTimesAreConfigurationErrorsNamingTheKey) {
   const std::string two = kTwoSwitch + " --out " + (test::temp_dir() / "absurd").string();
+  // A value from --set is named as the user typed it, and its number as written: not at the position of what it
+  // overrode, never as a 300-digit integer or 0.000000.
   auto latency = test::run_kbsim(two + " --set 'edges.0.latency_ns=1e300'");
   EXPECT_EQ(latency.code, 3) << latency.err;
-  EXPECT_THAT(latency.err, HasSubstr("is beyond the simulatable range (at most 1e15 ns)"));
+  EXPECT_EQ(latency.err,
+            "kbsim: error: --set edges.0.latency_ns=1e300: 'latency_ns' 1e300 is beyond the simulatable range (at "
+            "most 1e15 ns)\n");
   auto bandwidth = test::run_kbsim(two + " --set 'edges.0.bandwidth_gbs=1e-300'");
   EXPECT_EQ(bandwidth.code, 3) << bandwidth.err;
-  EXPECT_THAT(bandwidth.err, HasSubstr("is too small to simulate"));
+  EXPECT_EQ(bandwidth.err,
+            "kbsim: error: --set edges.0.bandwidth_gbs=1e-300: 'bandwidth_gbs' 1e-300 is too small to simulate (0 "
+            "means unlimited; otherwise at least 1e-6)\n");
+  auto far = test::run_kbsim(two + " --set 'edges.1.distance_mm=1e20'");  // 0.1 ns per mm: 1e19 ns
+  EXPECT_EQ(far.code, 3) << far.err;
+  EXPECT_EQ(far.err,
+            "kbsim: error: --set edges.1.distance_mm=1e20: distance_mm 1e20 x ns_per_mm 0.1 = 1e19 ns is beyond the "
+            "simulatable range (at most 1e15 ns)\n");
   auto overhead = test::run_kbsim(two + " --set nodes.sw0.params.overhead_ns=1e300");
   EXPECT_EQ(overhead.code, 3) << overhead.err;
-  EXPECT_THAT(overhead.err, HasSubstr("parameter 'overhead_ns' of builtin.switch = 1e+300 ns is beyond"));
+  EXPECT_THAT(overhead.err, HasSubstr("--set nodes.sw0.params.overhead_ns=1e300: parameter 'overhead_ns' of "
+                                      "builtin.switch = 1e300 ns is beyond"));
   auto flits = test::run_kbsim(two + " --set nodes.host.params.send_bytes=1099511627776");  // 2^40 B: 2^32 flits
   EXPECT_EQ(flits.code, 5) << flits.err;
   EXPECT_THAT(flits.err, HasSubstr("more flits of 256 bytes than a message may have"));

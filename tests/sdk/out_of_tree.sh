@@ -144,7 +144,7 @@ step guide_build "$cmake" --build "$tmp/acme-build"
 step guide_list "$kbsim" list components --plugins "$tmp/acme-build"
 grep -q acme_pinger "$tmp/guide_list.log" || fail "the guide's pinger is not listed"
 cd "$tmp"
-step guide_run "$kbsim" run --bench system --plugins acme-build --components acme/components.yaml \
+step guide_run "$kbsim" run --plugins acme-build --components acme/components.yaml \
   --topology acme/pingers.yaml --out "$tmp/guide-out"
 python3 - "$tmp/guide-out/results.json" <<'EOF'
 import json, sys

@@ -23,7 +23,8 @@ class Builder {
   /// links without latency join to each other).
   void set_group(std::string g) { group_ = std::move(g); }
   void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0) {
-    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source + " (generated)", mm});
+    g_.edges.push_back(
+        {a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source, mm, /*generated=*/true});
   }
   void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba,
             double extra_ns = 0) {

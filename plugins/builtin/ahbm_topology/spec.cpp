@@ -10,6 +10,11 @@ namespace kbsim::ahbm_topology {
 
 namespace {
 
+/// Bounds that keep a generated link's wire delay (distance_mm x ns_per_mm) far inside the simulatable range, so an
+/// absurd value is refused at its own key: a wire of at most a kilometre, at most a microsecond per millimetre.
+constexpr double kMaxWireMm = 1e6;
+constexpr double kMaxNsPerMm = 1e3;
+
 /// A YAML map being read: knows its dotted key path and how to name positions.
 class Cursor {
  public:
@@ -47,7 +52,10 @@ class Cursor {
     if (!v) fail(key, "must be a number");
     out = *v;
     if (!std::isfinite(out) || out < min || out > max)
-      fail(key, "must be a number between " + format_ns(min) + " and " + format_ns(max));
+      fail(key, "must be a number between " + format_number(min) + " and " + format_number(max) + ", got " +
+                    node_[key].Scalar());
+    if (key.size() > 4 && key.ends_with("_gbs") && out > 0 && out < kMinBandwidthGbs)
+      fail(key, node_[key].Scalar() + " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
   }
   template <class U>
   void whole(const std::string& key, U& out, std::int64_t min, std::int64_t max) const {
@@ -113,7 +121,7 @@ void read_block(const Cursor& parent, const std::string& key, BlockSpec& out, bo
 void read_link(const Cursor& parent, const std::string& key, LinkSpec& out) {
   parent.with_map(key, {"bw_gbs", "distance_mm", "latency_ns"}, [&](Cursor& c) {
     c.number("bw_gbs", out.bw_gbs);
-    c.number("distance_mm", out.distance_mm);
+    c.number("distance_mm", out.distance_mm, 0.0, kMaxWireMm);
     c.number("latency_ns", out.latency_ns);
   });
 }
@@ -163,7 +171,7 @@ void read_io_chiplet(Cursor& c, IoChipletSpec& io, const AhbmSpec& spec) {
     if (inner) p.fail("cube_side", "side " + side + " of that cube faces another cube; IO attaches on the SIP edge");
     cp.phy = "P" + std::to_string(io.cube_ports.size());
     p.text("phy", cp.phy);
-    p.number("distance_mm", cp.distance_mm);
+    p.number("distance_mm", cp.distance_mm, 0.0, kMaxWireMm);
     for (const auto& other : io.cube_ports) {
       if (other.phy == cp.phy) p.fail("phy", "PHY '" + cp.phy + "' is used twice (first at " + other.origin + ")");
       if (other.x == cp.x && other.y == cp.y && other.side == cp.side)
@@ -201,7 +209,7 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
     s.pe_links.push_back({a, b, bw, true, s.source});
   Cursor root(origins, src.root(), "", "");
   root.expect({"ns_per_mm", "flit_bytes", "system", "sip", "cube"});
-  root.number("ns_per_mm", s.ns_per_mm);
+  root.number("ns_per_mm", s.ns_per_mm, 0.0, kMaxNsPerMm);
   root.whole("flit_bytes", s.flit_bytes, 1, 1 << 20);
 
   root.with_map("system", {"sips", "switch", "links", "routing"}, [&](Cursor& sys) {

@@ -95,6 +95,7 @@ class GqaAttention final : public Bench {
                  param_int("s_kv", 0, "KV sequence length (0: the scale's); a multiple of the rank count")}};
     i.reads_op_log = true;
     i.splits = true;  // it drives the system through the host runtime only
+    i.reads_topology = true;
     return i;
   }
 

@@ -42,6 +42,7 @@ class CclAllreduce final : public Bench {
                     "raise ccl.yaml's slot_size to what the algorithm needs when it is smaller (one shard for an "
                     "algorithm that sends a shard per message, as the reference's sweep does)")}};
     i.splits = true;  // it drives the system through the host runtime only
+    i.reads_topology = true;
     return i;
   }
 

@@ -83,6 +83,7 @@ class Pe2PeLatency final : public Bench {
                 "send + recv, send + recv_no_consume, and a raw DMA write, for each size",
                 {param_string("sizes", "128,256,512,1024,2048,4096,8192,10240", "message sizes in bytes")}};
     i.splits = true;  // it drives the system through the host runtime only
+    i.reads_topology = true;
     return i;
   }
 

@@ -215,6 +215,7 @@ class Fidelity final : public Bench {
                 "(reference | kbsim | ratio | within 5%); fails when one misses",
                 {param_float("tolerance_pct", 5.0, "how far a figure may be from the reference, in percent")}};
     i.splits = true;  // its own system is driven through a BenchMemClient; the benches it runs run whole
+    i.reads_topology = true;
     return i;
   }
 

@@ -213,6 +213,7 @@ class GemmSinglePe final : public GemmBench {
         {kbsim::param_int("M", 64, "rows of A and C"), kbsim::param_int("K", 64, "columns of A, rows of B"),
          kbsim::param_int("N", 64, "columns of B and C")}};
     i.splits = true;  // it drives the system through the host runtime and statistics only
+    i.reads_topology = true;
     return i;
   }
 };
@@ -229,6 +230,7 @@ class MatmulComposite final : public GemmBench {
          kbsim::param_string("variant", "load_ref", "operand staging: load_ref, pinned or ref_ref"),
          kbsim::param_string("epilogue", "none", "fused output-tile epilogue: none or relu")}};
     i.splits = true;  // it drives the system through the host runtime and statistics only
+    i.reads_topology = true;
     return i;
   }
 };

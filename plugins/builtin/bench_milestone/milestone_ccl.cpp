@@ -60,16 +60,18 @@ std::string short_name(const std::string& algo) {
 class MilestoneCcl final : public Bench {
  public:
   static BenchInfo info() {
-    return {"milestone-ccl",
-            "the allreduce milestone: ccl-allreduce over 12 sizes x 3 SIP topologies x every CCL algorithm, center "
-            "vs corner root, IPCQ buffer kinds; writes summary.csv, SVG figures and index.html",
-            {param_string("sizes", "8,32,64,128,512,1024,2048,4096,8192,16384,32768,49152",
-                          "f16 elements per cube's shard (49152 = 96 KB per PE, the reference's largest)"),
-             param_string("topologies", "ring_1d,torus_2d,mesh_2d_no_wrap",
-                          "SIP topologies of the latency sweep (6 SIPs; 3x2 for the 2-D ones)"),
-             param_string("algorithms", "all", "CCL algorithms of the latency sweep (all: every registered one)"),
-             param_string("buffer_sizes", "512,4096,16384,32768",
-                          "f16 elements per shard of the buffer-kind sweep (tcm/sram/hbm slots, torus_2d 3x2)")}};
+    BenchInfo i{"milestone-ccl",
+                "the allreduce milestone: ccl-allreduce over 12 sizes x 3 SIP topologies x every CCL algorithm, center "
+                "vs corner root, IPCQ buffer kinds; writes summary.csv, SVG figures and index.html",
+                {param_string("sizes", "8,32,64,128,512,1024,2048,4096,8192,16384,32768,49152",
+                              "f16 elements per cube's shard (49152 = 96 KB per PE, the reference's largest)"),
+                 param_string("topologies", "ring_1d,torus_2d,mesh_2d_no_wrap",
+                              "SIP topologies of the latency sweep (6 SIPs; 3x2 for the 2-D ones)"),
+                 param_string("algorithms", "all", "CCL algorithms of the latency sweep (all: every registered one)"),
+                 param_string("buffer_sizes", "512,4096,16384,32768",
+                              "f16 elements per shard of the buffer-kind sweep (tcm/sram/hbm slots, torus_2d 3x2)")}};
+    i.reads_topology = true;  // its points run on the configured topology
+    return i;
   }
 
   void run(BenchContext& ctx) override {

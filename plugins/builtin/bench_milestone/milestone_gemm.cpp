@@ -52,13 +52,15 @@ std::string num(double v, const char* f = "%.1f") {
 class MilestoneGemm final : public Bench {
  public:
   static BenchInfo info() {
-    return {"milestone-gemm",
-            "the GEMM milestone: matmul-composite over square shapes x operand stagings, stage breakdown and MAC "
-            "utilisation against the reference's theoretical pipeline model; writes gemm_sweep.csv, SVG figures "
-            "and index.html",
-            {param_string("shapes", "16,32,64,96,128,192,256,512", "M = K = N of each shape"),
-             param_string("variants", "load_ref,pinned,ref_ref", "operand stagings (matmul-composite's variant)"),
-             param_bool("calibration", true, "also run the reference's 32x3072x32 load_ref calibration shape")}};
+    BenchInfo i{"milestone-gemm",
+                "the GEMM milestone: matmul-composite over square shapes x operand stagings, stage breakdown and MAC "
+                "utilisation against the reference's theoretical pipeline model; writes gemm_sweep.csv, SVG figures "
+                "and index.html",
+                {param_string("shapes", "16,32,64,96,128,192,256,512", "M = K = N of each shape"),
+                 param_string("variants", "load_ref,pinned,ref_ref", "operand stagings (matmul-composite's variant)"),
+                 param_bool("calibration", true, "also run the reference's 32x3072x32 load_ref calibration shape")}};
+    i.reads_topology = true;  // its points run on the configured topology
+    return i;
   }
 
   void run(BenchContext& ctx) override {

@@ -17,11 +17,13 @@ const char* const kCounts[] = {"gemm", "ipcq_send", "ipcq_recv", "dma_read", "dm
 class MilestoneGqa final : public Bench {
  public:
   static BenchInfo info() {
-    return {
+    BenchInfo i{
         "milestone-gqa",
         "the GQA Llama-70B attention milestone: the four gqa-attention panels at the headline and validation "
         "scales; writes gqa_panels.csv, op-log figures per panel, their comparison and index.html",
         {param_string("scales", "headline,validation", "gqa-attention scales to run (the figures show the first)")}};
+    i.reads_topology = true;  // its points run on the configured topology
+    return i;
   }
 
   void run(BenchContext& ctx) override {

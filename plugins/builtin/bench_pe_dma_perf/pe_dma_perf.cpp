@@ -383,6 +383,7 @@ class PeDmaPerf final : public kbsim::Bench {
          kbsim::param_bool("sip_wide", true, "also run the SIP-wide scenarios (every PE of SIP 0)"),
          kbsim::param_bool("check", true, "fail (SELF_CHECK) when a self-check fails; false: only record them")}};
     i.splits = true;  // it drives the initiators through a BenchMemClient, and reads statistics
+    i.reads_topology = true;
     return i;
   }
 

@@ -17,6 +17,7 @@ class SystemBench final : public kbsim::Bench {
         "statistics and every link's traffic",
         {kbsim::param_float("until_ns", 0.0, "stop at this simulated time; 0: run until no event is left")}};
     i.splits = true;  // it only runs the system and reads what it did
+    i.reads_topology = true;
     return i;
   }
 

@@ -14,6 +14,7 @@ class Traffic final : public kbsim::Bench {
         "runs the configured topology to completion and reports endpoint latencies",
         {kbsim::param_string("endpoint_impl", "builtin.endpoint", "implementation whose nodes are reported")}};
     i.splits = true;  // it only runs the system and reads statistics
+    i.reads_topology = true;
     return i;
   }
 

@@ -64,7 +64,7 @@ void append_str(std::string& s, std::string_view v) {
   s += '"';
 }
 
-std::string quoted(std::string_view v) {
+std::string json_quoted(std::string_view v) {
   std::string s;
   append_str(s, v);
   return s;
@@ -118,7 +118,7 @@ std::pair<int, int> ChromeTrace::place(const OpRecord& r) {
     auto p = processes_.find(process);
     if (p == processes_.end()) {
       p = processes_.emplace(process, Process{static_cast<int>(processes_.size()) + 1}).first;
-      append_meta(next_event(), "process_name", p->second.pid, 0, "\"name\":" + quoted(process));
+      append_meta(next_event(), "process_name", p->second.pid, 0, "\"name\":" + json_quoted(process));
     }
     c = components_.emplace(id, Component{p->second.pid, p->second.components++ * kLaneStride, {}}).first;
   }
@@ -136,7 +136,7 @@ std::pair<int, int> ChromeTrace::place(const OpRecord& r) {
   comp.lanes.push_back({r.t_end, tid});
   std::string name(track);
   if (k > 0) name += " #" + std::to_string(k + 1);
-  append_meta(next_event(), "thread_name", comp.pid, tid, "\"name\":" + quoted(name));
+  append_meta(next_event(), "thread_name", comp.pid, tid, "\"name\":" + json_quoted(name));
   append_meta(next_event(), "thread_sort_index", comp.pid, tid, "\"sort_index\":" + std::to_string(comp.sort_base + k));
   return {comp.pid, tid};
 }

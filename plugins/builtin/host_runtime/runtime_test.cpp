@@ -76,9 +76,10 @@ const core::Registry& registry() {
     r->add_component_type({CommandSink::info(), &CommandSink::create});
     r->map_impl("test.command_sink", "(in-process)", "test_command_sink", "test");
     kbsim::test::add_kernel(*r, "test-noop", &noop_kernel, "does nothing");
+    r->add_bench_type({{"test-no-work", "uses the runtime, submits nothing", {}, false, true},
+                       []() -> Bench* { return new NoWorkBench(); }});
     r->add_bench_type(
-        {{"test-no-work", "uses the runtime, submits nothing", {}}, []() -> Bench* { return new NoWorkBench(); }});
-    r->add_bench_type({{"test-one-tensor", "creates one tensor", {}}, []() -> Bench* { return new OneTensorBench(); }});
+        {{"test-one-tensor", "creates one tensor", {}, false, true}, []() -> Bench* { return new OneTensorBench(); }});
     return r;
   }();
   return *reg;

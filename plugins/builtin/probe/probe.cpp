@@ -273,6 +273,7 @@ class ProbeBench final : public Bench {
                  param_int("bytes", 32768, "transfer size of the cases (1 .. 2^30)"),
                  param_bool("check", true, "fail (SELF_CHECK) when an invariant fails; false: only record them")}};
     i.splits = true;  // it drives the initiators through a BenchMemClient, and reads statistics
+    i.reads_topology = true;
     return i;
   }
 

@@ -34,6 +34,7 @@ class TpMlp final : public Bench {
          param_int("D_hidden", 2048, "hidden features (split over the ranks by fc1's columns and fc2's rows)"),
          param_int("D_out", 512, "output features")}};
     i.splits = true;  // it drives the system through the host runtime only
+    i.reads_topology = true;
     return i;
   }
 

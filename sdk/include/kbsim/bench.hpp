@@ -196,6 +196,11 @@ struct BenchInfo {
   /// The bench reads the op log's records itself (System::op_log() on the
   /// configured system): the run keeps them even when no observer asks.
   bool reads_op_log = false;
+  /// The bench runs on the configured topology (`--topology`, `--set`): it calls BenchContext::topology(),
+  /// configured(), run_bench() or run_points(). A bench that builds its own systems leaves it false, and then an
+  /// explicit --topology or a topology --set is refused with one line instead of being silently ignored; a bench
+  /// that leaves it false and still reads the topology fails with a PluginError naming it.
+  bool reads_topology = false;
   /// Under mpirun, the systems it builds may be split over the ranks (docs/scale-out.md): every rank runs the bench,
   /// so the bench must drive its systems only in ways that stay alike on every rank: runs, statistics, services
   /// that keep themselves alike (ReplicatedService, such as the host runtime), and components' own interfaces only

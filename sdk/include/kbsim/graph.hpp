@@ -40,8 +40,11 @@ struct EdgeSpec {
   double latency_ns = 0.0;     ///< propagation latency (already includes distance_mm × ns_per_mm)
   std::uint32_t flit_bytes = 256;
   std::string kind = "link";  ///< the port label on both ends
-  std::string origin;
-  double route_mm = 0.0;  ///< wire length routing counts under RouteMetric::kDistance
+  std::string origin;         ///< "file:line:column" or "--set key=value" of what wrote it; if generated, the file
+  double route_mm = 0.0;      ///< wire length routing counts under RouteMetric::kDistance
+  /// Made by a topology front-end from the user's blocks, not written by the user as an edge: an error about it
+  /// (an end that has no port of its kind) names where that end's implementation was chosen first.
+  bool generated = false;
   bool operator==(const EdgeSpec&) const = default;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kbsim/errors.hpp"
+#include "kbsim/text.hpp"
 
 namespace kbsim {
 
@@ -90,9 +91,9 @@ inline std::string format_value(const ParamValue& v) {
   struct V {
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const {
-      std::string s = std::to_string(d);
-      while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+    std::string operator()(double d) const {  // short, exact, and still a real: "2.0", "0.25", "1e300", "1e-7"
+      std::string s = format_number(d);
+      if (s.find_first_of(".eni") == std::string::npos) s += ".0";
       return s;
     }
     std::string operator()(const std::string& s) const { return s; }

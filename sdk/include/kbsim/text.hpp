@@ -3,9 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -85,8 +87,26 @@ inline std::string one_line(std::string_view what) {
   return out;
 }
 
-/// A number of nanoseconds printed without trailing zeros ("545", "1.25").
+/// A number as short as it reads back exactly, as a user would write it: "1e300", "1e-300", "0.25", "1536"
+/// (never a 60-digit integer or "0.000000").
+inline std::string format_number(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  if (ec != std::errc()) return "?";
+  std::string s(buf, end);
+  if (auto e = s.find('e'); e != std::string::npos) {  // "1e+300" -> "1e300", "1e-07" -> "1e-7"
+    std::size_t digits = e + 1;
+    if (digits < s.size() && s[digits] == '+') s.erase(digits, 1);
+    if (digits < s.size() && s[digits] == '-') ++digits;
+    while (digits + 1 < s.size() && s[digits] == '0') s.erase(digits, 1);
+  }
+  return s;
+}
+
+/// A number of nanoseconds printed without trailing zeros ("545", "1.25"); past the simulatable range (1e15 ns),
+/// or not finite, in the short form of format_number.
 inline std::string format_ns(double ns) {
+  if (!(ns > -1e15 && ns < 1e15)) return format_number(ns);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", ns);
   std::string s = buf;

@@ -74,7 +74,9 @@ class DistMisuse final : public kbsim::Bench {
   static kbsim::BenchInfo info() {
     return {"dist-misuse",
             "test bench: uses the distributed runtime wrongly on purpose",
-            {kbsim::param_string("case", "uninitialized", "uninitialized, backend, op, outside_spawn or rank_throws")}};
+            {kbsim::param_string("case", "uninitialized", "uninitialized, backend, op, outside_spawn or rank_throws")},
+            false,
+            true};
   }
   void run(kbsim::BenchContext& ctx) override {
     const std::string& c = ctx.params().get_string("case");

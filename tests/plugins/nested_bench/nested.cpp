@@ -1,5 +1,6 @@
 // test.nested: a bench that runs another bench (BenchContext::run_bench) with
-// one parameter and reports what it read from the other's metrics.
+// one parameter and reports what it read from the other's metrics; and one that
+// reads the topology without declaring it.
 #include <stdexcept>
 #include <string>
 
@@ -14,7 +15,9 @@ class Nested final : public kbsim::Bench {
     return {"nested",
             "test bench: runs --param bench with --param arg and copies its 'routing' metric",
             {kbsim::param_string("bench", "probe", "the bench to run"),
-             kbsim::param_string("arg", "case=h2d-1hop", "one key=value parameter for it")}};
+             kbsim::param_string("arg", "case=h2d-1hop", "one key=value parameter for it")},
+            false,
+            true};
   }
   void run(kbsim::BenchContext& ctx) override {
     const std::string& bench = ctx.params().get_string("bench");
@@ -29,6 +32,17 @@ class Nested final : public kbsim::Bench {
   }
 };
 
+/// A bench that runs on the configured topology without declaring so (BenchInfo::reads_topology): a contract
+/// broken, which the run reports as this bench's (its plugin's) error.
+class Undeclared final : public kbsim::Bench {
+ public:
+  static kbsim::BenchInfo info() { return {"undeclared-topology", "test bench: reads the topology undeclared", {}}; }
+  void run(kbsim::BenchContext& ctx) override { ctx.configured().run(); }
+};
+
 }  // namespace
 
-KBSIM_PLUGIN("test_nested") { kbsim::add_bench<Nested>(plugin); }
+KBSIM_PLUGIN("test_nested") {
+  kbsim::add_bench<Nested>(plugin);
+  kbsim::add_bench<Undeclared>(plugin);
+}

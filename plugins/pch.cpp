@@ -1,0 +1,1 @@
+// The translation unit that builds the plugins' precompiled header (plugins/CMakeLists.txt); nothing else.
