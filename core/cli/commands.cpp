@@ -61,7 +61,10 @@ void add_common(CLI::App* app, Common& c) {
   app->add_option("--components", c.components,
                   "extra components.yaml; its entries add to and override the default (repeatable)")
       ->type_name("FILE");
-  app->add_option("--topology", c.topology, "topology file (default: topology.yaml)")->type_name("FILE");
+  app->add_option("--topology", c.topology,
+                  "topology file (default: topology.yaml); every bench runs on it but those 'kbsim list benches' "
+                  "marks (own system), which refuse it")
+      ->type_name("FILE");
   app->add_option("--set", c.sets,
                   "override a topology value by dotted path, e.g. nodes.sw0.impl=custom.store_forward "
                   "(ccl.KEY=VALUE: a ccl.yaml default)")

@@ -128,14 +128,17 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       const Node& end = el.nodes[end_index];
       if (accepts(end.type->info, e.kind)) continue;
       const std::string why = end.id + " has no '" + e.kind + "' port" + suggest(e.kind, port_labels(end.type->info));
-      if (!e.generated)
+      // Name first what the user changed: the end's implementation when it came from the command line, or when the
+      // edge was generated (the user wrote no such edge); else the edge as written.
+      const std::string& chosen = graph.nodes[end_index].origin;
+      if (!e.generated && chosen.rfind("--set ", 0) != 0)
         throw ConfigError(e.origin + ": edge " + s.id + " (" + s.impl + ") -> " + d.id + " (" + d.impl + ") of kind '" +
                           e.kind + "': " + why + registry.mapping_note(end.impl));
-      // The user wrote no such edge, but chose the end's implementation: name that place first.
       const bool out = end_index == src->second;
-      throw ConfigError(graph.nodes[end_index].origin + ": " + end.impl + " does not fit here: " + why +
-                        ", which its " + (out ? "edge to " + d.id : "edge from " + s.id) + " needs (made by the " +
-                        "topology front-end from " + e.origin + ")" + registry.mapping_note(end.impl));
+      throw ConfigError(chosen + ": " + end.impl + " does not fit here: " + why + ", which its " +
+                        (out ? "edge to " + d.id : "edge from " + s.id) + " needs (" +
+                        (e.generated ? "made by the topology front-end from " : "") + e.origin + ")" +
+                        registry.mapping_note(end.impl));
     }
     Link l;
     l.src = src->second;

@@ -89,6 +89,18 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
 
 template <class F>
 void Simulation::guard(const Node& n, const char* stage, F&& f) const {
+  struct Named {  // a fatal signal in the component's own code names it, as during dispatch (crash.hpp)
+    const Simulation* outer = crash::dispatching();
+    NodeIndex outer_node = crash::g_node;
+    Named(const Simulation* sim, NodeIndex node) {
+      crash::set_dispatch(sim);
+      crash::g_node = node;
+    }
+    ~Named() {
+      crash::set_dispatch(outer);
+      crash::g_node = outer_node;
+    }
+  } named(this, static_cast<NodeIndex>(&n - nodes_.data()));
   try {
     f();
   } catch (const Error&) {

@@ -22,6 +22,13 @@ namespace {
 
 std::string plugin_dir(const std::string& name) { return (fs::path(KBSIM_TEST_PLUGIN_DIR) / name).string(); }
 
+/// `kbsim ARGS` fails with `code` and exactly this one line on stderr ("kbsim: error: " + line).
+void expect_error(const std::string& args, int code, const std::string& line) {
+  auto r = test::run_kbsim(args);
+  EXPECT_EQ(r.code, code) << args << ": " << r.err;
+  EXPECT_EQ(r.err, "kbsim: error: " + line + "\n") << args;
+}
+
 /// A run of one test.thrower node (and a mem endpoint, so a bench has a system).
 test::CliResult throw_at(const std::string& stage, const std::string& what) {
   auto dir = test::temp_dir() / ("thrower_" + stage + "_" + what);
@@ -63,6 +70,15 @@ TEST(Reliability, AFatalSignalInAComponentNamesIt) {
   EXPECT_EQ(r.err,
             "kbsim: error: CRASH: SIGSEGV (invalid memory access) in component bomb (test.thrower, library "
             "test_thrower) at t=5.000 ns\n");
+  // In its constructor, setup() or finish() too: not just "in bench traffic".
+  for (const auto& [stage, at] : {std::pair{"construct", "0.000"}, {"setup", "0.000"}, {"finish", "5.000"}}) {
+    auto s = throw_at(stage, "segv");
+    EXPECT_EQ(s.code, 7) << stage << ": " << s.err;
+    EXPECT_EQ(s.err, std::string("kbsim: error: CRASH: SIGSEGV (invalid memory access) in component bomb "
+                                 "(test.thrower, library test_thrower) at t=") +
+                         at + " ns\n")
+        << stage;
+  }
 #endif
 }
 
@@ -202,16 +218,12 @@ TEST(Reliability, AnAhbmValueOrBlockFromSetIsNamedAsTheUserTypedIt) {
   // Values the topology front-end turns into generated links, and a block swapped into the PE template: the error
   // starts with the --set that did it (not the generated topology), numbers as written.
   const std::string run = "run --bench pe-dma-perf --out " + (test::temp_dir() / "ahbm-set").string() + " --set ";
-  auto bandwidth = test::run_kbsim(run + "sip.links.ucie.bw_gbs=1e-300");
-  EXPECT_EQ(bandwidth.code, 3) << bandwidth.err;
-  EXPECT_EQ(bandwidth.err,
-            "kbsim: error: --set sip.links.ucie.bw_gbs=1e-300: sip.links.ucie.bw_gbs: 1e-300 is too small to simulate "
-            "(0 means unlimited; otherwise at least 1e-6)\n");
-  auto distance = test::run_kbsim(run + "sip.links.ucie.distance_mm=1e300");
-  EXPECT_EQ(distance.code, 3) << distance.err;
-  EXPECT_EQ(distance.err,
-            "kbsim: error: --set sip.links.ucie.distance_mm=1e300: sip.links.ucie.distance_mm: must be a number "
-            "between 0 and 1e6, got 1e300\n");
+  expect_error(run + "sip.links.ucie.bw_gbs=1e-300", 3,
+               "--set sip.links.ucie.bw_gbs=1e-300: sip.links.ucie.bw_gbs: 1e-300 is too small to simulate (0 means "
+               "unlimited; otherwise at least 1e-6)");
+  expect_error(run + "sip.links.ucie.distance_mm=1e300", 3,
+               "--set sip.links.ucie.distance_mm=1e300: sip.links.ucie.distance_mm: must be a number between 0 and "
+               "1e6, got 1e300");
   auto block = test::run_kbsim(run + "cube.pe_template.components.pe_dma.impl=builtin.hbm_ctrl");
   EXPECT_EQ(block.code, 3) << block.err;
   EXPECT_THAT(block.err, StartsWith("kbsim: error: --set cube.pe_template.components.pe_dma.impl=builtin.hbm_ctrl: "
@@ -220,27 +232,35 @@ TEST(Reliability, AnAhbmValueOrBlockFromSetIsNamedAsTheUserTypedIt) {
                                     "the topology front-end from "));
   EXPECT_THAT(block.err, HasSubstr("(builtin.hbm_ctrl is component type 'hbm_ctrl' of library kbsim_hbm_ctrl, as "));
   EXPECT_EQ(std::count(block.err.begin(), block.err.end(), '\n'), 1) << block.err;
+  // A block with the right ports that cannot do the job (a forwarder as the DMA engine): named at its --set too.
+  const std::string forwarder = "cube.pe_template.components.pe_dma.impl=builtin.forwarding";
+  for (const std::string& cmd : {run + forwarder, "probe --set " + forwarder})
+    expect_error(cmd, 3,
+                 "--set " + forwarder +
+                     ": sip0.cube0.pe0.pe_dma (builtin.forwarding) does not initiate memory requests, as a block in "
+                     "its place must");
 }
 
 TEST(Reliability, AbsurdSizesAndTimesAreConfigurationErrorsNamingTheKey) {
   const std::string two = kTwoSwitch + " --out " + (test::temp_dir() / "absurd").string();
   // A value from --set is named as the user typed it, and its number as written: not at the position of what it
   // overrode, never as a 300-digit integer or 0.000000.
-  auto latency = test::run_kbsim(two + " --set 'edges.0.latency_ns=1e300'");
-  EXPECT_EQ(latency.code, 3) << latency.err;
-  EXPECT_EQ(latency.err,
-            "kbsim: error: --set edges.0.latency_ns=1e300: 'latency_ns' 1e300 is beyond the simulatable range (at "
-            "most 1e15 ns)\n");
-  auto bandwidth = test::run_kbsim(two + " --set 'edges.0.bandwidth_gbs=1e-300'");
-  EXPECT_EQ(bandwidth.code, 3) << bandwidth.err;
-  EXPECT_EQ(bandwidth.err,
-            "kbsim: error: --set edges.0.bandwidth_gbs=1e-300: 'bandwidth_gbs' 1e-300 is too small to simulate (0 "
-            "means unlimited; otherwise at least 1e-6)\n");
-  auto far = test::run_kbsim(two + " --set 'edges.1.distance_mm=1e20'");  // 0.1 ns per mm: 1e19 ns
-  EXPECT_EQ(far.code, 3) << far.err;
-  EXPECT_EQ(far.err,
-            "kbsim: error: --set edges.1.distance_mm=1e20: distance_mm 1e20 x ns_per_mm 0.1 = 1e19 ns is beyond the "
-            "simulatable range (at most 1e15 ns)\n");
+  expect_error(two + " --set 'edges.0.latency_ns=1e300'", 3,
+               "--set edges.0.latency_ns=1e300: 'latency_ns' 1e300 is beyond the simulatable range (at most 1e15 ns)");
+  expect_error(two + " --set 'edges.0.bandwidth_gbs=1e-300'", 3,
+               "--set edges.0.bandwidth_gbs=1e-300: 'bandwidth_gbs' 1e-300 is too small to simulate (0 means "
+               "unlimited; otherwise at least 1e-6)");
+  expect_error(two + " --set 'edges.1.distance_mm=1e20'", 3,
+               "--set edges.1.distance_mm=1e20: 'distance_mm' 1e20 is longer than a wire can be (at most 1e6 mm)");
+  // Not at the distance it multiplies:
+  expect_error(two + " --set 'defaults.ns_per_mm=1e300'", 3,
+               "--set defaults.ns_per_mm=1e300: 'ns_per_mm' 1e300 is slower than a wire can be (at most 1000 ns per "
+               "mm)");
+  auto swapped = test::run_kbsim(two + " --set nodes.sw0.impl=builtin.hbm_ctrl");  // the --set, not the file's edge
+  EXPECT_EQ(swapped.code, 3) << swapped.err;
+  EXPECT_THAT(swapped.err, StartsWith("kbsim: error: --set nodes.sw0.impl=builtin.hbm_ctrl: builtin.hbm_ctrl does not "
+                                      "fit here: sw0 has no 'link' port (known: router_to_hbm, hbm_to_router), which "
+                                      "its edge from host needs ("));
   auto overhead = test::run_kbsim(two + " --set nodes.sw0.params.overhead_ns=1e300");
   EXPECT_EQ(overhead.code, 3) << overhead.err;
   EXPECT_THAT(overhead.err, HasSubstr("--set nodes.sw0.params.overhead_ns=1e300: parameter 'overhead_ns' of "

@@ -360,7 +360,7 @@ TEST(AhbmErrors, UnknownKeysAtEveryLevelWithPositionAndSuggestion) {
 
 TEST(AhbmErrors, WrongTypeRangeAndChoice) {
   EXPECT_EQ(parse_error("system: { sips: { count: two } }\n"),
-            "t.yaml:1:26: system.sips.count: must be a whole number");
+            "t.yaml:1:26: system.sips.count: must be a whole number, got two");
   EXPECT_EQ(parse_error(kMin + "sip: { cube_mesh: { w: 9 } }\n"),
             "t.yaml:2:24: sip.cube_mesh.w: must be between 1 and 4, got 9");
   EXPECT_EQ(parse_error("system: { sips: { count: 1, topology: ring } }\n"),
@@ -404,7 +404,7 @@ TEST(AhbmErrors, CrossFieldChecks) {
 
 TEST(AhbmErrors, ErrorsFromOverridesNameTheSet) {
   EXPECT_EQ(default_error({"system.sips.count=two"}),
-            "--set system.sips.count=two: system.sips.count: must be a whole number");
+            "--set system.sips.count=two: system.sips.count: must be a whole number, got two");
   EXPECT_THAT(default_error({"cube.memory_map.hbm_chanels_per_pe=4"}),
               StartsWith("--set cube.memory_map.hbm_chanels_per_pe=4: unknown key 'hbm_chanels_per_pe' in "
                          "cube.memory_map (closest: hbm_channels_per_pe, "));

@@ -63,7 +63,7 @@ class Cursor {
     YAML::Node n = node_[key];
     ParamValue v = n.IsScalar() ? scalar_value(n) : ParamValue{std::string()};
     const auto* i = std::get_if<std::int64_t>(&v);
-    if (!i) fail(key, "must be a whole number");
+    if (!i) fail(key, "must be a whole number, got " + (n.IsScalar() ? n.Scalar() : std::string("a map or list")));
     if (*i < min || *i > max)
       fail(key,
            "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(*i));

@@ -52,8 +52,7 @@ struct Stamp final : ahbm::MemClient {
 /// The PE0 controller's time per burst: one 256 B write to PE0's own slice on a fresh system.
 double burst_ns(BenchContext& ctx, const ahbm::MemoryMap& map) {
   System& sys = ctx.build(ctx.topology());
-  auto* dma = ahbm::as_initiator(sys.component(names::pe_part(0, 0, 0, "pe_dma")));
-  if (dma == nullptr) throw BenchError("FIDELITY_INPUT", "PE0's pe_dma does not accept memory requests");
+  ahbm::MemInitiator* dma = &ahbm::initiator_of(sys, ctx.topology(), names::pe_part(0, 0, 0, "pe_dma"));
   auto r = make_message<ahbm::MemRequest>();
   r->op = ahbm::MemOp::kWrite;
   r->pa = ahbm::pe_hbm_addr(0, 0, 0, 0, map.slice_bytes);

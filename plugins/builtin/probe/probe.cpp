@@ -82,8 +82,7 @@ CaseResult run_case(System& sim, const Graph& graph, const CaseSpec& spec, std::
   if (spec.cube >= map.cubes_per_sip || spec.pe >= map.pes_per_cube || spec.sip >= map.sips)
     throw ConfigError(graph.source + ": probe case " + spec.name + " needs sip" + std::to_string(spec.sip) + " cube" +
                       std::to_string(spec.cube) + " pe" + std::to_string(spec.pe) + ", which this topology lacks");
-  auto* initiator = kbsim::ahbm::as_initiator(sim.component(spec.initiator));
-  if (!initiator) throw ConfigError("probe: " + spec.initiator + " does not initiate memory requests");
+  kbsim::ahbm::MemInitiator* initiator = &kbsim::ahbm::initiator_of(sim, graph, spec.initiator);
 
   auto req = make_message<MemRequest>();
   req->op = spec.op;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -14,6 +15,17 @@
 #include "kbsim/bench.hpp"
 
 namespace kbsim::ahbm {
+
+/// The initiator interface of `node` (a PE's pe_dma, a pcie_ep) in a system built from `graph`. When its
+/// implementation is no initiator (a block swapped in that does not fit there), a ConfigError that starts where that
+/// implementation was chosen: the node's place in the file, or the --set that put it there.
+inline MemInitiator& initiator_of(System& sys, const Graph& graph, const std::string& node) {
+  if (MemInitiator* i = as_initiator(sys.component(node))) return *i;
+  auto spec = std::find_if(graph.nodes.begin(), graph.nodes.end(), [&](const NodeSpec& n) { return n.id == node; });
+  const std::string at = spec == graph.nodes.end() ? graph.source : spec->origin;
+  const std::string impl = spec == graph.nodes.end() ? "" : " (" + spec->impl + ")";
+  throw ConfigError(at + ": " + node + impl + " does not initiate memory requests, as a block in its place must");
+}
 
 /// Submits a bench's requests and hands their completions to `inner` once the system has run, in the order they
 /// completed (by completion time, then in the order they were submitted), alike in one process and on every rank.
