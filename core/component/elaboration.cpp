@@ -85,8 +85,8 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     n.type = &registry.component_for_impl(spec.impl, spec.origin);
     auto lib = registry.impls().find(spec.impl);
     n.library = lib == registry.impls().end() ? "?" : lib->second.library;
-    n.params =
-        resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin, registry.mapping_note(spec.impl));
+    n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin,
+                              [&] { return registry.mapping_note(spec.impl); });
   }
 
   el.view_names.push_back("all");
@@ -107,21 +107,22 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   for (const EdgeSpec& e : graph.edges) {
     // Where an error about the edge points: the line that wrote it; for an edge a front-end generated, the file it
     // made it from (the front-end checked the values it was given, each at its own place).
-    const std::string at =
-        e.generated ? e.origin + " (an edge " + e.src + " -> " + e.dst + " its front-end made)" : e.origin;
+    auto at = [&] {  // (only for an error: it builds text)
+      return e.generated ? e.origin + " (an edge " + e.src + " -> " + e.dst + " its front-end made)" : e.origin;
+    };
     auto src = el.index.find(e.src);
     auto dst = el.index.find(e.dst);
-    if (src == el.index.end()) throw ConfigError(at + ": edge from unknown node '" + e.src + "'");
-    if (dst == el.index.end()) throw ConfigError(at + ": edge to unknown node '" + e.dst + "'");
-    if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(at + ": bandwidth_gbs must be >= 0");
-    if (!(e.latency_ns >= 0.0)) throw ConfigError(at + ": latency must be >= 0");
+    if (src == el.index.end()) throw ConfigError(at() + ": edge from unknown node '" + e.src + "'");
+    if (dst == el.index.end()) throw ConfigError(at() + ": edge to unknown node '" + e.dst + "'");
+    if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(at() + ": bandwidth_gbs must be >= 0");
+    if (!(e.latency_ns >= 0.0)) throw ConfigError(at() + ": latency must be >= 0");
     if (e.latency_ns > kMaxTimeNs)
-      throw ConfigError(at + ": latency " + format_ns(e.latency_ns) +
+      throw ConfigError(at() + ": latency " + format_ns(e.latency_ns) +
                         " ns is beyond the simulatable range (at most 1e15 ns)");
     if (e.bandwidth_gbs > 0 && e.bandwidth_gbs < kMinBandwidthGbs)
-      throw ConfigError(at + ": bandwidth_gbs " + format_number(e.bandwidth_gbs) +
+      throw ConfigError(at() + ": bandwidth_gbs " + format_number(e.bandwidth_gbs) +
                         " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
-    if (e.flit_bytes == 0) throw ConfigError(at + ": flit_bytes must be > 0");
+    if (e.flit_bytes == 0) throw ConfigError(at() + ": flit_bytes must be > 0");
     Node& s = el.nodes[src->second];
     Node& d = el.nodes[dst->second];
     for (const NodeIndex end_index : {src->second, dst->second}) {

@@ -68,16 +68,17 @@ void check_range(const ParamSpec& spec, const ParamValue& v, const std::string& 
 }  // namespace
 
 Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given, const std::string& owner,
-                      const std::string& owner_origin, const std::string& type_note) {
-  std::vector<std::string> names;
-  names.reserve(specs.size());
-  for (const auto& s : specs) names.push_back(s.name);
+                      const std::string& owner_origin, const std::function<std::string()>& type_note) {
+  auto note = [&] { return type_note ? type_note() : std::string(); };  // (only for an error: it builds text)
   for (std::size_t i = 0; i < given.size(); ++i) {
     bool known = false;
     for (const auto& s : specs) known = known || s.name == given[i].name;
-    if (!known)
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& s : specs) names.push_back(s.name);
       throw ConfigError(given[i].origin + ": unknown parameter '" + given[i].name + "' for " + owner +
-                        suggest(given[i].name, names) + type_note);
+                        suggest(given[i].name, names) + note());
+    }
     for (std::size_t j = 0; j < i; ++j)
       if (given[j].name == given[i].name)
         throw ConfigError(given[i].origin + ": parameter '" + given[i].name + "' given twice (first at " +
@@ -92,7 +93,7 @@ Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<Raw
     if (!raw) {
       if (spec.required)
         throw ConfigError(owner_origin + ": " + owner + " needs parameter '" + spec.name + "' (" + spec.doc + ")" +
-                          type_note);
+                          note());
       entries.push_back({spec.name, spec.default_value, "default", spec.type == ParamType::kNode});
       continue;
     }

@@ -271,7 +271,7 @@ class RegistryComponents final : public config::Components {
   Params resolve(const std::string& impl, const std::vector<RawParam>& attrs,
                  const std::string& origin) const override {
     return resolve_params(registry_.component_for_impl(impl, origin).info.params, attrs, impl, origin,
-                          registry_.mapping_note(impl));
+                          [&] { return registry_.mapping_note(impl); });
   }
 
  private:
