@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "kbsim/text.hpp"
+#include "kbsim/time.hpp"
 
 namespace kbsim::ahbm_topology {
 
