@@ -20,6 +20,7 @@
 #include "report/json.hpp"
 #include "run/bench_runner.hpp"
 #include "run/command_runner.hpp"
+#include "topology/ccl_config.hpp"
 #include "topology/topology.hpp"
 
 namespace fs = std::filesystem;
@@ -157,9 +158,7 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
   opts.topology = topology_file(c);
   // What the user chose: a topology file, or a value of the default one. With no --bench, such a topology is run
   // as it is (the system bench); a bench that builds its own system refuses it (BenchInfo::reads_topology).
-  opts.topology_given = !c.topology.empty() || std::any_of(c.sets.begin(), c.sets.end(), [](const std::string& s) {
-    return s.rfind("ccl.", 0) != 0;
-  });
+  opts.topology_given = !c.topology.empty() || !std::all_of(c.sets.begin(), c.sets.end(), core::is_ccl_override);
   if (opts.bench.empty()) opts.bench = opts.topology_given ? "system" : "message-mesh";
   if (opts.ccl.empty()) opts.ccl = data_dir() / "ccl.yaml";
   opts.overrides = c.sets;

@@ -52,17 +52,16 @@ bool convert(const ParamValue& in, ParamType want, ParamValue& out) {
 void check_range(const ParamSpec& spec, const ParamValue& v, const std::string& origin, const std::string& owner) {
   const auto* d = std::get_if<double>(&v);
   if (!d) return;
-  auto shown = [&] { return format_number(*d); };
   auto ends_with = [&](std::string_view unit) {
     return spec.name.size() > unit.size() && spec.name.compare(spec.name.size() - unit.size(), unit.size(), unit) == 0;
   };
   if (!std::isfinite(*d))
     throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " must be a finite number");
   if (ends_with("_ns") && std::fabs(*d) > kMaxTimeNs)
-    throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " = " + shown() +
+    throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " = " + format_number(*d) +
                       " ns is beyond the simulatable range (at most 1e15 ns)");
   if (ends_with("_gbs") && *d > 0 && *d < kMinBandwidthGbs)
-    throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " = " + shown() +
+    throw ConfigError(origin + ": parameter '" + spec.name + "' of " + owner + " = " + format_number(*d) +
                       " GB/s is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
 }
 }  // namespace

@@ -91,7 +91,7 @@ CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, cons
 std::vector<std::string> take_ccl_overrides(std::vector<std::string>& sets) {
   std::vector<std::string> out;
   std::erase_if(sets, [&](const std::string& s) {
-    if (s.rfind("ccl.", 0) != 0) return false;
+    if (!is_ccl_override(s)) return false;
     out.push_back(s);
     return true;
   });

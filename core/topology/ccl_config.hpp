@@ -13,6 +13,9 @@ namespace kbsim::core {
 
 class Registry;
 
+/// Whether a --set addresses ccl.yaml ("ccl.KEY=VALUE") rather than the topology.
+inline bool is_ccl_override(const std::string& set) { return set.rfind("ccl.", 0) == 0; }
+
 /// The overrides among `sets` that address ccl.yaml ("ccl.KEY=VALUE"), as typed. The others are left in `sets`.
 std::vector<std::string> take_ccl_overrides(std::vector<std::string>& sets);
 
