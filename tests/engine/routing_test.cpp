@@ -83,6 +83,30 @@ TEST(Routing, DistanceTiesGoToTheFirstNameLatencyTiesToTheFirstNode) {
   EXPECT_THAT(path(*by_index, "a", "d"), ::testing::ElementsAre("a", "zeta", "d"));
 }
 
+// Two equally long ways from a to d: one zero-length hop through "zeta" (declared first), or two through "b" and
+// "c". A queue that breaks ties in the order nodes were pushed takes zeta (the fewest hops, first declared); one
+// of (distance, name) pairs pops b and c before zeta, so c reaches d first. The reference's measured eastbound
+// funnel (docs/model.md, "Routes: shortest wire") takes the second rule.
+TEST(Routing, DistanceTiesFollowNamesNotTheOrderNodesWereReached) {
+  auto sys = test::build_system(test::shared_registry(), R"(
+routing: distance
+defaults: { ns_per_mm: 0.1, bandwidth_gbs: 256 }
+nodes:
+  - { id: a, impl: builtin.endpoint }
+  - { id: zeta, impl: builtin.forwarding }
+  - { id: b, impl: builtin.forwarding }
+  - { id: c, impl: builtin.forwarding }
+  - { id: d, impl: builtin.endpoint }
+edges:
+  - { src: a, dst: zeta, distance_mm: 0 }
+  - { src: zeta, dst: d, distance_mm: 1 }
+  - { src: a, dst: b, distance_mm: 0 }
+  - { src: b, dst: c, distance_mm: 0 }
+  - { src: c, dst: d, distance_mm: 1 }
+)");
+  EXPECT_THAT(path(*sys, "a", "d"), ::testing::ElementsAre("a", "b", "c", "d"));
+}
+
 TEST(Routing, UnderDistanceALatencyOnlyEdgeHasNoLength) {
   auto sys = test::build_system(test::shared_registry(), R"(
 routing: distance

@@ -159,7 +159,8 @@ TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
   const EdgeSpec& io = ix.edge("sip0.io0.io_ucie-P1", "sip0.cube1.ucie-N");
   EXPECT_EQ(io.kind, "io_to_cube");
   EXPECT_DOUBLE_EQ(io.latency_ns, 0.2);  // 2.0 mm
-  EXPECT_EQ(io.bandwidth_gbs, 512.0);    // 4 conns x 128
+  EXPECT_EQ(io.bandwidth_gbs, 128.0);    // one connection's, as the reference's port map builds it
+  EXPECT_DOUBLE_EQ(io.route_mm, 2.0);
   EXPECT_EQ(ix.edge("sip0.cube1.ucie-N", "sip0.io0.io_ucie-P1").kind, "cube_to_io");
   const EdgeSpec& mesh = ix.edge("sip0.cube0.r0c0", "sip0.cube0.r0c1");
   EXPECT_DOUBLE_EQ(mesh.latency_ns, 0.15);  // 1.5 mm PE pitch
@@ -242,6 +243,21 @@ TEST(AhbmTopology, RoutingIsByDistanceUnlessSetToLatency) {
   EXPECT_EQ(kbsim::test::load_topology(kDefault, {}).route_metric, kbsim::RouteMetric::kDistance);
   EXPECT_EQ(kbsim::test::load_topology(kDefault, {"system.routing=latency"}).route_metric,
             kbsim::RouteMetric::kLatency);
+}
+
+TEST(AhbmTopology, ARoutingWeightChangesWhatRoutingCountsNotTheTiming) {
+  const Graph g = kbsim::test::load_topology(
+      kDefault, {"sip.links.ucie.routing_weight_mm=3.5", "system.links.pcie.routing_weight_mm=7",
+                 "sip.io_chiplets.0.cube_ports.1.routing_weight_mm=0.5"});
+  Index ix(g);
+  const EdgeSpec& seam = ix.edge("sip0.cube0.ucie-E", "sip0.cube1.ucie-W");
+  EXPECT_DOUBLE_EQ(seam.route_mm, 3.5);
+  EXPECT_DOUBLE_EQ(seam.latency_ns, 0.1);  // still 1.0 mm of wire
+  EXPECT_DOUBLE_EQ(ix.edge("sip1.io0.pcie_ep", "fabric.switch0").route_mm, 7.0);
+  EXPECT_DOUBLE_EQ(ix.edge("sip0.io0.io_ucie-P1", "sip0.cube1.ucie-N").route_mm, 0.5);
+  EXPECT_DOUBLE_EQ(ix.edge("sip0.io0.io_ucie-P0", "sip0.cube0.ucie-N").route_mm, 2.0);  // unset: its distance
+  EXPECT_THAT(default_error({"sip.links.ucie.routing_weight_mm=-1"}),
+              HasSubstr("sip.links.ucie.routing_weight_mm: must be a number between 0 and 1e6, got -1"));
 }
 
 TEST(AhbmTopology, FewerHbmChannelsHalveTheHbmLink) {

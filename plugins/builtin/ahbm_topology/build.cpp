@@ -22,14 +22,19 @@ class Builder {
   /// The group of the nodes made from now on ("sip0/cube3": a cube's; empty: the switch and IO chiplets, which
   /// links without latency join to each other).
   void set_group(std::string g) { group_ = std::move(g); }
-  void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0) {
-    g_.edges.push_back(
-        {a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source, mm, /*generated=*/true});
+  /// A link of `mm` of wire; distance routing counts `route_mm` for it (negative: `mm`).
+  void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0,
+            double route_mm = -1) {
+    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source,
+                        route_mm < 0 ? mm : route_mm, /*generated=*/true});
   }
   void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba,
-            double extra_ns = 0) {
-    edge(a, b, bw, mm, ab, extra_ns);
-    edge(b, a, bw, mm, ba, extra_ns);
+            double extra_ns = 0, double route_mm = -1) {
+    edge(a, b, bw, mm, ab, extra_ns, route_mm);
+    edge(b, a, bw, mm, ba, extra_ns, route_mm);
+  }
+  void pair(const std::string& a, const std::string& b, const LinkSpec& l, const char* ab, const char* ba) {
+    pair(a, b, l.bw_gbs, l.distance_mm, ab, ba, l.latency_ns, l.route_mm());
   }
 
  private:
@@ -216,11 +221,9 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
     for (unsigned y = 0; y < s.cube_h; ++y)
       for (unsigned x = 0; x < s.cube_w; ++x) {
         if (x + 1 < s.cube_w)
-          b.pair(port(x, y, Side::kE), port(x + 1, y, Side::kW), s.ucie_link.bw_gbs, s.ucie_link.distance_mm,
-                 "ucie_mesh", "ucie_mesh", s.ucie_link.latency_ns);
+          b.pair(port(x, y, Side::kE), port(x + 1, y, Side::kW), s.ucie_link, "ucie_mesh", "ucie_mesh");
         if (y + 1 < s.cube_h)
-          b.pair(port(x, y, Side::kS), port(x, y + 1, Side::kN), s.ucie_link.bw_gbs, s.ucie_link.distance_mm,
-                 "ucie_mesh", "ucie_mesh", s.ucie_link.latency_ns);
+          b.pair(port(x, y, Side::kS), port(x, y + 1, Side::kN), s.ucie_link, "ucie_mesh", "ucie_mesh");
       }
 
     for (unsigned k = 0; k < s.io_chiplets.size(); ++k) {
@@ -230,7 +233,7 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
       b.node(ep, io.pcie_ep);
       b.node(cpu, io.io_cpu);
       b.node(noc, io.io_noc);
-      b.pair(names::switch0(), ep, s.pcie.bw_gbs, s.pcie.distance_mm, "pcie", "pcie", s.pcie.latency_ns);
+      b.pair(names::switch0(), ep, s.pcie, "pcie", "pcie");
       b.pair(ep, noc, io.pcie_ep_to_noc_bw_gbs, 0, "io_internal", "io_internal");
       b.pair(cpu, noc, io.io_cpu_to_noc_bw_gbs, 0, "io_internal", "io_internal");
       for (const CubePort& p : io.cube_ports) {
@@ -242,8 +245,10 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
           b.pair(noc, conn, io.per_connection_bw_gbs, 0, "io_internal", "io_internal");
           b.pair(conn, phy, io.per_connection_bw_gbs, 0, "io_internal", "io_internal");
         }
-        b.pair(phy, port(p.x, p.y, p.side), io.per_connection_bw_gbs * io.n_connections, p.distance_mm, "io_to_cube",
-               "cube_to_io");
+        // At one connection's bandwidth, as the reference's IO-to-cube port map builds it: its connections meet
+        // the cube port over one link of per_connection_bw_gbs (docs/model.md, "The IO chiplet's port links").
+        b.pair(phy, port(p.x, p.y, p.side), io.per_connection_bw_gbs, p.distance_mm, "io_to_cube", "cube_to_io", 0,
+               p.route_mm());
       }
     }
   }

@@ -120,10 +120,11 @@ void read_block(const Cursor& parent, const std::string& key, BlockSpec& out, bo
 }
 
 void read_link(const Cursor& parent, const std::string& key, LinkSpec& out) {
-  parent.with_map(key, {"bw_gbs", "distance_mm", "latency_ns"}, [&](Cursor& c) {
+  parent.with_map(key, {"bw_gbs", "distance_mm", "latency_ns", "routing_weight_mm"}, [&](Cursor& c) {
     c.number("bw_gbs", out.bw_gbs);
     c.number("distance_mm", out.distance_mm, 0.0, kMaxWireMm);
     c.number("latency_ns", out.latency_ns);
+    c.number("routing_weight_mm", out.routing_weight_mm, 0.0, kMaxWireMm);
   });
 }
 
@@ -150,7 +151,7 @@ void read_io_chiplet(Cursor& c, IoChipletSpec& io, const AhbmSpec& spec) {
   if (!ports.node().IsSequence()) throw ConfigError(ports.where() + ": " + ports.path() + " must be a list");
   for (std::size_t i = 0; i < ports.node().size(); ++i) {
     Cursor p(ports.origins(), ports.node()[i], ports.path() + "." + std::to_string(i), ports.scope());
-    p.expect({"cube", "cube_side", "phy", "distance_mm"});
+    p.expect({"cube", "cube_side", "phy", "distance_mm", "routing_weight_mm"});
     CubePort cp;
     cp.origin = p.where();
     if (!p.has("cube")) p.fail("cube", "is required ({xy: [x, y]})");
@@ -173,6 +174,7 @@ void read_io_chiplet(Cursor& c, IoChipletSpec& io, const AhbmSpec& spec) {
     cp.phy = "P" + std::to_string(io.cube_ports.size());
     p.text("phy", cp.phy);
     p.number("distance_mm", cp.distance_mm, 0.0, kMaxWireMm);
+    p.number("routing_weight_mm", cp.routing_weight_mm, 0.0, kMaxWireMm);
     for (const auto& other : io.cube_ports) {
       if (other.phy == cp.phy) p.fail("phy", "PHY '" + cp.phy + "' is used twice (first at " + other.origin + ")");
       if (other.x == cp.x && other.y == cp.y && other.side == cp.side)
@@ -272,7 +274,7 @@ AhbmSpec parse_spec(const YamlSource& src, const Origins& origins) {
   });
   if (!io_given) {
     IoChipletSpec io;
-    io.cube_ports.push_back({0, 0, Side::kN, "P0", 2.0, s.source});
+    io.cube_ports.push_back({0, 0, Side::kN, "P0", 2.0, 0.0, s.source});
     s.io_chiplets.push_back(io);
   }
   for (std::size_t a = 0; a < s.io_chiplets.size(); ++a)

@@ -30,6 +30,10 @@ struct LinkSpec {
   double bw_gbs = 0.0;  ///< 0 = unlimited
   double distance_mm = 0.0;
   double latency_ns = 0.0;  ///< added to distance_mm x ns_per_mm (e.g. SerDes and protocol latency)
+  /// What distance routing counts for the link instead of distance_mm; 0 (unset): distance_mm. Its timing never
+  /// changes (docs/model.md, "Routes: shortest wire").
+  double routing_weight_mm = 0.0;
+  double route_mm() const { return routing_weight_mm > 0.0 ? routing_weight_mm : distance_mm; }
 };
 
 struct PeLinkSpec {
@@ -50,7 +54,9 @@ struct CubePort {
   Side side = Side::kN;
   std::string phy;  ///< e.g. "P0"
   double distance_mm = 2.0;
+  double routing_weight_mm = 0.0;  ///< as LinkSpec's
   std::string origin;
+  double route_mm() const { return routing_weight_mm > 0.0 ? routing_weight_mm : distance_mm; }
 };
 
 struct IoChipletSpec {

@@ -318,7 +318,7 @@ void io_chiplet(Svg& g, const AhbmSpec& s, unsigned sip, unsigned k, Side side, 
            names::cube(sip, p.y * s.cube_w + p.x) + ".ucie-" + side_name(p.side));
     g.line(phy, port, "iolink",
            io.id + ".io_ucie-" + p.phy + " <-> cube" + to_string(p.y * s.cube_w + p.x) + ".ucie-" + side_name(p.side) +
-               ": " + num(io.per_connection_bw_gbs * io.n_connections) + " GB/s, " + num(p.distance_mm) + " mm");
+               ": " + num(io.per_connection_bw_gbs) + " GB/s, " + num(p.distance_mm) + " mm");
   }
   for (unsigned i = 0; i < 3; ++i) {
     g.tag(names::io(sip, k, core[i].first));

@@ -36,6 +36,27 @@ double number(const Metrics& m, const std::vector<std::string>& path) {
   throw BenchError("FIDELITY_INPUT", "no number at metric '" + join(path, ".") + "'");
 }
 
+/// The node ids of a list in another bench's metrics, by path (a list of lists: each list under `path`).
+std::vector<std::vector<std::string>> lists_at(const Metrics& m, const std::vector<std::string>& path, bool nested) {
+  const Metrics* at = &m;
+  for (const std::string& key : path) {
+    const Metrics::Entry* e = at->find(key);
+    if (e == nullptr || !e->node) throw BenchError("FIDELITY_INPUT", "no metric list '" + join(path, ".") + "'");
+    at = e->node.get();
+  }
+  auto strings = [](const Metrics& list) {
+    std::vector<std::string> out;
+    for (const auto& e : list.entries())
+      if (const auto* s = std::get_if<std::string>(&e.scalar)) out.push_back(*s);
+    return out;
+  };
+  if (!nested) return {strings(*at)};
+  std::vector<std::vector<std::string>> out;
+  for (const auto& e : at->entries())
+    if (e.node) out.push_back(strings(*e.node));
+  return out;
+}
+
 /// Every boolean under `object` of another bench's metrics, as orderings named `prefix` + key.
 void orderings_from(const Metrics& m, const std::string& object, const std::string& prefix, Table& t) {
   const Metrics::Entry* e = m.find(object);
@@ -126,6 +147,12 @@ void dma_study(BenchContext& ctx, const ahbm::MemoryMap& map, Table& t) {
   t.ordering("remote SIP quicker than the farthest cube of the same SIP", sip < far,
              format_ns(sip) + " < " + format_ns(far) + " ns");
   orderings_from(m, "checks", "pe-dma-perf: ", t);
+  // Where equally short routes tie, the route decides the figure: show the ones taken.
+  for (const char* scenario : {"remote_cube_worst", "remote_sip"})
+    t.route(std::string("pe-dma-perf ") + scenario, lists_at(m, {"scenarios", scenario, "route"}, false).front());
+  const auto east = lists_at(m, {"scenarios", "eastbound_8pe", "routes"}, true);
+  for (std::size_t k = 0; k < east.size(); ++k)
+    t.route("pe-dma-perf eastbound_8pe, flow " + std::to_string(k), east[k]);
 }
 
 void launch(BenchContext& ctx, const ahbm::MemoryMap& map, Table& t) {

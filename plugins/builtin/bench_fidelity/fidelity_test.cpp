@@ -64,8 +64,8 @@ TEST(Fidelity, TheDefaultSystemReproducesEveryMeasuredFigure) {
 TEST(Fidelity, CalibratedFiguresAreExact) {
   const FidelityRun& r = default_run();
   ASSERT_TRUE(r.written) << r.cli.err;
-  EXPECT_DOUBLE_EQ(figure(r, "64 KB host write, one 128 GB/s UCIe connection the bottleneck (ns)"), 549.7);
-  EXPECT_DOUBLE_EQ(figure(r, "same, 1 MB (ns)"), 8229.7);
+  EXPECT_DOUBLE_EQ(figure(r, "64 KB host write, one 128 GB/s UCIe connection the bottleneck (ns)"), 551.2);
+  EXPECT_DOUBLE_EQ(figure(r, "same, 1 MB (ns)"), 8231.2);
   EXPECT_DOUBLE_EQ(figure(r, "HBM burst time per pseudo-channel (ns)"), 8.0);
   EXPECT_DOUBLE_EQ(figure(r, "UCIe crossing (ns)"), 16.0);
   EXPECT_DOUBLE_EQ(figure(r, "8 PEs eastbound, cube 0 -> cube 1: aggregate fair-share peak (GB/s)"), 160.0);
@@ -73,10 +73,32 @@ TEST(Fidelity, CalibratedFiguresAreExact) {
   EXPECT_DOUBLE_EQ(figure(r, "spread of kernel start times over the 128 PEs of SIP 0 (ns)"), 0.0);
   EXPECT_DOUBLE_EQ(figure(r, "512^3 composite GEMM: tiles (32/64/32)"), 2048.0);
   EXPECT_DOUBLE_EQ(figure(r, "torus_2d over 6 SIPs (3 x 2), TCM slots, center root (us; the reference's later guard)"),
-                   26.3428);
+                   26.3518);
   EXPECT_DOUBLE_EQ(figure(r, "intra-SIP critical path, 1 SIP (us)"), 15.7258);
   EXPECT_DOUBLE_EQ(figure(r, "32x3072x32 load_ref: composite window (ns)"), 969.0);
   EXPECT_DOUBLE_EQ(figure(r, "32x3072x32 load_ref: kernel window (ns)"), 1740.0);
+}
+
+// Where equally short routes tie, the report shows the one taken: the farthest cube, the other SIP, and each
+// eastbound flow (seven through cube 1's ucie-W.conn0; PE4's slice sits on the router of ucie-W.conn2).
+TEST(Fidelity, TheReportShowsTheRoutesOfTiedPaths) {
+  const FidelityRun& r = default_run();
+  ASSERT_TRUE(r.written) << r.cli.err;
+  const auto& routes = r.results["metrics"]["routes"];
+  ASSERT_TRUE(routes.IsObject());
+  EXPECT_EQ(routes.MemberCount(), 10u);
+  const auto& sip = routes["pe-dma-perf remote_sip"];
+  ASSERT_TRUE(sip.IsArray());
+  EXPECT_STREQ(sip[0].GetString(), "sip0.cube0.pe0.pe_dma");
+  EXPECT_STREQ(sip[sip.Size() - 1].GetString(), "sip1.cube0.hbm_ctrl.pe0");
+  unsigned through_conn0 = 0;
+  for (unsigned k = 0; k < 8; ++k)
+    for (const auto& n : routes[("pe-dma-perf eastbound_8pe, flow " + std::to_string(k)).c_str()].GetArray())
+      through_conn0 += std::string(n.GetString()) == "sip0.cube1.ucie-W.conn0";
+  EXPECT_EQ(through_conn0, 7u);
+  EXPECT_THAT(r.cli.out, HasSubstr("  pe-dma-perf eastbound_8pe, flow 4: sip0.cube0.pe4.pe_dma > r4c0 > r5c0 > "
+                                   "ucie-S.conn0 > ucie-S > ucie-S.conn3 > r5c5 > ucie-E.conn3 > ucie-E > "
+                                   "cube1.ucie-W > ucie-W.conn2 > r4c0 > hbm_ctrl.pe4\n"));
 }
 
 // Each calibrated setting, moved back to kbsim's earlier choice, moves the

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kbsim/bench.hpp"
@@ -36,6 +37,8 @@ class Table {
     orderings_.push_back({name, detail, pass});
   }
   void pending(const std::string& name, const std::string& why) { pending_.push_back({name, why, false}); }
+  /// The route a figure's traffic took, node by node (of several equally short ones, the one the router chose).
+  void route(const std::string& name, std::vector<std::string> nodes) { routes_.push_back({name, std::move(nodes)}); }
 
   /// Print, record and fail on any miss.
   void report(BenchContext& ctx) const {
@@ -68,6 +71,12 @@ class Table {
       orderings_ok += c.pass;
       if (!c.pass) failed += (failed.empty() ? "" : "; ") + c.name;
     }
+    ctx.note("routes taken:");
+    for (const auto& [name, nodes] : routes_) {
+      ctx.note("  " + name + ": " + compact(nodes));
+      auto& list = m.object("routes").list(name);
+      for (const std::string& n : nodes) list.append(n);
+    }
     ctx.note("pending:");
     for (const Check& c : pending_) {
       ctx.note("  " + c.name + "  (" + c.detail + ")");
@@ -96,11 +105,28 @@ class Table {
     figures_.push_back({section_, name, std::move(reference), kbsim, ratio, pass});
   }
   static std::string fmt(double v) { return format_ns(v); }  // any figure: no trailing zeros
+  /// Nodes joined by " > ", each without the dotted prefix it shares with the one before ("sip0.cube0.r0c0 >
+  /// ucie-N.conn0 > ucie-N > cube1.ucie-S"), so a route of fifty nodes reads on a few lines.
+  static std::string compact(const std::vector<std::string>& nodes) {
+    std::string out, prev;
+    for (const std::string& n : nodes) {
+      // Drop the leading dotted parts n shares with prev, but never n's last part.
+      std::size_t from = 0;
+      for (std::size_t dot = n.find('.'); dot != std::string::npos; dot = n.find('.', dot + 1)) {
+        if (prev.size() <= dot || prev.compare(0, dot + 1, n, 0, dot + 1) != 0) break;
+        from = dot + 1;
+      }
+      out += (out.empty() ? "" : " > ") + n.substr(from);
+      prev = n;
+    }
+    return out;
+  }
 
   double tolerance_;
   std::string section_;
   std::vector<Figure> figures_;
   std::vector<Check> orderings_, pending_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> routes_;
 };
 
 }  // namespace kbsim::fidelity

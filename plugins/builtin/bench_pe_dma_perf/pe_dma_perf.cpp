@@ -60,8 +60,9 @@ struct Peaks {
   double single_gbs = 0.0;     ///< bottleneck link of the first transfer's route
   double aggregate_gbs = 0.0;  ///< sum over routes of min over links of bw / routes sharing it
   unsigned ucie_crossings = 0, hops = 0;
-  double route_latency_ns = 0.0;   ///< node overheads + link latencies of the first transfer's path
-  std::vector<std::string> route;  ///< of the first transfer, node by node
+  double route_latency_ns = 0.0;  ///< node overheads + link latencies of the first transfer's path
+  /// Every transfer's route, node by node, in issue order: which of several equally short routes each took.
+  std::vector<std::vector<std::string>> routes;
 };
 
 struct Row {
@@ -197,10 +198,13 @@ Peaks analyse(kbsim::System& sys, const std::vector<Transfer>& ts, MemOp op) {
   using Link = std::pair<std::string_view, std::string_view>;  // (node, next node); views into sys
   std::vector<kbsim::RouteInfo> routes;
   std::map<Link, unsigned> users;
+  Peaks p;
   for (const Transfer& t : ts) {
     routes.push_back(data_route(sys, t, op));
     const auto& h = routes.back().hops;
     for (std::size_t k = 0; k + 1 < h.size(); ++k) ++users[{h[k].node, h[k + 1].node}];
+    auto& nodes = p.routes.emplace_back();
+    for (const auto& hop : h) nodes.emplace_back(hop.node);
   }
   auto share = [&](const kbsim::RouteInfo& r, bool alone) {
     double s = std::numeric_limits<double>::infinity();
@@ -209,17 +213,13 @@ Peaks analyse(kbsim::System& sys, const std::vector<Transfer>& ts, MemOp op) {
         s = std::min(s, r.hops[k].link_bw_gbs / (alone ? 1 : users[{r.hops[k].node, r.hops[k + 1].node}]));
     return std::isinf(s) ? 0.0 : s;
   };
-  Peaks p;
   if (routes.empty()) return p;
   p.single_gbs = share(routes.front(), true);
   for (const auto& r : routes) p.aggregate_gbs += share(r, false);
   const auto& first = routes.front().hops;
   p.hops = static_cast<unsigned>(first.size() - 1);
   p.route_latency_ns = routes.front().latency_ns();
-  for (const auto& h : first) {
-    p.ucie_crossings += is_ucie_crossing(h.link_kind) ? 1 : 0;
-    p.route.emplace_back(h.node);
-  }
+  for (const auto& h : first) p.ucie_crossings += is_ucie_crossing(h.link_kind) ? 1 : 0;
   return p;
 }
 
@@ -250,8 +250,17 @@ void report(const Row& r, kbsim::Metrics& m, kbsim::BenchContext& ctx) {
   m.set("route_latency_ns", r.peaks.route_latency_ns);
   m.set("completed", std::uint64_t{r.out.completed});
   m.set("failed", std::uint64_t{r.out.failed});
-  auto& route = m.list("route");
-  for (const auto& node : r.peaks.route) route.append(node);
+  if (!r.peaks.routes.empty()) {
+    auto& route = m.list("route");  // the first transfer's
+    for (const auto& node : r.peaks.routes.front()) route.append(node);
+  }
+  if (r.peaks.routes.size() > 1) {
+    auto& routes = m.list("routes");
+    for (const auto& nodes : r.peaks.routes) {
+      auto& one = routes.append_list();
+      for (const auto& node : nodes) one.append(node);
+    }
+  }
   char line[160];
   std::snprintf(line, sizeof line, "%-26s %7zu %11.2f %8.1f %12.1f %9.1f", r.name.c_str(), r.out.submitted,
                 r.out.makespan_ns, r.eff_gbs, r.util_single_pct, r.util_aggregate_pct);

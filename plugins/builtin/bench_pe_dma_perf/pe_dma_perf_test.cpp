@@ -164,6 +164,14 @@ TEST(PeDmaPerf, DefaultWriteLatenciesMatchTheHandComputedModel) {
   // shared four ways) = the reference's 160 GB/s aggregate peak.
   EXPECT_NEAR(r.number("eastbound_8pe", "peak_aggregate_gbs"), 160.0, 1e-9);
   EXPECT_DOUBLE_EQ(r.number("remote_sip", "peak_single_gbs"), 128.0);  // one UCIe connection; PCIe links 256
+  // Every transfer's route is reported (which of the tied routes it took); a scenario of one transfer has one.
+  const auto& east = r.scenario("eastbound_8pe")["routes"];
+  ASSERT_TRUE(east.IsArray());
+  ASSERT_EQ(east.Size(), 8u);
+  EXPECT_STREQ(east[4][0].GetString(), "sip0.cube0.pe4.pe_dma");
+  EXPECT_STREQ(east[4][east[4].Size() - 1].GetString(), "sip0.cube1.hbm_ctrl.pe4");
+  EXPECT_EQ(east[0], r.scenario("eastbound_8pe")["route"]);
+  EXPECT_FALSE(r.scenario("remote_sip").HasMember("routes"));
 }
 
 TEST(PeDmaPerf, WriteLatenciesMatchTheHandComputedModel) {
