@@ -1,5 +1,6 @@
 #include "plugin/params_resolve.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -104,6 +105,19 @@ Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<Raw
     entries.push_back({spec.name, std::move(value), raw->origin, spec.type == ParamType::kNode});
   }
   return Params(std::move(entries));
+}
+
+std::vector<RawParam> parse_param_args(const std::vector<std::string>& given, const std::vector<ParamSpec>& specs) {
+  std::vector<RawParam> out;
+  for (const auto& kv : given) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--param " + kv + ": expected key=value");
+    const std::string key = kv.substr(0, eq), text = kv.substr(eq + 1);
+    const bool text_param = std::any_of(
+        specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == key && s.type == ParamType::kString; });
+    out.push_back({key, text_param ? ParamValue{text} : parse_scalar(text), "--param " + kv});
+  }
+  return out;
 }
 
 }  // namespace kbsim::core

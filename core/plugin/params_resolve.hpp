@@ -18,4 +18,8 @@ namespace kbsim::core {
 Params resolve_params(const std::vector<ParamSpec>& specs, const std::vector<RawParam>& given, const std::string& owner,
                       const std::string& owner_origin, const std::function<std::string()>& type_note = {});
 
+/// `key=value` items as given with --param; the value of a string parameter is taken as written ("--param
+/// sizes=512" is the text 512), any other is parsed as a scalar. UsageError on an item without `key=`.
+std::vector<RawParam> parse_param_args(const std::vector<std::string>& given, const std::vector<ParamSpec>& specs);
+
 }  // namespace kbsim::core

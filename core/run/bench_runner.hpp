@@ -1,5 +1,6 @@
-// Running one bench: the BenchContext a bench sees, wall-clock accounting,
-// and results.json.
+// Running one bench: the BenchContext a bench sees. Its parts live beside it:
+// the systems it builds in the run's state (run/run_state.hpp), its sweeps in
+// run/sweep.hpp, its output files in report/results_writer.hpp.
 #pragma once
 
 #include <filesystem>
@@ -10,11 +11,8 @@
 #include "component/simulation.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/observer.hpp"
+#include "run/run_state.hpp"
 #include "run/sweep.hpp"
-
-namespace kbsim::json {
-class JsonWriter;
-}
 
 namespace kbsim::core {
 
@@ -44,7 +42,8 @@ struct RunOptions {
 
 class BenchRunner final : public BenchContext {
  public:
-  BenchRunner(const Registry& registry, RunOptions options);
+  /// `depth`: 0 for the run the user asked for, one more for each bench or sweep point run from it.
+  BenchRunner(const Registry& registry, RunOptions options, unsigned depth = 0);
   ~BenchRunner();
 
   /// Run the bench to completion and call finish() on every system it built.
@@ -53,7 +52,7 @@ class BenchRunner final : public BenchContext {
   void write_results(const std::filesystem::path& dir) const;
   /// The systems split over ranks, and how (nullptr when none is).
   const Simulation* split_system() const noexcept {
-    for (const auto& s : systems_)
+    for (const auto& s : state_.systems())
       if (s->split().partition) return s.get();
     return nullptr;
   }
@@ -77,16 +76,16 @@ class BenchRunner final : public BenchContext {
   void write_file(std::string_view name, std::string content) override;
 
   // Figures for the summary
-  Tick sim_time() const;
-  std::uint64_t events() const;
+  Tick sim_time() const { return state_.sim_time(); }
+  std::uint64_t events() const { return state_.events(); }
   double wall_s() const noexcept { return wall_s_; }
-  double build_wall_s() const noexcept { return build_wall_s_; }
+  double build_wall_s() const noexcept { return state_.build_wall_s(); }
   /// The run was stopped from outside (Ctrl-C, SIGTERM, --max-wall): its results are those reached.
   bool interrupted() const noexcept { return interrupted_; }
   const std::vector<std::string>& notes() const noexcept { return notes_; }
-  const std::vector<std::unique_ptr<Simulation>>& systems() const noexcept { return systems_; }
+  const std::vector<std::unique_ptr<Simulation>>& systems() const noexcept { return state_.systems(); }
   /// The graph of every system built, in order (systems of equal graphs share one).
-  const std::vector<std::shared_ptr<const Graph>>& graphs() const noexcept { return graphs_; }
+  const std::vector<std::shared_ptr<const Graph>>& graphs() const noexcept { return state_.graphs(); }
   /// The graph the summary names: the first built, else the loaded topology.
   const Graph& shown_graph();
   /// Points run through run_points (in their order, gathered from every rank).
@@ -96,13 +95,13 @@ class BenchRunner final : public BenchContext {
  private:
   /// build(): reuse the elaboration of an equal graph built before, else elaborate `graph` (taken from
   /// `movable` when given).
-  System& build_from(const Graph& graph, Graph* movable);
+  Simulation& build_from(const Graph& graph, Graph* movable);
   /// The loaded --topology graph (with --set), loaded on first use.
   const Graph& loaded_topology();
   /// PluginError unless the bench declares that it reads the topology (`call` is what it called).
   void require_reads_topology(const char* call) const;
-  /// ConfigError if this run's systems cannot be split over mpirun's ranks (the bench or the options it runs with).
-  void check_splits() const;
+  /// Why this run's systems cannot be split over mpirun's ranks (empty: they can).
+  std::string split_refusal() const;
   /// run() on this rank alone.
   void run_here();
   PointRecord run_point(const SweepPoint& p, const std::string& who);
@@ -117,39 +116,22 @@ class BenchRunner final : public BenchContext {
   CclConfig ccl_;
   mutable bool ccl_used_ = false;
   const BenchType* type_;
+  unsigned depth_;  ///< how deep in run_bench and run_points calls this runner is
   Params params_;
   RunRequest request_;
   // Declared before the systems, so destroyed after them: an observer may have offered a service to one.
   std::vector<std::unique_ptr<RunObserver>> observers_;  ///< those taking part, in name order
   std::unique_ptr<OpLog> op_log_;
   std::shared_ptr<const Graph> topology_;  ///< loaded on first use; the configured system shares it
-  /// Every distinct graph built, with what it elaborated to (newest last).
-  void write_split(json::JsonWriter& w) const;
-  struct Elaborated {
-    std::shared_ptr<const Graph> graph;
-    std::shared_ptr<const Elaboration> elaboration;
-    std::shared_ptr<RouteTable> routes;  ///< shared by its systems (and alike ones of this thread's other runners)
-    std::shared_ptr<const Partition> partition;  ///< how its systems are split over the ranks (nullptr: not split)
-  };
-  std::unique_ptr<Transport> transport_;  ///< between the ranks of split systems
-  std::vector<Elaborated> elaborated_;
-  std::vector<std::shared_ptr<const Graph>> graphs_;  ///< per system built
-  std::vector<std::unique_ptr<Simulation>> systems_;
+  RunState state_;
   std::vector<std::unique_ptr<Metrics>> nested_metrics_;    ///< of the benches this one ran (run_bench)
-  Tick nested_sim_time_ = 0;                                ///< their simulated time
-  std::uint64_t nested_events_ = 0;                         ///< their events
   std::vector<PointRecord> points_;                         ///< every run_points point, in order
   std::vector<std::pair<std::string, std::string>> files_;  ///< write_file: name, content
-  unsigned depth_ = 0;                                      ///< how deep in run_bench calls this runner is
   bool interrupted_ = false;
   Metrics metrics_;
   std::vector<std::string> notes_;
   double wall_s_ = 0.0;
-  double build_wall_s_ = 0.0;
   Simulation* configured_ = nullptr;
 };
-
-/// Peak resident memory of this process so far, in MiB.
-double peak_rss_mb();
 
 }  // namespace kbsim::core

@@ -1,174 +1,88 @@
 #include "run/sweep.hpp"
 
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <stdexcept>
+#include <thread>
 
-#include "kbsim/bytes.hpp"
+#include "cluster/world.hpp"
+#include "run/point_bytes.hpp"
+#include "run/workers.hpp"
 #include "sim/watch.hpp"
 
 namespace kbsim::core {
 
 namespace {
 
-// --- bytes -----------------------------------------------------------------
+using Clock = std::chrono::steady_clock;
 
-/// A point's record as bytes (kbsim/bytes.hpp), with the metrics trees written recursively.
-class Out {
- public:
-  template <class T>
-  void raw(const T& v) {
-    w_.put(v);
+/// "12/36 points, 4.1 s elapsed, about 8 s left", redrawn in place.
+void show_progress(std::size_t done, std::size_t n, Clock::time_point t0, const char* whose) {
+  const double el = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double left = done ? el / static_cast<double>(done) * static_cast<double>(n - done) : 0.0;
+  std::fprintf(stderr, "\r  sweep%s  %zu/%zu points  %.1f s elapsed  about %.0f s left   ", whose, done, n, el, left);
+  if (done == n) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+/// Every rank's share, sent to every rank, in the points' order.
+std::vector<PointRecord> gather(std::vector<PointRecord> local, std::size_t n, const cluster::World& w) {
+  if (w.size == 1) return local;
+  std::string bytes;
+  for (const PointRecord& r : local) {
+    const std::string one = encode(r);
+    const std::uint64_t len = one.size();
+    bytes.append(reinterpret_cast<const char*>(&len), sizeof len);
+    bytes += one;
   }
-  void str(std::string_view v) { w_.put_string(v); }
-  void metrics(const Metrics& m) {
-    raw(static_cast<std::uint8_t>(m.is_list()));
-    raw(static_cast<std::uint64_t>(m.entries().size()));
-    for (const Metrics::Entry& e : m.entries()) {
-      str(e.key);
-      if (e.node) {
-        raw(std::uint8_t{5});
-        metrics(*e.node);
-        continue;
-      }
-      raw(static_cast<std::uint8_t>(e.scalar.index()));
-      std::visit(
-          [&](const auto& v) {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::string>) {
-              str(v);
-            } else {
-              raw(v);
-            }
-          },
-          e.scalar);
+  const std::vector<std::string> gathered = cluster::all_gather(bytes);
+  std::vector<PointRecord> all(n);
+  for (unsigned r = 0; r < w.size; ++r) {
+    std::string_view from = gathered[r];
+    for (std::size_t i : share_of(n, r, w.size)) {
+      std::uint64_t len = 0;
+      std::memcpy(&len, from.data(), sizeof len);
+      all[i] = decode(from.substr(sizeof len, len));
+      from.remove_prefix(sizeof len + len);
     }
   }
-  std::string take() { return std::move(s_); }
+  return all;
+}
 
- private:
-  std::string s_;
-  ByteWriter w_{s_};
-};
-
-class In {
- public:
-  explicit In(std::string_view s) : r_(s) {}
-  template <class T>
-  T raw() {
-    return r_.get<T>();
-  }
-  std::string str() { return r_.get_string(); }
-  void metrics(Metrics& m) {
-    raw<std::uint8_t>();  // list or object: the caller made `m` so
-    const auto n = raw<std::uint64_t>();
-    for (std::uint64_t i = 0; i < n; ++i) {
-      std::string key = str();
-      const auto kind = raw<std::uint8_t>();
-      Metrics* into = &m;
-      switch (kind) {
-        case 0: put(m, key, raw<bool>()); break;
-        case 1: put(m, key, raw<std::int64_t>()); break;
-        case 2: put(m, key, raw<std::uint64_t>()); break;
-        case 3: put(m, key, raw<double>()); break;
-        case 4: put(m, key, str()); break;
-        case 5: {
-          const bool list = r_.peek<std::uint8_t>() != 0;  // the nested node's own first byte
-          into = m.is_list() ? (list ? &m.append_list() : &m.append()) : (list ? &m.list(key) : &m.object(key));
-          metrics(*into);
-          break;
-        }
-        default: throw std::runtime_error("sweep: a point's result is corrupt");
-      }
-    }
-  }
-  bool done() const { return r_.done(); }
-
- private:
-  static void put(Metrics& m, const std::string& key, Metrics::Scalar v) {
-    if (m.is_list()) {
-      m.append(std::move(v));
+Metrics copy(const Metrics& m) {
+  Metrics out(m.is_list());
+  for (const Metrics::Entry& e : m.entries()) {
+    if (e.node) {
+      Metrics& into = m.is_list() ? (e.node->is_list() ? out.append_list() : out.append())
+                                  : (e.node->is_list() ? out.list(e.key) : out.object(e.key));
+      into = copy(*e.node);
+    } else if (m.is_list()) {
+      out.append(e.scalar);
     } else {
-      m.set(key, std::move(v));
+      out.set(e.key, e.scalar);
     }
   }
-  ByteReader r_;
-};
-
-// --- workers -----------------------------------------------------------------
-
-/// A forked worker: it runs the points it is sent (each an 8-byte index on its `to` pipe) one after another and
-/// answers each with an 8-byte length and the point's record on its `from` pipe; it ends when `to` is closed. So
-/// what its runs cache (the route tables of the topologies it has built) serves its later points.
-struct Worker {
-  pid_t pid = -1;
-  int to = -1, from = -1;
-  bool busy = false;  ///< running `point`
-  std::size_t point = 0;
-  std::string bytes;  ///< its answer so far
-};
-
-bool read_all(int fd, void* into, std::size_t n) {
-  auto* p = static_cast<char*>(into);
-  while (n > 0) {
-    const ssize_t k = ::read(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    p += k;
-    n -= static_cast<std::size_t>(k);
-  }
-  return true;
-}
-
-void write_all(int fd, const std::string& s) {
-  std::size_t at = 0;
-  while (at < s.size()) {
-    const ssize_t k = ::write(fd, s.data() + at, s.size() - at);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return;  // the parent is gone: nothing to tell
-    at += static_cast<std::size_t>(k);
-  }
-}
-
-PointRecord failed(std::string why) {
-  PointRecord r;
-  r.result.ok = false;
-  r.result.error = std::move(why);
-  return r;
+  return out;
 }
 
 }  // namespace
 
-std::string encode(const PointRecord& r) {
-  Out o;
-  o.raw(static_cast<std::uint8_t>(r.result.ok));
-  o.str(r.result.error);
-  o.metrics(r.result.metrics);
-  o.metrics(r.config);
-  o.raw(r.sim_time);
-  o.raw(r.events);
-  o.raw(r.build_wall_s);
-  return o.take();
-}
-
-PointRecord decode(std::string_view bytes) {
-  In in(bytes);
-  PointRecord r;
-  r.result.ok = in.raw<std::uint8_t>() != 0;
-  r.result.error = in.str();
-  in.metrics(r.result.metrics);
-  in.metrics(r.config);
-  r.sim_time = in.raw<Tick>();
-  r.events = in.raw<std::uint64_t>();
-  r.build_wall_s = in.raw<double>();
-  if (!in.done()) throw std::runtime_error("sweep: a point's result has trailing bytes");
-  return r;
+std::vector<PointResult> hand_over(std::vector<PointRecord> records, std::vector<PointRecord>& kept) {
+  std::vector<PointResult> out;
+  out.reserve(records.size());
+  for (PointRecord& r : records) {
+    PointRecord k;
+    k.config = std::move(r.config);
+    k.result.ok = r.result.ok;
+    k.result.error = r.result.error;
+    k.result.metrics = copy(r.result.metrics);
+    k.sim_time = r.sim_time;
+    k.events = r.events;
+    out.push_back(std::move(r.result));
+    kept.push_back(std::move(k));
+  }
+  return out;
 }
 
 std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size) {
@@ -177,160 +91,38 @@ std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size) {
   return mine;
 }
 
-std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
-                                      const std::function<PointRecord(std::size_t)>& run_one,
-                                      const std::function<std::string(std::size_t)>& describe,
-                                      const std::function<void(std::size_t, std::size_t)>& progress) {
-  std::vector<PointRecord> out(n);
-  std::size_t done = 0;
-  // Stopped from outside (Ctrl-C, SIGTERM, --max-wall): the points running finish as interrupted, none starts.
-  auto not_run = [&](std::size_t i) { return failed(describe(i) + ": not run (the sweep was stopped)"); };
-  if (jobs <= 1 || n <= 1) {
-    for (std::size_t i = 0; i < n; ++i) {
-      out[i] = watch::stop_requested() ? not_run(i) : run_one(i);
-      if (progress) progress(++done, n);
-    }
-    return out;
+std::string point_name(std::size_t i, std::size_t n, const SweepPoint& p) {
+  std::string s = "point " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" + p.bench;
+  for (const auto& kv : p.params) s += " " + kv;
+  if (!p.overrides.empty()) {
+    s += "; set";
+    for (const auto& kv : p.overrides) s += " " + kv;
   }
-  std::fflush(nullptr);  // nothing buffered is written twice by the workers
-  // A worker that is sent no more points reads the end of its pipe; one writing to a worker that died must not
-  // kill this process.
-  struct IgnorePipe {
-    struct sigaction old {};
-    IgnorePipe() {
-      struct sigaction ign {};
-      ign.sa_handler = SIG_IGN;
-      ::sigaction(SIGPIPE, &ign, &old);
-    }
-    ~IgnorePipe() { ::sigaction(SIGPIPE, &old, nullptr); }
-  } ignore_pipe;
-  std::vector<Worker> workers;
-  std::size_t next = 0;
-  auto finish = [&](std::size_t i, PointRecord r) {
-    out[i] = std::move(r);
-    if (progress) progress(++done, n);
-  };
-  // Give `w` the next point, or close its pipe when none is left (it then ends).
-  auto give = [&](Worker& w) {
-    while (next < n && watch::stop_requested()) finish(next, not_run(next)), ++next;
-    w.busy = next < n;
-    if (!w.busy) {
-      if (w.to >= 0) ::close(w.to);
-      w.to = -1;
-      return;
-    }
-    w.point = next++;
-    const std::uint64_t i = w.point;
-    write_all(w.to, std::string(reinterpret_cast<const char*>(&i), sizeof i));
-  };
-  auto spawn = [&] {
-    int to[2], from[2];
-    if (::pipe(to) != 0) throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(errno));
-    if (::pipe(from) != 0) {
-      const int err = errno;
-      ::close(to[0]);
-      ::close(to[1]);
-      throw std::runtime_error(std::string("sweep: cannot make a pipe: ") + std::strerror(err));
-    }
-    std::fflush(nullptr);  // nothing buffered is written twice (a replacement starts after output)
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      const int err = errno;
-      for (int fd : {to[0], to[1], from[0], from[1]}) ::close(fd);
-      throw std::runtime_error(std::string("sweep: cannot start a worker: ") + std::strerror(err));
-    }
-    if (pid == 0) {  // the worker: run points until told no more, leave without running the parent's exit handlers
-      ::sigaction(SIGPIPE, &ignore_pipe.old, nullptr);  // as the parent had it
-      for (const Worker& o : workers) {  // the others' pipes are theirs: an open end here would keep them waiting
-        if (o.to >= 0) ::close(o.to);
-        ::close(o.from);
-      }
-      ::close(to[1]);
-      ::close(from[0]);
-      std::uint64_t i = 0;
-      while (read_all(to[0], &i, sizeof i)) {
-        const auto point = static_cast<std::size_t>(i);
-        std::string bytes;
-        try {
-          bytes = encode(run_one(point));
-        } catch (const std::exception& e) {
-          bytes = encode(failed(describe(point) + ": " + e.what()));
-        } catch (...) {
-          bytes = encode(failed(describe(point) + ": it threw something that is not a std::exception"));
-        }
-        const std::uint64_t len = bytes.size();
-        std::fflush(nullptr);
-        write_all(from[1], std::string(reinterpret_cast<const char*>(&len), sizeof len) + bytes);
-      }
-      ::_exit(0);
-    }
-    ::close(to[0]);
-    ::close(from[1]);
-    workers.push_back({pid, to[1], from[0], false, 0, {}});
-    give(workers.back());
-  };
-  // If this run fails (a pipe or a fork refused), the workers are told to stop and waited for.
-  struct Reap {
-    std::vector<Worker>& workers;
-    ~Reap() {
-      for (Worker& w : workers) {
-        if (w.to >= 0) ::close(w.to);
-        ::close(w.from);
-        while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-      }
-    }
-  } reap{workers};
-  while (workers.size() < jobs && next < n && !watch::stop_requested()) spawn();
-  while (!workers.empty()) {
-    std::vector<pollfd> fds;
-    for (const Worker& w : workers) fds.push_back({w.from, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("sweep: poll failed: ") + std::strerror(errno));
-    }
-    for (std::size_t k = fds.size(); k-- > 0;) {
-      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Worker& w = workers[k];
-      char buf[1 << 16];
-      const ssize_t got = ::read(w.from, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got > 0) {
-        w.bytes.append(buf, static_cast<std::size_t>(got));
-        std::uint64_t len = 0;
-        if (w.bytes.size() >= sizeof len) std::memcpy(&len, w.bytes.data(), sizeof len);
-        if (!w.busy || w.bytes.size() < sizeof len || w.bytes.size() - sizeof len < len) continue;
-        try {  // its answer is complete
-          finish(w.point, decode(std::string_view(w.bytes).substr(sizeof len, len)));
-        } catch (const std::exception& e) {
-          finish(w.point, failed(describe(w.point) + ": " + e.what()));
-        }
-        w.bytes.clear();
-        give(w);
-        continue;
-      }
-      // The end of its output: it has ended, after its last point or in the middle of one.
-      ::close(w.from);
-      if (w.to >= 0) ::close(w.to);
-      int status = 0;
-      while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      const bool lost = w.busy;
-      const std::size_t point = w.point;
-      workers.erase(workers.begin() + static_cast<std::ptrdiff_t>(k));
-      if (!lost) continue;
-      if (WIFSIGNALED(status)) {
-        finish(point, failed(describe(point) + ": its worker process was killed by signal " +
-                             std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")"));
-      } else {
-        finish(point, failed(describe(point) + ": its worker process ended with exit code " +
-                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + " (its message is above)"));
-      }
-      if (next < n && !watch::stop_requested()) spawn();  // the points left need a worker in its place
-    }
-  }
-  while (next < n) finish(next, not_run(next)), ++next;
-  return out;
+  return s + ")";
+}
+
+std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const SweepOptions& o,
+                               const std::function<PointRecord(const SweepPoint&, const std::string&)>& run_one) {
+  const std::size_t n = points.size();
+  auto describe = [&](std::size_t i) { return point_name(i, n, points[i]); };
+  const cluster::World w = o.across_ranks ? cluster::world() : cluster::World{};
+  unsigned jobs = o.jobs;
+  if (jobs == 0) jobs = w.size > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  const std::vector<std::size_t> mine = share_of(n, w.rank, w.size);
+  const auto t0 = Clock::now();
+  const char* whose = w.size > 1 ? " (rank 0's share)" : "";
+  std::function<void(std::size_t, std::size_t)> progress;
+  if (o.progress && w.rank == 0)
+    progress = [&](std::size_t done, std::size_t total) { show_progress(done, total, t0, whose); };
+  struct Sweeping {  // the per-run progress line keeps quiet while the sweep shows its own
+    bool was = watch::sweeping();
+    explicit Sweeping(bool on) { watch::set_sweeping(was || on); }
+    ~Sweeping() { watch::set_sweeping(was); }
+  } sweeping(static_cast<bool>(progress));
+  std::vector<PointRecord> local = run_parallel(
+      mine.size(), jobs, [&](std::size_t k) { return run_one(points[mine[k]], describe(mine[k])); },
+      [&](std::size_t k) { return describe(mine[k]); }, progress);
+  return gather(std::move(local), n, w);
 }
 
 }  // namespace kbsim::core

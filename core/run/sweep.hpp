@@ -1,43 +1,36 @@
-// Sweeps: independent bench runs spread over worker processes (fork, one
-// point per child, at most `jobs` at a time) and over the ranks of an
-// `mpirun`. A point's outcome travels as bytes (encode/decode), so a result
-// computed in a child or on another rank is the very value a serial run gives.
+// Sweeps: a bench's points spread over the ranks of an mpirun job (every
+// size-th point from its rank) and, on each, over worker processes; every
+// rank gets every point's record, in the points' order.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "kbsim/bench.hpp"
-#include "kbsim/time.hpp"
+#include "report/run_record.hpp"
 
 namespace kbsim::core {
 
-/// One point as the run records it.
-struct PointRecord {
-  PointResult result;
-  Metrics config;  ///< {bench, params (resolved), set}
-  Tick sim_time = 0;
-  std::uint64_t events = 0;
-  double build_wall_s = 0.0;  ///< host time: not part of what must agree
+struct SweepOptions {
+  unsigned jobs = 0;         ///< worker processes on this rank (0: every core; 1 under mpirun)
+  bool across_ranks = true;  ///< spread over mpirun's ranks (a nested sweep runs all its points itself)
+  bool progress = false;     ///< a progress line on stderr (rank 0)
 };
 
-std::string encode(const PointRecord& r);
-PointRecord decode(std::string_view bytes);
+/// Run `points` with `run_one` (given the point and its description for errors) as `o` says.
+std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const SweepOptions& o,
+                               const std::function<PointRecord(const SweepPoint&, const std::string&)>& run_one);
 
-/// Run points 0..n-1 with `run_one`, in this process (jobs <= 1) or in `jobs`
-/// forked workers, each running point after point (the next one free, in index
-/// order); results in index order. A worker that dies (a crash in a plugin)
-/// fails its point with `describe(i)` and the signal; another takes its place.
-/// `progress` (when set) is told after each point: (done, n).
-std::vector<PointRecord> run_parallel(std::size_t n, unsigned jobs,
-                                      const std::function<PointRecord(std::size_t)>& run_one,
-                                      const std::function<std::string(std::size_t)>& describe,
-                                      const std::function<void(std::size_t, std::size_t)>& progress);
+/// Each record's result, for the bench; the records, the metrics copied, appended to `kept` (points.json writes
+/// them).
+std::vector<PointResult> hand_over(std::vector<PointRecord> records, std::vector<PointRecord>& kept);
 
 /// The points of `n` that rank `rank` of `size` runs: every size-th, from its rank.
 std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size);
+
+/// "point 3 of 12 (bench k=v; set k=v)", as errors name a point.
+std::string point_name(std::size_t i, std::size_t n, const SweepPoint& p);
 
 }  // namespace kbsim::core

@@ -8,7 +8,7 @@
 #include <csignal>
 #include <set>
 
-#include "run/sweep.hpp"
+#include "run/workers.hpp"
 
 using ::testing::HasSubstr;
 
