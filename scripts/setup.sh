@@ -58,6 +58,10 @@ usage: bash scripts/setup.sh COMMAND [ARGS...]
          with ARGS, run `kbsim run ARGS` instead, e.g. --bench message-mesh
   test   build everything, then run the whole test suite with ctest (ARGS go
          to ctest)
+  lint   install clang-format and clang-tidy; fail on any C++ file that
+         clang-format would change (.clang-format), and on any clang-tidy
+         finding (.clang-tidy) in the C++ files changed by the last 10 commits
+         (KBSIM_LINT_BASE: another base commit)
   fuzz   install clang, build the libFuzzer harnesses of the configuration
          loaders (build-fuzz/) and run each for KBSIM_FUZZ_SECONDS (default
          60) from the repository's own files; fails on a crash, a leak or a
@@ -181,6 +185,37 @@ run_tests() {
   say "all tests passed"
 }
 
+# The project's C++ habits: clang-format on every file, clang-tidy on the files a change touched (a header counts
+# through the .cpp of the same name beside it), against a compile database of its own (clang, no precompiled headers).
+lint() {
+  PACKAGES+=(clang clang-format clang-tidy git)
+  deps
+  cd "$REPO"
+  say "clang-format: every C++ file, as .clang-format says"
+  git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror ||
+    die "clang-format would change the files above: run clang-format -i on them"
+  local base="${KBSIM_LINT_BASE:-HEAD~10}" files=() f
+  git rev-parse -q --verify "$base^{commit}" >/dev/null || base="$(git rev-list --max-parents=0 HEAD | tail -n1)"
+  while IFS= read -r f; do
+    [[ $f == *.hpp && -f ${f%.hpp}.cpp ]] && f="${f%.hpp}.cpp"
+    [[ $f == *.cpp && -f $f && $f != tests/fuzz/* && $f != examples/* ]] && files+=("$f")
+  done < <(git diff --name-only "$base" -- '*.cpp' '*.hpp' | sort -u)
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | sort -u | sed '/^$/d')
+  if [[ ${#files[@]} -eq 0 ]]; then
+    say "clang-tidy: no C++ file changed since $base"
+    return 0
+  fi
+  local dir="$REPO/build-lint"
+  CXX=clang++ cmake -S "$REPO" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON >/dev/null
+  say "clang-tidy: ${#files[@]} files changed since $(git rev-parse --short "$base")"
+  if ! printf '%s\n' "${files[@]}" | xargs -P "$JOBS" -n 4 clang-tidy -p "$dir" --quiet >"$dir/clang-tidy.log" 2>&1; then
+    grep -v 'warnings\? generated\.$' "$dir/clang-tidy.log" >&2
+    die "clang-tidy found the problems above (.clang-tidy lists its checks)"
+  fi
+  say "no formatting change, no clang-tidy finding"
+}
+
 # libFuzzer harnesses of the configuration loaders (tests/fuzz), each run for
 # a bounded time from a corpus seeded with the repository's own files.
 fuzz() {
@@ -221,6 +256,7 @@ main() {
     run) run "$@" ;;
     test) run_tests "$@" ;;
     fuzz) fuzz ;;
+    lint) lint ;;
     -h | --help | help)
       usage
       exit 0

@@ -16,7 +16,7 @@ namespace kbsim::core {
 
 class Registry;
 class Transport;
-class RouteTable;
+struct RouteTable;
 struct Elaboration;
 struct Partition;
 

@@ -13,7 +13,7 @@
 // each priority are joined into one, by order (equal orders keep their insertion
 // order); an event added at the front's time is inserted into its priority's
 // run by order. Runs are ordered by a radix heap over time with one byte per level
-// (docs/architecture.md, "The event queue"): each run is an entry
+// (docs/architecture.md, "The event engine"): each run is an entry
 // {time, order, head, tail}, where the entry's order packs the priority above a
 // 56-bit creation sequence, head is its first event not yet run and tail (kept
 // in the front only) its last. Entries at the time being run ("the front") sit in one

@@ -9,7 +9,6 @@
 #include "harness.hpp"
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using ::testing::StartsWith;
 
 namespace kbsim {

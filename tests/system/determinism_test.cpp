@@ -83,8 +83,7 @@ TEST(Determinism, MessageMeshTwiceGivesIdenticalResults) {
   EXPECT_EQ(d["params"]["stop_ns"].GetInt64(), 2000);
   // Per-node counts are part of what must repeat; they add up to the total.
   std::uint64_t sum = 0;
-  for (auto it = d["components"].MemberBegin(); it != d["components"].MemberEnd(); ++it)
-    sum += it->value["received"].GetUint64();
+  for (const auto& c : d["components"].GetObject()) sum += c.value["received"].GetUint64();
   EXPECT_EQ(sum, 4u * 8u * 8u * 2000u);
 }
 

@@ -19,8 +19,8 @@ constexpr double kMaxNsPerMm = 1e3;
 /// A YAML map being read: knows its dotted key path and how to name positions.
 class Cursor {
  public:
-  Cursor(const Origins& o, YAML::Node node, std::string path, std::string scope)
-      : o_(&o), node_(std::move(node)), path_(std::move(path)), scope_(o.scope(node_, scope)) {}
+  Cursor(const Origins& o, const YAML::Node& node, std::string path, const std::string& scope)
+      : o_(&o), node_(node), path_(std::move(path)), scope_(o.scope(node_, scope)) {}
 
   std::string where(const YAML::Node& n) const { return o_->where(n, o_->scope(n, scope_)); }
   std::string where() const { return where(node_); }

@@ -71,7 +71,7 @@ const char* const kStyle =
 /// for viewers that make the picture interactive (`kbsim web`).
 class Svg {
  public:
-  void tag(std::string node, std::string view = {}, std::string edge = {}) {
+  void tag(const std::string& node, const std::string& view = {}, const std::string& edge = {}) {
     tag_ = (node.empty() ? "" : " data-node=\"" + esc(node) + '"') +
            (view.empty() ? "" : " data-view=\"" + esc(view) + '"') +
            (edge.empty() ? "" : " data-edge=\"" + esc(edge) + '"');

@@ -173,8 +173,8 @@ void launch(BenchContext& ctx, const ahbm::MemoryMap& map, Table& t) {
 }
 
 void gemm(BenchContext& ctx, Table& t) {
-  auto composite = [&](std::vector<std::string> params) -> const Metrics& {
-    return ctx.run_bench("matmul-composite", std::move(params));
+  auto composite = [&](const std::vector<std::string>& params) -> const Metrics& {
+    return ctx.run_bench("matmul-composite", params);
   };
   t.section("GEMM");
   t.exact("512^3 composite GEMM: tiles (32/64/32)", 2048,

@@ -124,10 +124,10 @@ std::vector<Transfer> fan_in(const std::vector<Pe>& issuers, const Pe& target, s
 std::vector<Scenario> scenarios(const Layout& l, std::uint64_t bytes, std::uint64_t sip_bytes, bool sip_wide) {
   const Pe pe0{0, 0, 0};
   auto one = [&](Pe to) { return [=](kbsim::System&) { return std::vector<Transfer>{{pe0, to, 0}}; }; };
-  auto chosen = [&](std::vector<Pe> candidates, bool least) {
+  auto chosen = [&](const std::vector<Pe>& candidates, bool least) {
     return [=](kbsim::System& sys) { return std::vector<Transfer>{{pe0, pick(sys, pe0, candidates, least), 0}}; };
   };
-  auto fixed = [](std::vector<Transfer> ts) { return [=](kbsim::System&) { return ts; }; };
+  auto fixed = [](const std::vector<Transfer>& ts) { return [=](kbsim::System&) { return ts; }; };
   auto cube0 = l.slices(0, 0);
 
   std::vector<Scenario> s = {

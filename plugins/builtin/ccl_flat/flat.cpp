@@ -24,7 +24,6 @@ namespace {
 
 namespace tl = kbsim::tl;
 namespace ccl = kbsim::ccl;
-using kbsim::Shape;
 
 /// A member's place in the serpentine order of its SIP's cube mesh.
 unsigned serpentine(unsigned cube, unsigned w) {

@@ -91,10 +91,11 @@ QueueTables plan_queues(const std::vector<ccl::Wire>& wires, const pe::IpcqConfi
       const ahbm::PeRef& peer = dirs.at(d);
       auto pt = table.find(peer);
       std::string back;
+      const auto& self = pe;  // a lambda may not capture a structured binding before clang 16
       auto points_back = [&](const std::string& pd) {
         if (pt == table.end()) return false;
         auto it = pt->second.find(pd);
-        return it != pt->second.end() && it->second == pe;
+        return it != pt->second.end() && it->second == self;
       };
       const std::string opp(pe::opposite_direction(d));
       if (!opp.empty() && points_back(opp) && !taken.count({name(peer), opp}))

@@ -9,8 +9,6 @@
 
 #include "tensor_layout.hpp"
 
-using ::testing::HasSubstr;
-
 namespace kbsim {
 namespace {
 

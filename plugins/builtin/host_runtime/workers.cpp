@@ -14,7 +14,7 @@ namespace {
 struct Cancelled {};
 
 /// The error of rank `r`, of the same kind (and exit code) as the original.
-[[noreturn]] void rethrow_for_rank(std::exception_ptr e, unsigned r) {
+[[noreturn]] void rethrow_for_rank(const std::exception_ptr& e, unsigned r) {
   const std::string who = "spawn: rank " + std::to_string(r) + ": ";
   try {
     std::rethrow_exception(e);

@@ -174,7 +174,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     (r.op == MemOp::kRead ? read_busy_ : write_busy_).value += kbsim::ticks_to_ns(now() - r.t_start);
     // Finish first: a chained next stage of the same tile takes the channel before the queue.
     if (done.token)
-      finish(std::move(done.token), r);
+      finish_tile(std::move(done.token), r);
     else
       complete(r);
     if (!ch.busy && !ch.queue.empty()) start(ch);
@@ -217,7 +217,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     launch(job.req, overhead_ + job.tlb);
   }
 
-  void finish(Ref<TileToken> t, const MemRequest& r) {
+  void finish_tile(Ref<TileToken> t, const MemRequest& r) {
     if (!r.completion.ok) return abort_tile(std::move(t), describe(r) + ": " + r.completion.error_message);
     if (!t->current().composite) t->pipe->command->pa = r.pa;
     ++stages_.count;

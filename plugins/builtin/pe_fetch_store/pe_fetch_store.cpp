@@ -57,7 +57,7 @@ class PeFetchStore final : public kbsim::pe::StageEngine {
       fail("no PE-internal link to " + std::string(node_id(tcm)) + "; add it to cube.pe_template.links");
   }
 
-  void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override { finish(msg->as<TcmRequest>()); }
+  void on_timer(std::uint64_t, Ref<kbsim::Message> msg) override { complete(msg->as<TcmRequest>()); }
 
  private:
   void accept(Ref<TileToken> t, bool) override {
@@ -77,10 +77,10 @@ class PeFetchStore final : public kbsim::pe::StageEngine {
     if (!msg->is<TcmRequest>() || !msg->as<TcmRequest>().is_response)
       fail("received a message that is neither a tile token nor a TCM answer");
     if (overhead_ > 0) return void(schedule(overhead_, 0, std::move(msg)));
-    finish(msg->as<TcmRequest>());
+    complete(msg->as<TcmRequest>());
   }
 
-  void finish(TcmRequest& r) {
+  void complete(TcmRequest& r) {
     ++(r.write ? stores_ : fetches_).count;
     (r.write ? store_bytes_ : fetch_bytes_).count += r.nbytes;
     busy_.value += kbsim::ticks_to_ns(now() - r.t_start);

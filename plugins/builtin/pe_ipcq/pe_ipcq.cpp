@@ -189,13 +189,16 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     if (!q) {
       std::string have;
       for (const Queue& k : queues_) have += (have.empty() ? "" : ", ") + k.spec.dir;
-      return refuse(std::move(c), "direction " + c->dir + " is not installed on this PE (installed: " +
-                                      (have.empty() ? "none; was init_process_group called?" : have) + ")");
+      std::string why = "direction " + c->dir + " is not installed on this PE (installed: " +
+                        (have.empty() ? "none; was init_process_group called?" : have) + ")";
+      return refuse(std::move(c), std::move(why));  // (the text first: c is moved into the call)
     }
     if (c->kind == IpcqCall::Kind::kSend) {
-      if (c->nbytes > cfg_.slot_size)
-        return refuse(std::move(c), "sends " + std::to_string(c->nbytes) + " bytes; a slot holds " +
-                                        std::to_string(cfg_.slot_size) + " (ccl.yaml slot_size)");
+      if (c->nbytes > cfg_.slot_size) {
+        std::string why = "sends " + std::to_string(c->nbytes) + " bytes; a slot holds " +
+                          std::to_string(cfg_.slot_size) + " (ccl.yaml slot_size)";
+        return refuse(std::move(c), std::move(why));
+      }
       q->sends.push_back(std::move(c));
       return try_send(*q);
     }

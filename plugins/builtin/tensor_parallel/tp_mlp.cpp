@@ -135,7 +135,7 @@ class TpMlp final : public Bench {
     if (!first.empty()) throw BenchError("DATA_MISMATCH", "tp-mlp: " + first);
     std::snprintf(line, sizeof line,
                   "verified: every rank's %lld outputs within %.4f of the MLP computed directly (max error %.5f)",
-                  static_cast<long long>(b * dout), tol, worst);
+                  static_cast<long long>(b) * dout, tol, worst);
     ctx.note(line);
   }
 };

@@ -98,7 +98,7 @@ const std::pair<fs::path, fs::path>& runs() {
 
 std::string get(const WebServer& w, const std::string& path, int* status = nullptr) {
   httplib::Client c(w.host, w.port);
-  auto r = c.Get(path.c_str());
+  auto r = c.Get(path);
   if (status) *status = r ? r->status : -1;
   return r ? r->body : std::string();
 }

@@ -1,4 +1,4 @@
-// Figures for benches (docs/sdk.md, "Figures"): line plots and bar charts as
+// Figures for benches (sdk/README.md, "Beyond components"): line plots and bar charts as
 // standalone SVG, CSV tables, and an index.html showing a run's figures and
 // tables. Written by kbsim itself: no plotting runtime, deterministic bytes
 // (numbers printed with fixed precision, never locale dependent).

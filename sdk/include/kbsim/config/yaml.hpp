@@ -44,14 +44,14 @@ class YamlSource {
     }
   }
   /// Parse YAML text; `name` stands for the file in messages. A syntax error throws ConfigError.
-  static YamlSource parse(const std::string& text, std::string name) {
+  static YamlSource parse(const std::string& text, const std::string& name) {
     try {
       return YamlSource(name, YAML::Load(text));
     } catch (const YAML::Exception& e) {
       throw syntax_error(name, e);
     }
   }
-  YamlSource(std::string name, YAML::Node root) : name_(std::move(name)), root_(std::move(root)) {}
+  YamlSource(std::string name, const YAML::Node& root) : name_(std::move(name)), root_(root) {}
 
   const std::string& name() const noexcept { return name_; }
   YAML::Node& root() noexcept { return root_; }
