@@ -13,14 +13,15 @@ namespace tree {
 
 namespace tl = kbsim::tl;
 
-void kernel(tl::Program& tl, const tl::Args& a) {
+void kernel(tl::Program& tl, const tl::Args& args) {
   if (tl.program_id(0) != 0) return;
+  const ccl::KernelArgs<TreeArgs> a(args);
   const auto cube = static_cast<unsigned>(tl.program_id(1));
-  const auto rank = a.i64(1), world = a.i64(2), n = a.i64(3), cubes = a.i64(4);
-  const std::int64_t me = rank * cubes + cube, members = world * cubes;
-  const tl::TensorArg::Shard* s = a.tensor(0).shard(cube, 0);
+  const std::int64_t n = a.n_elem, cubes = a.own.cubes;
+  const std::int64_t me = a.rank * cubes + cube, members = a.world * cubes;
+  const tl::TensorArg::Shard* s = a.tensor.shard(cube, 0);
   tl.phase("reduce");
-  tl::Tensor acc = tl.load(s->ptr, {n}, a.tensor(0).dtype);
+  tl::Tensor acc = tl.load(s->ptr, {n}, a.tensor.dtype);
   for (const char* child : {"child0", "child1"})
     if (2 * me + (child[5] == '0' ? 1 : 2) < members) acc = acc + tl.recv(child, {n}, acc.dtype());
   tl.phase("broadcast");

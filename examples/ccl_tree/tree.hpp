@@ -9,8 +9,13 @@ namespace tree {
 
 namespace ccl = kbsim::ccl;
 
-/// (tensor, rank, world, n_elem, cubes per rank)
-void kernel(kbsim::tl::Program& tl, const kbsim::tl::Args& a);
+/// The kernel's own argument, after the runtime's (tensor, rank, world, n_elem).
+struct TreeArgs {
+  std::int64_t cubes = 1;  ///< cubes per rank
+  static constexpr auto fields = std::make_tuple(&TreeArgs::cubes);
+};
+
+void kernel(kbsim::tl::Program& tl, const kbsim::tl::Args& args);
 
 class TreeAllreduce final : public ccl::Algorithm {
  public:
@@ -35,7 +40,7 @@ class TreeAllreduce final : public ccl::Algorithm {
   ccl::Launch launch(const ccl::Collective& c) const override {
     if (c.cube_w * c.cube_h != c.setup.system.cubes())
       throw kbsim::BenchError("NOT_SUPPORTED", "tree_allreduce needs a shard on every cube's pe0");
-    return {"tree-allreduce", c.cube_w * c.cube_h, 1, {std::int64_t{c.setup.system.cubes()}}};
+    return {"tree-allreduce", c.cube_w * c.cube_h, 1, ccl::pack(TreeArgs{c.setup.system.cubes()})};
   }
   std::uint64_t min_slot_size(const ccl::Collective& c) const override {
     return c.n_elem * kbsim::dtype_size(c.dtype);  // a whole shard per message

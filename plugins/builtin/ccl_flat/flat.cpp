@@ -35,6 +35,13 @@ unsigned cube_at(unsigned pos, unsigned w) {
   return y * w + (y % 2 ? w - 1 - k : k);
 }
 
+/// The kernels' own arguments (after the runtime's tensor, rank, world and n_elem).
+struct FlatArgs {
+  std::int64_t cube_w = 1, cube_h = 1;  ///< the cube grid the shards cover
+  std::int64_t slot_size = 0;           ///< bytes per IPCQ slot: a message's most
+  static constexpr auto fields = std::make_tuple(&FlatArgs::cube_w, &FlatArgs::cube_h, &FlatArgs::slot_size);
+};
+
 /// The pieces of one chunk: (first element, elements).
 struct Piece {
   std::int64_t first, n;
@@ -42,13 +49,14 @@ struct Piece {
 
 class Flat {
  public:
-  Flat(tl::Program& tl, const tl::Args& args) : tl_(tl), t_(args.tensor(0)) {
-    rank_ = static_cast<unsigned>(args.i64(1));
-    world_ = static_cast<unsigned>(args.i64(2));
-    n_ = args.i64(3);
-    cube_w_ = static_cast<unsigned>(args.i64(4));
-    cube_h_ = static_cast<unsigned>(args.i64(5));
-    slot_elems_ = std::max<std::int64_t>(1, args.i64(6) / static_cast<std::int64_t>(kbsim::dtype_size(t_.dtype)));
+  Flat(tl::Program& tl, const tl::Args& args) : Flat(tl, ccl::KernelArgs<FlatArgs>(args)) {}
+  Flat(tl::Program& tl, const ccl::KernelArgs<FlatArgs>& a) : tl_(tl), t_(a.tensor) {
+    rank_ = a.rank;
+    world_ = a.world;
+    n_ = a.n_elem;
+    cube_w_ = static_cast<unsigned>(a.own.cube_w);
+    cube_h_ = static_cast<unsigned>(a.own.cube_h);
+    slot_elems_ = std::max<std::int64_t>(1, a.own.slot_size / static_cast<std::int64_t>(kbsim::dtype_size(t_.dtype)));
     cube_ = static_cast<unsigned>(tl.program_id(1));
     shard_ = t_.shard(cube_, 0);
     if (!shard_) throw tl::Error("the tensor has no shard on cube " + std::to_string(cube_) + " pe0");
@@ -168,10 +176,7 @@ ccl::Launch flat_launch(const char* kernel, const ccl::Collective& c) {
     throw kbsim::BenchError("NOT_SUPPORTED", std::string(kernel) +
                                                  ": the tensor must have a shard on every cube's pe0 (the wiring "
                                                  "covers every cube)");
-  return {kernel,
-          c.cube_w * c.cube_h,
-          1,
-          {std::int64_t{c.cube_w}, std::int64_t{c.cube_h}, c.setup.params.get_int("slot_size")}};
+  return {kernel, c.cube_w * c.cube_h, 1, ccl::pack(FlatArgs{c.cube_w, c.cube_h, c.setup.params.get_int("slot_size")})};
 }
 
 class Ring final : public ccl::Algorithm {

@@ -23,12 +23,16 @@ namespace {
 namespace tl = kbsim::tl;
 namespace ccl = kbsim::ccl;
 
-struct Args {
-  const tl::TensorArg* tensor;
-  unsigned rank, world, cube_w, cube_h, topo, sip_w, sip_h;
-  bool corner;
-  std::int64_t n;
+/// The kernel's own arguments (after the runtime's tensor, rank, world and n_elem).
+struct LrabArgs {
+  std::int64_t cube_w = 1, cube_h = 1;  ///< the cube grid the shards cover
+  std::int64_t topology = 0;            ///< ccl::SipTopology
+  std::int64_t sip_w = 0, sip_h = 0;    ///< the SIP grid (0 on a ring)
+  std::int64_t corner = 0;              ///< 1: the root is the south-east cube, not the center
+  static constexpr auto fields = std::make_tuple(&LrabArgs::cube_w, &LrabArgs::cube_h, &LrabArgs::topology,
+                                                 &LrabArgs::sip_w, &LrabArgs::sip_h, &LrabArgs::corner);
 };
+using Args = ccl::KernelArgs<LrabArgs>;
 
 class Reducer {
  public:
@@ -66,57 +70,49 @@ class Reducer {
 
 void inter_sip(Reducer& r, const Args& a) {
   if (a.world < 2) return;
-  switch (static_cast<ccl::SipTopology>(a.topo)) {
+  const auto w = static_cast<unsigned>(a.own.sip_w), h = static_cast<unsigned>(a.own.sip_h);
+  switch (static_cast<ccl::SipTopology>(a.own.topology)) {
     case ccl::SipTopology::kRing1d: return r.ring(a.world, "global_E", "global_W");
-    case ccl::SipTopology::kTorus2d:
-      r.ring(a.sip_w, "global_E", "global_W");
-      return r.ring(a.sip_h, "global_S", "global_N");
+    case ccl::SipTopology::kTorus2d: r.ring(w, "global_E", "global_W"); return r.ring(h, "global_S", "global_N");
     case ccl::SipTopology::kMesh2dNoWrap:
-      r.chain(a.rank % a.sip_w, a.sip_w, "global_W", "global_E");
-      return r.chain(a.rank / a.sip_w, a.sip_h, "global_N", "global_S");
+      r.chain(a.rank % w, w, "global_W", "global_E");
+      return r.chain(a.rank / w, h, "global_N", "global_S");
   }
-  throw tl::Error("lrab: unsupported SIP topology kind " + std::to_string(a.topo));
+  throw tl::Error("lrab: unsupported SIP topology kind " + std::to_string(a.own.topology));
 }
 
 void lrab_kernel(tl::Program& tl, const tl::Args& args) {
-  Args a{&args.tensor(0),
-         static_cast<unsigned>(args.i64(1)),
-         static_cast<unsigned>(args.i64(2)),
-         static_cast<unsigned>(args.i64(4)),
-         static_cast<unsigned>(args.i64(5)),
-         static_cast<unsigned>(args.i64(6)),
-         static_cast<unsigned>(args.i64(7)),
-         static_cast<unsigned>(args.i64(8)),
-         args.i64(9) != 0,
-         args.i64(3)};
+  const Args a(args);
+  const auto cw = static_cast<unsigned>(a.own.cube_w), ch = static_cast<unsigned>(a.own.cube_h);
+  const bool corner = a.own.corner != 0;
   if (tl.program_id(0) != 0) return;  // pe0 of each cube
   const auto cube = static_cast<unsigned>(tl.program_id(1));
-  const tl::TensorArg::Shard* shard = a.tensor->shard(cube, 0);
+  const tl::TensorArg::Shard* shard = a.tensor.shard(cube, 0);
   if (!shard) throw tl::Error("lrab: the tensor has no shard on cube " + std::to_string(cube) + " pe0");
-  const unsigned x = cube % a.cube_w, y = cube / a.cube_w;
-  const unsigned rc = a.corner ? a.cube_w - 1 : a.cube_w / 2, rr = a.corner ? a.cube_h - 1 : a.cube_h / 2;
-  Reducer r(tl, tl.load(shard->ptr, {a.n}, a.tensor->dtype));
+  const unsigned x = cube % cw, y = cube / cw;
+  const unsigned rc = corner ? cw - 1 : cw / 2, rr = corner ? ch - 1 : ch / 2;
+  Reducer r(tl, tl.load(shard->ptr, {a.n_elem}, a.tensor.dtype));
 
   tl.phase("row_reduce");
   if (x < rc) {
     if (x > 0) r.add_from("W");
     r.send("E");
   } else if (x > rc) {
-    if (x + 1 < a.cube_w) r.add_from("E");
+    if (x + 1 < cw) r.add_from("E");
     r.send("W");
   } else {
     if (x > 0) r.add_from("W");
-    if (x + 1 < a.cube_w) r.add_from("E");
+    if (x + 1 < cw) r.add_from("E");
     tl.phase("column_reduce");
     if (y < rr) {
       if (y > 0) r.add_from("N");
       r.send("S");
     } else if (y > rr) {
-      if (y + 1 < a.cube_h) r.add_from("S");
+      if (y + 1 < ch) r.add_from("S");
       r.send("N");
     } else {
       if (y > 0) r.add_from("N");
-      if (y + 1 < a.cube_h) r.add_from("S");
+      if (y + 1 < ch) r.add_from("S");
       tl.phase("inter_sip");
       inter_sip(r, a);
     }
@@ -124,13 +120,13 @@ void lrab_kernel(tl::Program& tl, const tl::Args& args) {
     if (y < rr) r.take_from("S");
     if (y > rr) r.take_from("N");
     if (y > 0 && y <= rr) r.send("N");
-    if (y + 1 < a.cube_h && y >= rr) r.send("S");
+    if (y + 1 < ch && y >= rr) r.send("S");
   }
   tl.phase("row_broadcast");
   if (x < rc) r.take_from("E");
   if (x > rc) r.take_from("W");
   if (x > 0 && x <= rc) r.send("W");
-  if (x + 1 < a.cube_w && x >= rc) r.send("E");
+  if (x + 1 < cw && x >= rc) r.send("E");
   tl.phase("store");
   tl.store(shard->ptr, r.acc());
 }
@@ -173,12 +169,9 @@ class Lrab final : public ccl::Algorithm {
   ccl::Launch launch(const ccl::Collective& c) const override {
     const ccl::SystemShape& s = c.setup.system;
     const bool ring = s.topology == ccl::SipTopology::kRing1d;
-    return {
-        "lrab-allreduce",
-        c.cube_w * c.cube_h,
-        1,
-        {std::int64_t{c.cube_w}, std::int64_t{c.cube_h}, std::int64_t{static_cast<int>(s.topology)},
-         std::int64_t{ring ? 0 : s.sip_w}, std::int64_t{ring ? 0 : s.sip_h}, std::int64_t{root(c.setup.params) == 1}}};
+    return {"lrab-allreduce", c.cube_w * c.cube_h, 1,
+            ccl::pack(LrabArgs{c.cube_w, c.cube_h, static_cast<int>(s.topology), ring ? 0 : s.sip_w, ring ? 0 : s.sip_h,
+                               root(c.setup.params) == 1})};
   }
 
  private:

@@ -132,6 +132,7 @@ void Distributed::all_reduce(const rt::Tensor& t, std::string_view op) {
   }
   const ccl::Launch l = algorithm_->launch(c);
   std::vector<rt::Arg> args{t, std::int64_t{rank}, std::int64_t{world_}, static_cast<std::int64_t>(c.n_elem)};
+  static_assert(ccl::kRuntimeArgs == 4, "the runtime's arguments, as ccl::KernelArgs reads them");
   for (const auto& a : l.args) std::visit([&](auto v) { args.emplace_back(v); }, a);
   rt::LaunchOptions opt;
   opt.sip = rank;

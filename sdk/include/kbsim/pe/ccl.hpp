@@ -15,7 +15,8 @@
 // The runtime installs the wiring into every PE_IPCQ when the process group is
 // initialised (directions' rx rings and their reverse directions computed as
 // docs/model.md says), then for each all_reduce launches the kernel on every
-// rank's SIP with arguments (tensor, rank, world size, n_elem, launch.args...).
+// rank's SIP with the runtime's arguments (tensor, rank, world size, n_elem)
+// and the algorithm's own, a struct of named fields (KernelArgs below).
 // Kernels are ordinary tl code: tl.send / tl.recv in the directions wired.
 #pragma once
 
@@ -23,6 +24,8 @@
 #include <map>
 #include <span>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -30,6 +33,7 @@
 #include "kbsim/graph.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/tl/dtype.hpp"
+#include "kbsim/tl/tl.hpp"
 
 namespace kbsim::ccl {
 
@@ -114,11 +118,69 @@ struct Collective {
   unsigned cube_w = 1, cube_h = 1;
 };
 
+/// A kernel argument beside the tensor.
+using Scalar = std::variant<std::int64_t, double>;
+
+/// The runtime's own arguments, first in every CCL kernel's list: (tensor, rank, world size, n_elem).
+inline constexpr std::size_t kRuntimeArgs = 4;
+
+/// An algorithm's own kernel arguments are a struct whose fields (std::int64_t or double) its `fields` lists once,
+/// in order; launch() packs one (Launch::args = pack(own)) and the kernel reads it back by name (KernelArgs):
+///
+///   struct MyArgs {
+///     std::int64_t cube_w = 1, slot_size = 0;
+///     static constexpr auto fields = std::make_tuple(&MyArgs::cube_w, &MyArgs::slot_size);
+///   };
+template <class T>
+std::vector<Scalar> pack(const T& own) {
+  std::vector<Scalar> out;
+  std::apply([&](auto... f) { (out.emplace_back(own.*f), ...); }, T::fields);
+  return out;
+}
+
+/// What a CCL kernel is launched with: the runtime's arguments and the algorithm's own `T`, by name. A kernel
+/// launched with other arguments (a different struct, or none) fails with the kernel's error.
+template <class T>
+struct KernelArgs {
+  const tl::TensorArg& tensor;
+  unsigned rank, world;
+  std::int64_t n_elem;
+  T own;
+
+  explicit KernelArgs(const tl::Args& a)
+      : tensor(a.tensor(0)),
+        rank(static_cast<unsigned>(a.i64(1))),
+        world(static_cast<unsigned>(a.i64(2))),
+        n_elem(a.i64(3)),
+        own(unpack(a)) {}
+
+ private:
+  static T unpack(const tl::Args& a) {
+    constexpr std::size_t n = std::tuple_size_v<decltype(T::fields)>;
+    if (a.size() != kRuntimeArgs + n)
+      throw tl::Error("the kernel takes " + std::to_string(kRuntimeArgs + n) + " arguments (tensor, rank, world, " +
+                      "n_elem and its algorithm's " + std::to_string(n) + "), " + std::to_string(a.size()) + " given");
+    T out{};
+    std::size_t i = kRuntimeArgs;
+    auto read = [&](auto field) {
+      using V = std::remove_cvref_t<decltype(out.*field)>;
+      static_assert(std::is_same_v<V, std::int64_t> || std::is_same_v<V, double>, "fields are std::int64_t or double");
+      if constexpr (std::is_same_v<V, double>) {
+        out.*field = a.f64(i++);
+      } else {
+        out.*field = a.i64(i++);
+      }
+    };
+    std::apply([&](auto... f) { (read(f), ...); }, T::fields);
+    return out;
+  }
+};
+
 struct Launch {
   std::string kernel;                     ///< a registered tl kernel
   unsigned grid_cubes = 1, grid_pes = 1;  ///< launched on cubes 0..grid_cubes-1 x PEs 0..grid_pes-1 of the rank's SIP
-  /// Arguments after (tensor, rank, world size, n_elem).
-  std::vector<std::variant<std::int64_t, double>> args;
+  /// The algorithm's own arguments, after the runtime's (kRuntimeArgs): pack(its struct).
+  std::vector<Scalar> args;
 };
 
 class Algorithm : public CclAlgorithm {
