@@ -141,7 +141,7 @@ class OutDir {
   bool kept_ = false;
 };
 
-int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, double max_wall_s) {
+int cmd_run(const Common& c, core::RunOptions opts, bool bench_given, const std::string& out, double max_wall_s) {
   // Under mpirun every rank runs the bench (its sweep points are shared out); rank 0 writes and reports.
   const bool writer = core::cluster::world().rank == 0;
   opts.op_log_asked = !opts.trace.empty() || !opts.op_log.empty();
@@ -159,7 +159,11 @@ int cmd_run(const Common& c, core::RunOptions opts, const std::string& out, doub
   // What the user chose: a topology file, or a value of the default one. With no --bench, such a topology is run
   // as it is (the system bench); a bench that builds its own system refuses it (BenchInfo::reads_topology).
   opts.topology_given = !c.topology.empty() || !std::all_of(c.sets.begin(), c.sets.end(), core::is_ccl_override);
-  if (opts.bench.empty()) opts.bench = opts.topology_given ? "system" : "message-mesh";
+  if (bench_given) {
+    opts.bench = reg->resolve_bench(opts.bench);  // a name, or its number in kbsim list benches
+  } else {
+    opts.bench = opts.topology_given ? "system" : "message-mesh";
+  }
   if (opts.ccl.empty()) opts.ccl = data_dir() / "ccl.yaml";
   opts.overrides = c.sets;
   core::BenchRunner runner(*reg, opts);
@@ -310,7 +314,8 @@ int run_command_line(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "run a bench and write results.json");
   add_common(run, common);
   run->add_option("--bench", run_opts.bench,
-                  "bench to run (see 'kbsim list benches'); default: system (runs the topology as it is) when "
+                  "bench to run: a name, or its number in 'kbsim list benches'; default: system (runs the topology as "
+                  "it is) when "
                   "--topology or a topology --set is given, else message-mesh (builds its own torus)")
       ->type_name("NAME");
   run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
@@ -440,7 +445,7 @@ int run_command_line(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
 
-  if (run->parsed()) return cmd_run(common, run_opts, out, max_wall_s);
+  if (run->parsed()) return cmd_run(common, run_opts, run->count("--bench") > 0, out, max_wall_s);
   if (list->parsed() && !index_dir.empty()) {
     core::index_plugin_directory(index_dir);
     return 0;

@@ -64,9 +64,10 @@ void print_list(const core::Registry& reg, const std::string& what) {
     }
   }
   if (all || what == "benches") {
-    std::printf("benches:\n");
+    std::printf("benches (kbsim run --bench NAME, or its number):\n");
+    unsigned k = 0;
     for (const auto& [name, entry] : reg.benches())
-      std::printf("  %-22s %s%s\n", name.c_str(), entry.type->info.reads_topology ? "" : "(own system) ",
+      std::printf("  %2u  %-22s %s%s\n", ++k, name.c_str(), entry.type->info.reads_topology ? "" : "(own system) ",
                   entry.type->info.summary.c_str());
   }
   if (all || what == "ccl") {

@@ -2,6 +2,7 @@
 #include "plugin/registry.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "kbsim/config/yaml.hpp"
 #include "kbsim/text.hpp"
@@ -53,6 +54,24 @@ std::vector<const Extension*> Registry::extensions_of(std::string_view kind) con
   return out;
 }
 
+namespace {
+
+/// A bench's name is kebab-case (it is typed on command lines and names output), its summary says something.
+void check_bench_info(const BenchInfo& info, const std::string& library) {
+  const std::string& n = info.name;
+  bool ok = !n.empty() && n.front() >= 'a' && n.front() <= 'z' && n.back() != '-';
+  for (std::size_t i = 0; ok && i < n.size(); ++i)
+    ok = (n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || (n[i] == '-' && n[i + 1] != '-');
+  if (!ok)
+    throw PluginError(library + ": bench name '" + n +
+                      "' must be kebab-case: lower-case letters and digits in words joined by single hyphens, "
+                      "starting with a letter (e.g. my-bench-2)");
+  if (info.summary.find_first_not_of(" \t\n") == std::string::npos)
+    throw PluginError(library + ": bench '" + n + "' has no summary (BenchInfo::summary, shown by kbsim list)");
+}
+
+}  // namespace
+
 void Registry::register_descriptor(const PluginDescriptor& d, const Provided& from) {
   // Check everything first, so a rejected library registers nothing.
   auto dup = [&](const std::string& kind, const std::string& name, const std::string& other) {
@@ -61,8 +80,10 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
   for (const auto& c : d.components)
     if (auto it = components_.find(c.info.type); it != components_.end())
       dup("component type", c.info.type, it->second.from.path);
-  for (const auto& b : d.benches)
+  for (const auto& b : d.benches) {
     if (auto it = benches_.find(b.info.name); it != benches_.end()) dup("bench", b.info.name, it->second.from.path);
+    check_bench_info(b.info, from.path);
+  }
   for (const auto& a : d.ccl)
     if (auto it = ccl_.find(a.info.name); it != ccl_.end()) dup("CCL algorithm", a.info.name, it->second.from.path);
   for (const auto& c : d.commands)
@@ -221,6 +242,17 @@ std::string Registry::mapping_note(const std::string& impl) const {
   if (it == impls_.end()) return "";
   const ImplEntry& e = it->second;
   return " (" + impl + " is component type '" + e.type + "' of library " + e.library + ", as " + e.origin + " maps it)";
+}
+
+std::string Registry::resolve_bench(const std::string& identifier) const {
+  if (identifier.find_first_not_of(" \t") == std::string::npos)
+    throw UsageError("--bench: give a bench name or number (kbsim list benches)");
+  if (identifier.find_first_not_of("0123456789") != std::string::npos) return identifier;
+  const auto& all = benches();  // in name order
+  const std::size_t k = identifier.size() <= 9 ? std::stoul(identifier) : 0;
+  if (k >= 1 && k <= all.size()) return std::next(all.begin(), static_cast<std::ptrdiff_t>(k - 1))->first;
+  throw UsageError("--bench " + identifier + ": no bench has that number (kbsim list benches numbers them 1 to " +
+                   std::to_string(all.size()) + ")");
 }
 
 const BenchType& Registry::bench(const std::string& name) const {

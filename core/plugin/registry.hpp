@@ -62,6 +62,9 @@ class Registry {
   /// components.yaml entry may have caused (wiring, parameters), so the entry is named; "" for an unknown name.
   std::string mapping_note(const std::string& impl) const;
   const BenchType& bench(const std::string& name) const;
+  /// The bench a `--bench` identifier names: a name, or a number of `kbsim list benches` (1-based, in name order;
+  /// numbers change as benches are added, so scripts use names). UsageError for a blank one or a number out of range.
+  std::string resolve_bench(const std::string& identifier) const;
   /// The provider of a service, or nullptr.
   const ServiceType* service(std::string_view name) const;
   /// A message type that can cross between processes, or nullptr.

@@ -145,6 +145,24 @@ TEST(Cli, NoSubcommandIsAUsageError) {
   expect_one_line_error(bad);
 }
 
+// --bench takes a name or its number in `kbsim list benches`; a number out of range or a blank one is a usage error.
+TEST(Cli, ABenchCanBeChosenByItsNumber) {
+  auto list = test::run_kbsim("list benches");
+  const std::size_t at = list.out.find("  probe ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string number = list.out.substr(list.out.rfind('\n', at) + 1, at - list.out.rfind('\n', at) - 1);
+  auto r = test::run_kbsim("run --bench " + number + " --param case=h2d-1hop --param check=false --out " +
+                           (test::temp_dir() / "by_number").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("bench probe on"));
+  auto far = test::run_kbsim("run --bench 999");
+  EXPECT_EQ(far.code, 2);
+  EXPECT_THAT(far.err, HasSubstr("--bench 999: no bench has that number (kbsim list benches numbers them 1 to "));
+  auto blank = test::run_kbsim("run --bench ''");
+  EXPECT_EQ(blank.code, 2);
+  EXPECT_THAT(blank.err, HasSubstr("--bench: give a bench name or number (kbsim list benches)"));
+}
+
 TEST(Cli, ListShowsBuiltinComponentsAndBenches) {
   auto r = test::run_kbsim("list components");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -153,6 +171,7 @@ TEST(Cli, ListShowsBuiltinComponentsAndBenches) {
   auto b = test::run_kbsim("list benches");
   EXPECT_THAT(b.out, HasSubstr("message-mesh"));
   EXPECT_THAT(b.out, HasSubstr("traffic"));
+  EXPECT_THAT(b.out, HasSubstr("\n   1  ccl-allreduce "));  // numbered 1.. in name order
   auto c = test::run_kbsim("list ccl");
   EXPECT_EQ(c.code, 0);
   auto k = test::run_kbsim("list kernels");

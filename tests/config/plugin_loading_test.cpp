@@ -71,6 +71,18 @@ TEST(PluginLoading, DuplicateTypeNameIsRefusedNamingTheFirstProvider) {
   }
 }
 
+TEST(PluginLoading, ABenchNameThatIsNotKebabCaseIsRefused) {
+  core::Registry reg;
+  reg.add_search_dir(test_plugin("bad_bench_name"), true);
+  try {
+    reg.discover();
+    (void)reg.benches();  // (registered when its library loads)
+    FAIL() << "expected a PluginError";
+  } catch (const PluginError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("libtest_bad_bench_name.so: bench name 'My_Bench' must be kebab-case"));
+  }
+}
+
 TEST(PluginLoading, MissingLibraryNamesWhereItLooked) {
   auto dir = test::temp_dir();
   test::write_file(dir / "c.yaml", "components:\n  vendor.x: { library: vendor_x, type: x }\n");
