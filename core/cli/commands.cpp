@@ -338,6 +338,10 @@ int run_command_line(int argc, char** argv) {
                   "for a graph without groups), nodes (node order), or none (every rank runs all of it)")
       ->type_name("METHOD")
       ->check(CLI::IsMember({"structure", "nodes", "none"}));
+  run->add_option("--replot", run_opts.replot,
+                  "draw a sweep's figures and tables again from the folder DIR an earlier run of the same bench, "
+                  "parameters and --set wrote (its points.json), without simulating its points")
+      ->type_name("DIR");
   double max_wall_s = 0;
   run->add_option("--max-wall", max_wall_s,
                   "stop after this many seconds of wall time and write the results so far, marked interrupted "

@@ -246,8 +246,7 @@ class Writer {
       w.key("points");
       w.begin_object();
       w.field("count", run_.points->size());
-      w.field("failed", static_cast<std::size_t>(std::count_if(run_.points->begin(), run_.points->end(),
-                                                               [](const PointRecord& r) { return !r.result.ok; })));
+      w.field("failed", failed_count(*run_.points));
       w.field("file", "points.json");
       w.end_object();
     }

@@ -30,6 +30,13 @@ struct PointRecord {
   double build_wall_s = 0.0;  ///< host time: not part of what must agree
 };
 
+/// How many of `points` failed.
+inline std::size_t failed_count(const std::vector<PointRecord>& points) {
+  std::size_t n = 0;
+  for (const PointRecord& r : points) n += !r.result.ok;
+  return n;
+}
+
 struct RunRecord {
   std::string bench;
   const Params* params = nullptr;

@@ -10,6 +10,7 @@
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "report/results_writer.hpp"
+#include "run/saved_points.hpp"
 #include "sim/watch.hpp"
 #include "topology/ccl_config.hpp"
 #include "topology/topology.hpp"
@@ -151,6 +152,9 @@ void BenchRunner::run_here() {
   for (const auto& o : observers_) o->finish(*this);
   for (auto& s : state_.systems()) s->finish();
   wall_s_ = seconds_since(t0);
+  if (!options_.replot.empty() && points_.empty())
+    throw BenchError("NO_POINTS", "bench '" + options_.bench + "' runs no sweep points: --replot " +
+                                      options_.replot.string() + " has nothing to draw from");
   if (state_.systems().empty() && points_.empty())
     throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' built no system and submitted no work");
   // A sweep's points ran (and verified) their own systems; anything else must have run on the configured one.
@@ -233,14 +237,11 @@ std::vector<PointResult> BenchRunner::run_points(const std::vector<SweepPoint>& 
   o.across_ranks = depth_ == 0;  // the top-level run spreads its points over the job's ranks; a nested one runs its own
   o.progress = options_.progress && depth_ == 0;
   std::vector<PointRecord> all =
-      sweep(points, o, [&](const SweepPoint& p, const std::string& who) { return run_point(p, who); });
+      depth_ == 0 && !options_.replot.empty()
+          ? saved_points(options_.replot, options_.bench, all_overrides_, points)
+          : sweep(points, o, [&](const SweepPoint& p, const std::string& who) { return run_point(p, who); });
   for (const PointRecord& r : all) state_.add_nested(r.sim_time, r.events, r.build_wall_s);
   return hand_over(std::move(all), points_);
-}
-
-std::size_t BenchRunner::failed_points() const noexcept {
-  return static_cast<std::size_t>(
-      std::count_if(points_.begin(), points_.end(), [](const PointRecord& r) { return !r.result.ok; }));
 }
 
 void BenchRunner::write_file(std::string_view name, std::string content) {

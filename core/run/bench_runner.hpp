@@ -38,6 +38,9 @@ struct RunOptions {
   /// order for a graph without groups), "nodes" (node order), or "none" (every rank runs the whole system).
   std::string partition = "structure";
   bool progress = false;  ///< a progress line for run_points on stderr
+  /// A folder an earlier run of this bench wrote: its sweep points are read from its points.json, not simulated
+  /// (the bench draws its figures again; `kbsim run --replot DIR`).
+  std::filesystem::path replot;
 };
 
 class BenchRunner final : public BenchContext {
@@ -90,7 +93,7 @@ class BenchRunner final : public BenchContext {
   const Graph& shown_graph();
   /// Points run through run_points (in their order, gathered from every rank).
   std::size_t points() const noexcept { return points_.size(); }
-  std::size_t failed_points() const noexcept;
+  std::size_t failed_points() const noexcept { return failed_count(points_); }
 
  private:
   /// build(): reuse the elaboration of an equal graph built before, else elaborate `graph` (taken from

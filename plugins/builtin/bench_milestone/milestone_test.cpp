@@ -122,6 +122,32 @@ TEST(MilestoneGqa, FourPanelsDecodeWithTwoGemmsPerRank) {
   EXPECT_EQ(svgs_in(dir).size(), 6u);
 }
 
+// --replot draws a sweep's figures and tables again from the folder it wrote, without simulating: the same bytes;
+// a folder of another sweep (other parameters, another bench, other --set) is refused naming the difference.
+TEST(Sweep, ReplotDrawsTheSameFiguresFromTheSavedPoints) {
+  const fs::path root = test::temp_dir() / "replot", first = root / "first", again = root / "again";
+  const std::string gemm = "run --bench milestone-gemm --param shapes=16,64 --param variants=load_ref,ref_ref";
+  auto r = test::run_kbsim(gemm + " --out " + first.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto p = test::run_kbsim(gemm + " --replot " + first.string() + " --out " + again.string());
+  ASSERT_EQ(p.code, 0) << p.err;
+  expect_same_outputs(first, again);
+  auto other =
+      test::run_kbsim("run --bench milestone-gemm --param shapes=16 --param variants=load_ref,ref_ref --replot " +
+                      first.string() + " --out " + (root / "x").string());
+  EXPECT_EQ(other.code, 3);
+  EXPECT_THAT(other.err, HasSubstr("points.json: holds 5 points, this sweep has 3 (were its parameters different?)"));
+  auto set = test::run_kbsim(gemm + " --set system.sips.count=1 --replot " + first.string() + " --out " +
+                             (root / "x").string());
+  EXPECT_EQ(set.code, 3);
+  EXPECT_THAT(set.err, HasSubstr("it ran with --set none, this run with system.sips.count=1"));
+  auto bench =
+      test::run_kbsim("run --bench milestone-gqa --replot " + first.string() + " --out " + (root / "x").string());
+  EXPECT_EQ(bench.code, 3);
+  EXPECT_THAT(bench.err, HasSubstr("a run of bench 'milestone-gemm', not of 'milestone-gqa'"));
+  EXPECT_FALSE(fs::exists(root / "x"));
+}
+
 TEST(Sweep, AFailedPointIsReportedWithItsConfigurationAndTheOthersFinish) {
   const fs::path dir = test::temp_dir() / "fail";
   auto r = test::run_kbsim(
