@@ -14,6 +14,7 @@
 #include "harness.hpp"
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kbsim {
 namespace {
@@ -252,6 +253,23 @@ TEST(Ccl, TheWorldSizeMayLeaveSipsOutOfARing) {
                              (test::temp_dir() / "ws").string());
   EXPECT_EQ(big.code, 3);
   EXPECT_THAT(big.err, HasSubstr("parameter 'world_size' asks for 9 ranks; the system has 6 SIPs"));
+}
+
+// The reference's debug warnings, at --log-level debug only: a worker that makes a tensor without set_device(rank)
+// (it goes to the driver's SIP), and get_rank() asked outside any worker (it answers 0).
+TEST(Ccl, LikelyMistakesAreDebugWarnings) {
+  const std::string run = "run --bench forgot-device --plugins " +
+                          (std::filesystem::path(KBSIM_TEST_PLUGIN_DIR) / "forgot_device").string() + " --out " +
+                          (test::temp_dir() / "forgot").string();
+  auto quiet = test::run_kbsim(run);
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_THAT(quiet.err, Not(HasSubstr("set_device")));
+  auto told = test::run_kbsim(run + " --log-level debug");
+  ASSERT_EQ(told.code, 0) << told.err;
+  EXPECT_THAT(told.err, HasSubstr("sip0.io0.pcie_ep: get_rank() called outside a spawned worker of a world of 2: it "
+                                  "returns 0 (a bug, unless the driver means rank 0)"));
+  EXPECT_THAT(told.err, HasSubstr("rank 1 creates tensor 'forgotten' without set_device(rank): it goes to SIP 0, the "
+                                  "driver's device (did the worker forget set_device(rank)?)"));
 }
 
 }  // namespace

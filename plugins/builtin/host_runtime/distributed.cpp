@@ -43,6 +43,9 @@ void Distributed::require_initialized(const char* call) const {
 
 unsigned Distributed::get_rank() const {
   require_initialized("get_rank");
+  if (!rt_.workers().in_worker() && world_ > 1)
+    rt_.debug("get_rank() called outside a spawned worker of a world of " + std::to_string(world_) +
+              ": it returns 0 (a bug, unless the driver means rank 0)");
   return rt_.workers().rank();
 }
 

@@ -33,8 +33,9 @@ std::string failure(const kbsim::ahbm::Completion& c) { return c.error_code + ":
 
 }  // namespace
 
-HostRuntime::HostRuntime(System& system)
+HostRuntime::HostRuntime(System& system, Simulator* sim)
     : system_(system),
+      sim_(sim),
       map_(kbsim::ahbm::MemoryMap::from(system.attrs())),
       alloc_(map_, mmu_page_size(system)),
       memory_(system.service<MemoryStore>()),
@@ -42,6 +43,12 @@ HostRuntime::HostRuntime(System& system)
       data_(system.find<DataPass>()) {}
 
 HostRuntime::~HostRuntime() = default;
+
+void HostRuntime::debug(const std::string& text) const {
+  if (!sim_) return;
+  const NodeIndex ep = system_.lookup_node(names::io(0, 0, "pcie_ep"));
+  sim_->log(ep == kNoNode ? 0 : ep, LogLevel::kDebug, text);
+}
 
 void HostRuntime::finish() {
   wait_all();  // launches left outstanding still run to completion
@@ -62,6 +69,10 @@ rt::Tensor HostRuntime::empty(const Shape& shape, DType dtype, const rt::DPPolic
   info->shape = shape;
   info->dtype = dtype;
   info->policy = dp;
+  if (workers_.in_worker() && !workers_.device_chosen())
+    debug("rank " + std::to_string(workers_.rank()) + " creates tensor '" + info->name +
+          "' without set_device(rank): it goes to SIP " + std::to_string(current_device()) +
+          ", the driver's device (did the worker forget set_device(rank)?)");
   info->shards = resolve_placement(dp, shape, dtype, current_device(), map_);
   const std::uint64_t layout = lay_out_va(info->shards);
   std::size_t placed = 0;
@@ -251,7 +262,7 @@ void HostRuntime::run_until(const std::function<bool()>& done, const std::functi
 void HostRuntime::set_device(unsigned sip) {
   if (sip >= map_.sips)
     bad_use("set_device(" + std::to_string(sip) + "): the system has " + std::to_string(map_.sips) + " SIPs");
-  workers_.device() = sip;
+  workers_.set_device(sip);
 }
 
 void HostRuntime::update_mmu(const rt::Tensor::Info& info, kbsim::ahbm::HostCommand::Kind kind) {

@@ -30,12 +30,16 @@ class HostRuntime final : public rt::Runtime,
   /// A runtime on `system`: the PE MMU page size is sip0.cube0.pe0.pe_mmu's;
   /// with a data pass on the system (--verify-data), host writes are logged
   /// for it and host reads return the values it computed.
-  explicit HostRuntime(System& system);
+  /// `sim` (when given) hears its debug warnings (--log-level debug).
+  explicit HostRuntime(System& system, Simulator* sim = nullptr);
   ~HostRuntime() override;
   /// None on a system that is not an AHBM one (its graph publishes no memory map).
-  static HostRuntime* create(System& system, Simulator&) {
-    return find_attr(system.attrs(), "ahbm.sips") ? new HostRuntime(system) : nullptr;
+  static HostRuntime* create(System& system, Simulator& sim) {
+    return find_attr(system.attrs(), "ahbm.sips") ? new HostRuntime(system, &sim) : nullptr;
   }
+  /// A warning for a likely mistake that is not an error (the reference's debug warnings), at --log-level debug,
+  /// as SIP 0's PCIe endpoint's (where the host's work enters).
+  void debug(const std::string& text) const;
   /// Wait for outstanding launches; NO_REQUESTS if nothing was ever submitted.
   void finish() override;
 
@@ -100,6 +104,7 @@ class HostRuntime final : public rt::Runtime,
                               const std::vector<const rt::ShardSpec*>& shards);
 
   System& system_;
+  Simulator* sim_;  ///< for debug(); nullptr: none
   kbsim::ahbm::MemoryMap map_;
   DeviceAllocators alloc_;
   MemoryStore& memory_;

@@ -26,7 +26,19 @@ class Workers {
   bool in_worker() const noexcept { return current_ >= 0; }
   unsigned rank() const noexcept { return current_ >= 0 ? static_cast<unsigned>(current_) : 0; }
   /// The calling worker's device (the driver's outside spawn).
-  unsigned& device() noexcept { return current_ >= 0 ? workers_[static_cast<std::size_t>(current_)].device : device_; }
+  void set_device(unsigned sip) noexcept {
+    if (current_ < 0) {
+      device_ = sip;
+      return;
+    }
+    Worker& w = workers_[static_cast<std::size_t>(current_)];
+    w.device = sip;
+    w.device_set = true;
+  }
+  /// Whether the calling worker chose its device (set_device); the driver always has one.
+  bool device_chosen() const noexcept {
+    return current_ < 0 || workers_[static_cast<std::size_t>(current_)].device_set;
+  }
   unsigned device() const noexcept {
     return current_ >= 0 ? workers_[static_cast<std::size_t>(current_)].device : device_;
   }
@@ -44,6 +56,7 @@ class Workers {
     std::function<bool()> until;  ///< set while blocked
     std::string what;
     unsigned device = 0;
+    bool device_set = false;  ///< set_device was called in it
     bool started = false, finished = false;
     std::exception_ptr error;
     fiber::StackBounds stack;  ///< for AddressSanitizer's fiber annotations
