@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/errors.hpp"
@@ -309,6 +310,16 @@ TEST(Names, LocateParsesThePosition) {
   expect_location("sip1", 1, -1, -1, -1);
   expect_location(names::io(1, 3, "io_ucie-P0.conn1"), 1, -1, -1, 3);
   expect_location(names::pe_part(15, 15, 7, "pe_tcm"), 15, 15, 7, -1);
+}
+
+// A PE sub-component learns its PE from its id in one place; a controller's slice owner or a router is no PE's part.
+TEST(Names, PeOfNamesThePeOfAPePartOnly) {
+  EXPECT_EQ(pe_of("sip1.cube2.pe3.pe_dma"), (PeRef{1, 2, 3}));
+  EXPECT_EQ(pe_of(names::pe_part(15, 15, 7, "pe_tcm")), (PeRef{15, 15, 7}));
+  EXPECT_FALSE(pe_of("sip0.cube3.hbm_ctrl.pe5"));
+  EXPECT_FALSE(pe_of("sip0.cube1.r2c0"));
+  EXPECT_FALSE(pe_of("sip0.io0.io_cpu"));
+  EXPECT_FALSE(pe_of("fabric.switch0"));
 }
 
 }  // namespace

@@ -119,9 +119,9 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   }
 
   void setup() override {
-    auto loc = kbsim::ahbm::names::locate(id());
-    if (loc.pe < 0) fail("a pe_cpu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_cpu)");
-    self_ = {static_cast<unsigned>(loc.sip), static_cast<unsigned>(loc.cube), static_cast<unsigned>(loc.pe)};
+    const auto pe = kbsim::ahbm::pe_of(id());
+    if (!pe) fail("a pe_cpu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_cpu)");
+    self_ = *pe;
     const kbsim::NodeIndex scheduler = params().get_node("scheduler");
     if (scheduler == kbsim::kNoNode) fail("needs a PE scheduler (parameter 'scheduler')");
     scheduler_ = out_port_to(scheduler);

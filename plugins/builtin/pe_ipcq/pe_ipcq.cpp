@@ -74,9 +74,9 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   }
 
   void setup() override {
-    auto loc = kbsim::ahbm::names::locate(id());
-    if (loc.pe < 0) fail("a pe_ipcq must be part of a PE (sip{S}.cube{C}.pe{P}.pe_ipcq)");
-    self_ = {static_cast<unsigned>(loc.sip), static_cast<unsigned>(loc.cube), static_cast<unsigned>(loc.pe)};
+    const auto pe = kbsim::ahbm::pe_of(id());
+    if (!pe) fail("a pe_ipcq must be part of a PE (sip{S}.cube{C}.pe{P}.pe_ipcq)");
+    self_ = *pe;
     dma_ = params().get_node("dma");
     if (dma_ == kbsim::kNoNode) fail("needs its PE's DMA engine (parameter 'dma')");
     to_dma_ = out_port_to(dma_);

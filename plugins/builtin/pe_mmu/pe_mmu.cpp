@@ -33,9 +33,9 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
         faults_(stat(kStatFaults)) {
     params().check(page_size_ > 0 && (page_size_ & (page_size_ - 1)) == 0, "page_size", "must be a power of two");
     params().check(params().get_float("tlb_overhead_ns") >= 0, "tlb_overhead_ns", "must be >= 0");
-    auto loc = kbsim::ahbm::names::locate(id());
-    if (loc.pe < 0) fail("a pe_mmu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_mmu)");
-    self_ = {static_cast<unsigned>(loc.sip), static_cast<unsigned>(loc.cube), static_cast<unsigned>(loc.pe)};
+    const auto pe = kbsim::ahbm::pe_of(id());
+    if (!pe) fail("a pe_mmu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_mmu)");
+    self_ = *pe;
   }
 
   // Statistics, declared once: info() lists them, stat() binds them.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kbsim/ahbm/memory.hpp"
+#include "kbsim/ahbm/names.hpp"
 #include "kbsim/tl/tl.hpp"
 
 namespace kbsim::ahbm {
@@ -19,6 +20,14 @@ struct PeRef {
   unsigned sip = 0, cube = 0, pe = 0;
   bool operator==(const PeRef&) const = default;
 };
+
+/// The PE a PE sub-component's node id names ("sip{S}.cube{C}.pe{P}.<part>"); none for any other id. The one
+/// place a component learns its PE from its id.
+inline std::optional<PeRef> pe_of(std::string_view id) {
+  const names::Location loc = names::locate(id);
+  if (loc.sip < 0 || loc.cube < 0 || loc.pe < 0 || id.find(".hbm_ctrl.") != std::string_view::npos) return {};
+  return PeRef{static_cast<unsigned>(loc.sip), static_cast<unsigned>(loc.cube), static_cast<unsigned>(loc.pe)};
+}
 
 /// One mapping of a PE's MMU: [va, va + size) -> [pa, pa + size).
 struct MmuEntry {
