@@ -6,7 +6,8 @@
 //
 // In a system split over ranks, each rank logs its own components' records. The log then holds them with their
 // Place, and at the end of each of the bench's runs the ranks merge what the run settled into the order one process
-// logs them in (split.cpp, docs/scale-out.md "The op log of a split run"); every rank's sinks get the merged records.
+// logs them in (split/split_log.cpp, docs/scale-out.md "The op log of a split run"); every rank's sinks get the merged
+// records.
 #pragma once
 
 #include <compare>

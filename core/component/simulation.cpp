@@ -10,6 +10,7 @@
 
 #include "component/crash.hpp"
 #include "kbsim/text.hpp"
+#include "kbsim/waiting.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 #include "sim/watch.hpp"
@@ -17,7 +18,7 @@
 namespace kbsim::core {
 
 Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry,
-                       std::shared_ptr<RouteTable> routes, const Split* split)
+                       std::shared_ptr<RouteTable> routes, const MakeExecutor& executor)
     : el_(std::move(elaboration)),
       nodes_(el_->nodes),
       ids_(el_->ids.data()),
@@ -40,14 +41,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
   if (nodes_.size() > (std::size_t{1} << kNodeBits))
     throw ConfigError("the graph has " + std::to_string(nodes_.size()) + " nodes; a system holds at most " +
                       std::to_string(std::size_t{1} << kNodeBits));
-  if (split) {
-    split_ = std::make_unique<SplitState>();
-    split_->split = *split;
-    split_->outbox.assign(split->partition->ranks, {});
-    split_->shadow = std::make_unique<Shadow>(*this, engine_, split_->idle);
-    split_->routes = std::make_unique<RouteStore>(nodes_.size());
-    split_->scheduled.assign(nodes_.size(), 0);
-  }
+  exec_ = executor ? executor(*this) : std::make_unique<LocalExecutor>(*this);
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
   wires_.resize(el_->port_links.size());
   loads_.resize(wires_.size());
@@ -62,26 +56,22 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
   components_.resize(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     ComponentContext ctx = context(static_cast<NodeIndex>(i));
-    if (!owned(static_cast<NodeIndex>(i))) ctx.sim = split_->shadow.get();  // another rank's: what it sends is dropped
+    if (!exec_->runs(static_cast<NodeIndex>(i))) ctx.sim = exec_->elsewhere();  // what it does is its part's
     guard(nodes_[i], "construction", [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
   for (Wire& w : wires_) {
     const NodeIndex dst = links_[w.link].dst;
-    w.dst = owned(dst) ? components_[dst].get() : nullptr;  // another rank's: its messages go through send_remote
+    w.dst = exec_->runs(dst) ? components_[dst].get() : nullptr;  // another part's: through Executor::send_away
     if (!w.dst) w.plain = 0;
   }
   // Every component is built and set up (routes need every node's transit cost, and the bench may call any through
-  // its interface); only this rank's run, the others see a Shadow of the core.
+  // its interface). An executor of several parts may hold an error, to end every part together.
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (!split_) {
-      guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
-      continue;
-    }
-    try {  // a split system's error ends every rank together, at the first exchange
+    try {
       guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
     } catch (const Error& e) {
-      if (!owned(static_cast<NodeIndex>(i))) continue;  // its own rank says so
-      hold_failure(e);
+      if (!exec_->runs(static_cast<NodeIndex>(i))) continue;  // another part's: that part says so
+      if (!exec_->hold(e)) throw;
       break;
     }
   }
@@ -127,17 +117,13 @@ Simulation::~Simulation() {
 void Simulation::finish() {
   if (finished_) return;
   finished_ = true;
-  if (!split_) {
-    for (std::size_t i = 0; i < nodes_.size(); ++i) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
-    return;
-  }
   try {
     for (std::size_t i = 0; i < nodes_.size(); ++i)
-      if (owned(static_cast<NodeIndex>(i))) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
+      if (exec_->runs(static_cast<NodeIndex>(i))) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
   } catch (const Error& e) {
-    hold_failure(e);
+    if (!exec_->hold(e)) throw;
   }
-  gather_statistics(bench_end());  // what finish() folded in, too; or every rank ends with a rank's error
+  exec_->finished();  // (in parts: every part gets what finish() folded in, or ends with a part's error)
 }
 
 void Simulation::no_port(NodeIndex from, PortIndex out) const {
@@ -146,7 +132,7 @@ void Simulation::no_port(NodeIndex from, PortIndex out) const {
 }
 
 std::uint32_t Simulation::fresh_root(NodeIndex from) {
-  if (split_) host_acts(from);  // (outside any handler: the bench, or a component's setup)
+  exec_->outside_handler(from);                                           // (the bench, or a component's setup)
   return static_cast<std::uint32_t>(from) * 256u + fresh_roots_[from]++;  // (wraps: only ties, still deterministic)
 }
 
@@ -172,7 +158,7 @@ Event& Simulation::tied_event(Tick at, std::uint8_t priority, EventKind kind, Co
   EventId mine;
   Event& ev = untied_event(at, priority, kind, to, from, &mine);
   if (id) *id = mine;
-  split_->tie(mine.slot, ++split_->scheduled[from]);
+  exec_->tie(mine.slot, from);
   return ev;
 }
 
@@ -196,7 +182,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
   if (link.accepts) [[unlikely]]
     check_type(link, *msg);
   if (!wire.dst) [[unlikely]] {
-    send_remote(link, std::move(msg), hop, shape, start);
+    exec_->send_away(link, std::move(msg), hop, shape, start);
     return;
   }
   if (link.dst_flit_aware) {
@@ -272,7 +258,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
   if (!wire.dst) [[unlikely]] {
-    forward_remote(link, flit, arrive);
+    exec_->forward_away(link, flit, arrive);
   } else if (link.dst_flit_aware) {
     Event& ev = new_event(arrive, 128, EventKind::kFlit, wire.dst, from);
     ev.take(Ref<Message>(flit.msg));
@@ -342,8 +328,9 @@ std::string Simulation::library_of(const Node& n) const { return n.impl + ", lib
 }
 
 bool Simulation::run_events(Tick t, bool advance) {
-  // The event loop, with on_event inlined into it; a split run with an op log notes each event's place.
-  if (placing_) return engine_.run_until(t, this, advance, [this](std::uint32_t priority) { place_event(priority); });
+  // The event loop, with on_event inlined into it; an executor that places records notes each event's place.
+  if (placing_)
+    return engine_.run_until(t, this, advance, [this](std::uint32_t priority) { exec_->place_event(priority); });
   return engine_.run_until(t, this, advance);
 }
 
@@ -355,11 +342,7 @@ void Simulation::run_until(Tick t) {
     ~Done() { crash::set_dispatch(outer); }
   } done{outer};
   watch::beat(now(), engine_.events());  // a wall-time budget is checked when a run starts, too
-  if (split_) {
-    run_split(t);
-  } else {
-    run_events(t);
-  }
+  exec_->run_until(t);
   // Stopped from outside (Ctrl-C, SIGTERM, --max-wall): whoever waits for this system's work must not loop on.
   if (watch::stop_requested())
     throw BenchError("INTERRUPTED", "the run was stopped at t=" + format_ns(ticks_to_ns(now())) + " ns");
@@ -380,8 +363,7 @@ Service* Simulation::find_service(std::string_view name) {
 
 void Simulation::set_op_log(OpLog* log) {
   oplog_ = log;
-  placing_ = split_ && log;  // (a split system places its records: split_log.cpp)
-  if (placing_) log->hold([this] { return place(); });
+  placing_ = exec_->set_op_log(log);
 }
 
 void Simulation::provide(std::string_view name, Service& service) {
@@ -392,6 +374,32 @@ void Simulation::provide(std::string_view name, Service& service) {
       return;
     }
   services_.emplace_back(std::string(name), &service);
+}
+
+std::vector<std::pair<std::string, ReplicatedService*>> Simulation::replicated_services() const {
+  std::vector<std::pair<std::string, ReplicatedService*>> out;
+  for (const auto& [name, svc] : services_)
+    if (auto* r = dynamic_cast<ReplicatedService*>(svc)) out.emplace_back(name, r);
+  for (std::size_t k = 0; k < shared_.size(); ++k) out.emplace_back("the bench's #" + std::to_string(k), shared_[k]);
+  return out;
+}
+
+void Simulation::request_stop() noexcept {
+  if (!engine_.dispatching() && exec_->stop_outside_run()) return;
+  engine_.stop();
+}
+
+std::vector<std::string> Simulation::waiting() {
+  // (node, phrase) of the components that run here; the executor makes it the whole system's, in node order.
+  std::vector<std::pair<NodeIndex, std::string>> all;
+  for (NodeIndex n = 0; n < nodes_.size(); ++n)
+    if (exec_->runs(n))
+      if (const auto* w = dynamic_cast<const Waiting*>(components_[n].get()))
+        if (std::string what = w->waiting_for(); !what.empty()) all.emplace_back(n, std::move(what));
+  exec_->gather_waiting(all);
+  std::vector<std::string> out;
+  for (auto& [n, what] : all) out.push_back(std::move(what));
+  return out;
 }
 
 std::vector<const Extension*> Simulation::extensions(std::string_view kind) const {

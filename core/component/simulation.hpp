@@ -1,7 +1,8 @@
 // A system and what components see of the core (the Simulator interface): one
 // component per node of an elaboration (component/elaboration.hpp), one Link
 // per directed edge, message/flit delivery, routing, the op-log hooks and the
-// per-system service cache.
+// per-system service cache. Its executor (executor.hpp) runs the events: in this
+// process, or in parts over the processes of a job.
 #pragma once
 
 #include <map>
@@ -11,11 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "component/crossing.hpp"
 #include "component/elaboration.hpp"
+#include "component/executor.hpp"
 #include "component/op_log.hpp"
 #include "component/route_table.hpp"
-#include "component/split.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
@@ -30,9 +30,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
  public:
   /// Build a system of `elaboration`: instantiate every component, then call setup() on each in node order.
   /// `routes`: a table shared with other systems of this elaboration (nullptr: a table of its own).
-  /// `split`: this rank's part of a system split over ranks (nullptr: the whole system, in this process).
+  /// `executor`: makes what runs its events (none: all of them in this process).
   Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry,
-             std::shared_ptr<RouteTable> routes = nullptr, const Split* split = nullptr);
+             std::shared_ptr<RouteTable> routes = nullptr, const MakeExecutor& executor = {});
   /// The same, elaborating `graph` first.
   Simulation(const Graph& graph, const Registry& registry) : Simulation(elaborate(graph, registry), registry) {}
   ~Simulation();
@@ -53,9 +53,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
   }
 
   // Simulator
-  /// Inside a handler, the event's time; outside (the bench, the host), in a split system, the time the last run
-  /// ended at, which is every rank's (a rank's own clock may have gone past it, see split.cpp).
-  Tick now() const noexcept override { return split_ && !engine_.dispatching() ? split_->host_now : engine_.now(); }
+  /// Inside a handler, the event's time; outside (the bench, the host), the executor's: where the last run ended,
+  /// in every part (a part's own clock may have gone past it).
+  Tick now() const noexcept override { return engine_.dispatching() ? engine_.now() : exec_->time(); }
   void send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) override;
   void forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) override;
   EventId schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) override;
@@ -88,19 +88,14 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void run_until(Tick t) override;
   void run() override { run_until(kNever); }
   void finish() override;
-  std::uint64_t events() const noexcept override { return engine_.events() + (split_ ? split_->other_events : 0); }
+  std::uint64_t events() const noexcept override { return exec_->events(); }
   std::size_t node_count() const noexcept override { return nodes_.size(); }
-  /// A split system's: the windows its runs took (each one exchange among the ranks); 0 when not split.
-  std::uint64_t windows() const noexcept { return split_ ? split_->windows : 0; }
-  /// How this system is split over ranks (partition nullptr: it is not).
-  const Split& split() const noexcept {
-    static const Split whole;
-    return split_ ? split_->split : whole;
-  }
+  /// What runs its events.
+  const Executor& executor() const noexcept { return *exec_; }
   const Stat& stat(std::string_view node, std::string_view name) const override;
   Component& component(std::string_view node) override { return *components_[find_node(node)]; }
-  bool idle() const noexcept override { return split_ ? split_->idle : engine_.empty(); }
-  bool is_split() const noexcept override { return split_ != nullptr; }
+  bool idle() const noexcept override { return exec_->idle(); }
+  bool is_split() const noexcept override { return exec_->parts() > 1; }
   std::vector<std::string> waiting() override;
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
   std::vector<LinkUse> link_use() const override;
@@ -112,13 +107,17 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<const Extension*> extensions(std::string_view kind) const override;
   /// Call finish() on every service this system created, newest first (once).
   void finish_services();
+  /// The services whose news the bench reads from every part (ReplicatedService), named: those components asked
+  /// for, then the bench's own (share), in that order.
+  std::vector<std::pair<std::string, ReplicatedService*>> replicated_services() const;
 
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).
-  /// (A split system holds its records for merging across ranks: see op_log.hpp.)
+  /// (An executor of several parts holds its records for merging: see op_log.hpp.)
   void set_op_log(OpLog* log);
 
  private:
+  friend class Executor;  // its executors' ways in (Executor's protected helpers)
   Tick on_event(Event& ev) override;
   Tick dispatch(Component& c, Event& ev);
   friend class Engine;  // runs on_event directly (Engine::run_until(limit, this))
@@ -143,57 +142,12 @@ class Simulation final : public Simulator, public System, private EventTarget {
                       EventId* id = nullptr);
   /// The order of an event scheduled by `from` for `at` (what new_event gives it).
   Order order_for(Tick at, NodeIndex from);
-  // A split system (Split): this rank's nodes run; a message on a link to another rank's node is written to that
-  // rank's outbox and exchanged at the window's end; the statistics of every node are gathered after each run.
-  bool owned(NodeIndex n) const noexcept {
-    return !split_ || split_->split.partition->rank_of[n] == split_->split.rank;
-  }
-  /// Start a record for the rank across `link`: what arrives at `at`, of kind `kind` (split.cpp).
-  ByteWriter remote_record(const Link& link, Tick at, std::uint8_t kind);
-  /// A message sent on a cut link: whole, or as a train of flits to a receiver of flits.
-  void send_remote(const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
-  /// In a split system, `from` schedules outside any handler (the bench acting through its interface, the same way
-  /// on every rank; what another rank's component does so is dropped by its Shadow): SimError if this rank has
-  /// simulated past the time the bench is at (split.cpp).
-  void host_acts(NodeIndex from);
-  /// A message's bytes for another rank, with whose object it is (see split.cpp), and the message they make here.
-  void encode_crossing(const Message& msg, ByteWriter& w);
-  Ref<Message> decode_crossing(ByteReader& r);
-  /// A flit forwarded on a cut link, arriving at `arrive`.
-  void forward_remote(const Link& link, const Flit& flit, Tick arrive);
-  void receive(std::string_view bytes);
   /// Run this process's events up to `t` (the engine's loop, with this simulation's handler inlined into it).
-  /// Returns whether a stop (request_stop) ended it.
+  /// `advance`: the clock moves to `t` when nothing is left before it. Returns whether a stop ended it.
   bool run_events(Tick t, bool advance = true);
-  void run_split(Tick t);
-  /// Every rank gets every node's statistics and link's traffic, and the op log's records up to `last` (those after
-  /// it wait for a later run, which at the job's end never comes); returns the latest time any rank is at.
-  Tick gather_statistics(const Place& last);
-  /// The end of the bench's present stage (before any event of its next run), or of its run at `t`, as a Place.
-  Place bench_end() const;
-  Place run_end(Tick t) const;
-  /// Where a record made now stands (OpLog::hold).
-  Place place() const;
-  /// new_event in a split system: its order's last tie, its scheduler's count, is kept by its slot.
+  /// new_event when events keep their scheduler's count (placing_): the executor notes it.
   [[gnu::noinline]] Event& tied_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
                                       EventId* id);
-  /// An event of a split system whose op log is kept runs: this rank's place moves on to it if it is further.
-  [[gnu::noinline]] void place_event(std::uint32_t priority);
-  /// Write this rank's records that a run settled at `last` (OpLog::settle) after its statistics, and go on to
-  /// the next epoch.
-  OpLog::Settled send_records(ByteWriter& w, const Place& last);
-  /// The records a run settled on every rank (each rank's `readers`, after its statistics; this rank's in `mine`),
-  /// merged in the order one process logs them, go to the op log's sinks.
-  void merge_records(OpLog::Settled mine, std::vector<ByteReader>& readers);
-  /// The loader of payloads named `name` (add_payload), found once; SimError naming the record `whose` if none.
-  const OpPayloadType& payload_type(std::string_view name, const OpRecord& whose);
-  void save_record(ByteWriter& w, const OpRecord& r);
-  OpRecord load_record(ByteReader& r, unsigned rank);
-  /// SimError unless rank `rank`, which keeps an op log if `placing`, does as this one.
-  void same_log(unsigned rank, bool placing) const;
-  /// Keep this rank's first error to tell every rank at the next collective (split systems).
-  void hold_failure(const Error& e);
-  std::string failure_bytes() const;
   /// A root for an event scheduled by `from` outside any handler: from's index, then from's count of them.
   [[gnu::noinline]] std::uint32_t fresh_root(NodeIndex from);
   static constexpr unsigned kNodeBits = 24;  ///< a system holds at most 2^24 nodes: an event's lane keeps its node
@@ -254,52 +208,10 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<ReplicatedService*> shared_;  ///< a bench's own (share), in the order it shared them
   bool services_finished_ = false;
   OpLog* oplog_ = nullptr;
-  /// A split system with an op log: events keep their scheduler's count (SplitState::ties), and records are placed
-  /// (place_event). (With oplog_ set, no send takes the untied hot path.)
+  /// The executor asked for events to keep their scheduler's count and note their place (Executor::set_op_log).
+  /// (With oplog_ set, no send takes the untied hot path.)
   bool placing_ = false;
-  /// A split system's state (split.hpp); nullptr when not split.
-  struct SplitState {
-    Split split;
-    std::vector<std::string> outbox;        ///< per rank: messages for it, as bytes (emptied once sent)
-    Transport::Exchanged received;          ///< the last window's exchange (its buffers kept for the next)
-    Tick outbox_next = kNever;              ///< the earliest arrival in the outboxes
-    std::uint64_t windows = 0;              ///< exchanges so far
-    ExitCode failure_code = ExitCode::kOk;  ///< this rank's error (kOk: none)
-    std::string failure;
-    bool failure_named = false;          ///< the failure's words name the rank it happened on (a RankError)
-    std::uint64_t other_events = 0;      ///< events the other ranks ran (gathered after a run)
-    std::unique_ptr<RouteStore> routes;  ///< the routes of received messages
-    /// Messages whose first flits came from another rank and whose last have not: by link and sender's address.
-    std::map<std::pair<std::uint32_t, std::uintptr_t>, Ref<Message>> in_flight;
-    /// Requests that left this rank and will come back answered, by tag: the answer is loaded into the object.
-    std::unordered_map<std::uint64_t, Ref<Message>> away;
-    std::uint64_t next_tag = 0;
-    /// Requests that came from another rank, until they leave again: their home rank and its tag.
-    struct Visitor {
-      std::uint32_t home;
-      std::uint64_t tag;
-      Ref<Message> msg;
-    };
-    std::unordered_map<const Message*, Visitor> visitors;
-    Tick host_now = 0;        ///< the time the last run ended at, on every rank (now() outside handlers)
-    bool idle = true;         ///< nothing was pending on any rank when the last run ended, and nobody scheduled since
-    bool stop_asked = false;  ///< the bench asked for a stop outside a run (request_stop)
-    bool may_act = true;      ///< the bench may act on this rank's components now (host_acts)
-    std::unique_ptr<Shadow> shadow;  ///< the core as other ranks' components see it
-    /// By engine slot: its event's scheduling node's count of the events it scheduled (placing_; 0 for events the
-    /// setup scheduled before the op log was set, whose roots are their own).
-    std::vector<std::uint64_t> ties;
-    void tie(std::uint32_t slot, std::uint64_t count) {
-      if (slot >= ties.size()) ties.resize(std::max<std::size_t>(slot + 1, 2 * ties.size()));
-      ties[slot] = count;
-    }
-    std::vector<std::uint64_t> scheduled;  ///< per node: events it scheduled
-    std::uint32_t epoch = 0;               ///< the bench's runs so far (Place::epoch)
-    Place pos;                             ///< the furthest event this rank ran (in this epoch, if it is this one's)
-    std::map<std::string, const OpPayloadType*, std::less<>> payloads;  ///< loaders found so far
-  };
-  static constexpr std::uint32_t kNoHome = ~std::uint32_t{0};
-  std::unique_ptr<SplitState> split_;
+  std::unique_ptr<Executor> exec_;
 };
 
 [[gnu::always_inline]] inline Order Simulation::order_for(Tick at, NodeIndex from) {

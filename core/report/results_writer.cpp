@@ -6,11 +6,11 @@
 #include <map>
 
 #include "component/op_log.hpp"
-#include "component/partition.hpp"
 #include "component/simulation.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
 #include "report/staged_files.hpp"
+#include "split/split_executor.hpp"
 
 namespace kbsim::core {
 
@@ -156,7 +156,8 @@ class Writer {
     w.field("build_wall_s", run_.build_wall_s);
     w.field("elaborations", run_.elaborations);
     w.field("peak_rss_mb", peak_rss_mb());
-    if (std::any_of(run_.systems->begin(), run_.systems->end(), [](const auto& s) { return s->split().partition; })) {
+    if (std::any_of(run_.systems->begin(), run_.systems->end(),
+                    [](const auto& s) { return partition_of(*s) != nullptr; })) {
       w.key("split");
       split(w);
     }
@@ -171,7 +172,7 @@ class Writer {
     w.key("systems");
     w.begin_array();
     for (const auto& sys : *run_.systems) {
-      const Partition* p = sys->split().partition;
+      const Partition* p = partition_of(*sys);
       if (!p) continue;
       w.begin_object();
       w.field("summary", describe(*p));
@@ -181,7 +182,7 @@ class Writer {
       w.end_array();
       w.field("cut_links", p->cut_links);
       if (p->lookahead != kNever) w.field("lookahead_ns", ticks_to_ns(p->lookahead));
-      w.field("windows", sys->windows());
+      w.field("windows", sys->executor().windows());
       w.end_object();
     }
     w.end_array();

@@ -13,6 +13,7 @@
 #include "kbsim/observer.hpp"
 #include "run/run_state.hpp"
 #include "run/sweep.hpp"
+#include "split/split_executor.hpp"
 
 namespace kbsim::core {
 
@@ -56,7 +57,7 @@ class BenchRunner final : public BenchContext {
   /// The systems split over ranks, and how (nullptr when none is).
   const Simulation* split_system() const noexcept {
     for (const auto& s : state_.systems())
-      if (s->split().partition) return s.get();
+      if (partition_of(*s)) return s.get();
     return nullptr;
   }
 

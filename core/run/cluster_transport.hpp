@@ -1,4 +1,4 @@
-// The ranks of an mpirun job as the transport of split systems (component/split.hpp): one MPI all-to-all per
+// The ranks of an mpirun job as the transport of split systems (split/split.hpp): one MPI all-to-all per
 // exchange (cluster/world.hpp). Benches and plugin commands build their split systems over it.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cluster/world.hpp"
-#include "component/split.hpp"
+#include "split/split.hpp"
 
 namespace kbsim::core {
 

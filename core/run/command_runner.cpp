@@ -7,11 +7,11 @@
 #include <cstdio>
 
 #include "cluster/world.hpp"
-#include "component/partition.hpp"
 #include "component/route_table.hpp"
 #include "component/simulation.hpp"
 #include "report/json.hpp"
 #include "run/cluster_transport.hpp"
+#include "split/split_executor.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
@@ -63,7 +63,7 @@ std::unique_ptr<System> CommandRunner::build(const Graph& graph) {
   const cluster::World& world = cluster::world();
   if (!same->partition) same->partition = std::make_shared<const Partition>(partition(*same->elaboration, world.size));
   const Split split{same->partition.get(), world.rank, transport_.get()};
-  return std::make_unique<Simulation>(same->elaboration, registry_, same->routes, &split);
+  return std::make_unique<Simulation>(same->elaboration, registry_, same->routes, split_executor(split));
 }
 
 std::string CommandRunner::topology_json() {

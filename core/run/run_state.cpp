@@ -4,10 +4,10 @@
 #include <chrono>
 
 #include "cluster/world.hpp"
-#include "component/partition.hpp"
 #include "component/route_table.hpp"
 #include "kbsim/errors.hpp"
 #include "run/cluster_transport.hpp"
+#include "split/split_executor.hpp"
 
 namespace kbsim::core {
 
@@ -43,7 +43,7 @@ Simulation& RunState::build(const Graph& graph, const std::shared_ptr<const Grap
       e.partition =
           std::make_shared<const Partition>(partition(*e.elaboration, world.size, partition_method(partition_)));
     const Split split{e.partition.get(), world.rank, &transport()};
-    systems_.push_back(std::make_unique<Simulation>(e.elaboration, registry_, e.routes, &split));
+    systems_.push_back(std::make_unique<Simulation>(e.elaboration, registry_, e.routes, split_executor(split)));
   }
   graphs_.push_back(e.graph);
   build_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -12,6 +12,7 @@
 
 #include "component/simulation.hpp"
 #include "kbsim/graph.hpp"
+#include "split/split.hpp"
 
 namespace kbsim::core {
 
@@ -33,7 +34,6 @@ class RunState {
   bool splits() const noexcept { return split_; }
   /// The transport between the ranks, made on first use.
   Transport& transport();
-  bool has_transport() const noexcept { return transport_ != nullptr; }
 
   /// A nested run's or a sweep point's figures, counted with this run's.
   void add_nested(Tick sim_time, std::uint64_t events, double build_wall_s);

@@ -1,8 +1,8 @@
-// Messages as bytes for another process of a split run (component/crossing.hpp):
+// Messages as bytes for another process of a split run (split/crossing.hpp):
 // a registered type comes back whole, from its own library's pool; a type that
 // cannot cross, or bytes that are cut short or of an unknown type, are errors
 // that name what is wrong.
-#include "component/crossing.hpp"
+#include "split/crossing.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -26,10 +26,11 @@ const std::map<std::string, std::set<std::string>> kCoreModules = {
     {"plugin", {}},
     {"topology", {"plugin"}},
     {"component", {"sim", "fabric", "plugin"}},
-    {"report", {"component", "plugin"}},
+    {"split", {"component", "sim", "fabric", "plugin"}},
+    {"report", {"split", "component", "plugin"}},
     {"cluster", {}},
-    {"run", {"component", "topology", "report", "plugin", "sim", "cluster"}},
-    {"cli", {"run", "report", "component", "topology", "plugin", "fabric", "sim", "cluster"}},
+    {"run", {"split", "component", "topology", "report", "plugin", "sim", "cluster"}},
+    {"cli", {"run", "report", "split", "component", "topology", "plugin", "fabric", "sim", "cluster"}},
     {"testing", {"component", "plugin", "fabric", "sim"}},
 };
 
@@ -66,8 +67,8 @@ std::string include_target(const std::string& line) {
   if (end == std::string::npos) return "";
   std::string target = line.substr(i + 1, end - i - 1);
   if (close == '>') {
-    static const char* const kOwn[] = {"kbsim/",     "sim/",    "fabric/", "plugin/", "topology/", "cluster/",
-                                       "component/", "report/", "run/",    "cli/",    "testing/"};
+    static const char* const kOwn[] = {"kbsim/",     "sim/",   "fabric/", "plugin/", "topology/", "cluster/",
+                                       "component/", "split/", "report/", "run/",    "cli/",      "testing/"};
     bool own = false;
     for (const char* p : kOwn) own = own || target.rfind(p, 0) == 0;
     if (!own) return "";

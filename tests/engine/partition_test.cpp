@@ -1,7 +1,7 @@
-// Splitting a system over ranks (component/partition.hpp): whole parts, never a
+// Splitting a system over ranks (split/partition.hpp): whole parts, never a
 // link without latency cut, groups kept whole at the level that gives every rank
 // a part, contiguous runs of about equal size, the lookahead.
-#include "component/partition.hpp"
+#include "split/partition.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

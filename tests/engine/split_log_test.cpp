@@ -1,4 +1,4 @@
-// The op log of a split system (component/split_log.cpp), the ranks being threads: every rank's log holds the
+// The op log of a split system (split/split_log.cpp), the ranks being threads: every rank's log holds the
 // records of one process, in its order. In-process components: a fan that sends a wave of data operations on all
 // its out-ports at once (the last port first), passers that hand each on at once (so their records tie with each
 // other's at one instant, on two ranks), and sinks that keep what they get (their records stay open), one stopping
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "component/op_log.hpp"
-#include "component/partition.hpp"
 #include "harness.hpp"
 #include "kbsim/plugin.hpp"
+#include "split/split_executor.hpp"
 #include "thread_transport.hpp"
 
 namespace kbsim {
@@ -215,7 +215,7 @@ TEST_F(SplitLog, EveryRankLogsTheRecordsOfOneProcessInItsOrder) {
       std::lock_guard hold(shared.baton);
       test::ThreadTransport net(shared, r);
       core::Split split{&part, r, &net};
-      core::Simulation sim(el, *reg_, nullptr, &split);
+      core::Simulation sim(el, *reg_, nullptr, core::split_executor(split));
       core::OpLog log(true);
       sim.set_op_log(&log);
       open_by_run[r] = drive(sim, log);

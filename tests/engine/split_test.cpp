@@ -1,7 +1,5 @@
-// A system split over ranks (component/split.hpp), the ranks here being threads
+// A system split over ranks (split/split.hpp), the ranks here being threads
 // that talk through memory: the same statistics and event count as one process.
-#include "component/split.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,8 +8,9 @@
 #include <thread>
 #include <utility>
 
-#include "component/partition.hpp"
 #include "harness.hpp"
+#include "split/partition.hpp"
+#include "split/split_executor.hpp"
 #include "thread_transport.hpp"
 
 namespace kbsim {
@@ -50,7 +49,7 @@ void expect_split_runs_like_one(const std::string& topology, double ns) {
         std::lock_guard hold(shared.baton);
         test::ThreadTransport net(shared, r);
         core::Split split{&part, r, &net};
-        sims[r] = std::make_unique<core::Simulation>(el, reg, nullptr, &split);
+        sims[r] = std::make_unique<core::Simulation>(el, reg, nullptr, core::split_executor(split));
         run(*sims[r]);
         sims[r]->finish();
       });
@@ -139,7 +138,7 @@ TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
           return;
         }
         core::Split split{&part, r, &net};
-        core::Simulation sim(el, reg, nullptr, &split);
+        core::Simulation sim(el, reg, nullptr, core::split_executor(split));
         try {
           sim.run_until(ns_to_ticks(100.0));
         } catch (const Error& e) {

@@ -1,4 +1,4 @@
-// Collectives among threads standing in for the ranks of a split system (component/split.hpp), for tests.
+// Collectives among threads standing in for the ranks of a split system (split/split.hpp), for tests.
 #pragma once
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "component/split.hpp"
+#include "split/split.hpp"
 
 namespace kbsim::test {
 

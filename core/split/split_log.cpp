@@ -18,13 +18,14 @@
 
 #include "component/simulation.hpp"
 #include "plugin/registry.hpp"
+#include "split/split_executor.hpp"
 
 namespace kbsim::core {
 
-const OpPayloadType& Simulation::payload_type(std::string_view name, const OpRecord& whose) {
-  auto& found = split_->payloads;
+const OpPayloadType& SplitExecutor::payload_type(std::string_view name, const OpRecord& whose) {
+  auto& found = payloads_;
   if (auto it = found.find(name); it != found.end()) return *it->second;
-  for (const Extension* e : registry_.extensions_of(OpPayloadType::kPayloadKind))
+  for (const Extension* e : registry(sim_).extensions_of(OpPayloadType::kPayloadKind))
     if (e->name == name && e->data)
       return *found.emplace(name, static_cast<const OpPayloadType*>(e->data.get())).first->second;
   throw SimError(std::string(whose.component_id) + "'s record '" + whose.name +
@@ -32,7 +33,7 @@ const OpPayloadType& Simulation::payload_type(std::string_view name, const OpRec
                  "', whose loader no loaded plugin registers (add_payload in kbsim/plugin.hpp)");
 }
 
-void Simulation::save_record(ByteWriter& w, const OpRecord& r) {
+void SplitExecutor::save_record(ByteWriter& w, const OpRecord& r) {
   w.put(r.t_start);
   w.put(r.t_end);
   w.put(r.component);
@@ -64,13 +65,14 @@ void Simulation::save_record(ByteWriter& w, const OpRecord& r) {
   w.put_string(bytes);
 }
 
-OpRecord Simulation::load_record(ByteReader& r, unsigned rank) {
+OpRecord SplitExecutor::load_record(ByteReader& r, unsigned rank) {
   OpRecord rec;
   rec.t_start = r.get<Tick>();
   rec.t_end = r.get<Tick>();
   rec.component = r.get<NodeIndex>();
-  if (rec.component >= nodes_.size()) throw SimError("rank " + std::to_string(rank) + " logged a record of no node");
-  rec.component_id = ids_[rec.component];
+  if (rec.component >= sim_.nodes().size())
+    throw SimError("rank " + std::to_string(rank) + " logged a record of no node");
+  rec.component_id = sim_.elaboration()->ids[rec.component];
   rec.kind = oplog_->intern(r.get_string());
   rec.name = r.get_string();
   for (std::size_t k = r.get_count(); k > 0; --k) {
@@ -102,9 +104,8 @@ OpRecord Simulation::load_record(ByteReader& r, unsigned rank) {
   return rec;
 }
 
-OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last) {
-  SplitState& st = *split_;
-  OpLog::Settled settled = oplog_->settle(last, st.epoch + 1);
+OpLog::Settled SplitExecutor::send_records(ByteWriter& w, const Place& last) {
+  OpLog::Settled settled = oplog_->settle(last, epoch_ + 1);
   w.put(settled.open);
   w.put(settled.watermark);
   std::string block;  // (one piece, so that the rank that made them can pass over its own)
@@ -117,36 +118,43 @@ OpLog::Settled Simulation::send_records(ByteWriter& w, const Place& last) {
   w.put_string(block);
   // The next epoch starts afresh (an older epoch's place comes before any of it); on a rank that ran past a stop,
   // from where it is.
-  ++st.epoch;
-  if (st.pos > last) st.pos.epoch = st.epoch;
+  ++epoch_;
+  if (pos_ > last) pos_.epoch = epoch_;
   return settled;
 }
 
-void Simulation::place_event(std::uint32_t priority) {
-  SplitState& st = *split_;
-  const std::uint32_t slot = engine_.running_slot();
-  const std::uint64_t tie = slot < st.ties.size() ? st.ties[slot] : 0;
-  const Place here{st.epoch, 1, engine_.now(), priority, engine_.running_root(), engine_.running_lane(), tie};
-  if (st.pos < here) st.pos = here;
+bool SplitExecutor::set_op_log(OpLog* log) {
+  oplog_ = log;
+  placing_ = log != nullptr;
+  if (placing_) log->hold([this] { return place(); });
+  return placing_;
 }
 
-Place Simulation::place() const { return engine_.dispatching() ? split_->pos : Place{split_->epoch, 0, 0, 0, 0, 0, 0}; }
+void SplitExecutor::place_event(std::uint32_t priority) {
+  const Engine& eng = engine(sim_);
+  const std::uint32_t slot = eng.running_slot();
+  const std::uint64_t tie = slot < ties_.size() ? ties_[slot] : 0;
+  const Place here{epoch_, 1, eng.now(), priority, eng.running_root(), eng.running_lane(), tie};
+  if (pos_ < here) pos_ = here;
+}
 
-Place Simulation::bench_end() const {
+Place SplitExecutor::place() const { return engine(sim_).dispatching() ? pos_ : Place{epoch_, 0, 0, 0, 0, 0, 0}; }
+
+Place SplitExecutor::bench_end() const {
   constexpr auto k32 = std::numeric_limits<std::uint32_t>::max();
   constexpr auto k64 = std::numeric_limits<std::uint64_t>::max();
-  return {split_->epoch, 0, kNever, k32, k32, k64, k64};
+  return {epoch_, 0, kNever, k32, k32, k64, k64};
 }
 
-Place Simulation::run_end(Tick t) const {
+Place SplitExecutor::run_end(Tick t) const {
   Place p = bench_end();
   p.stage = 1;
   p.time = t;
   return p;
 }
 
-void Simulation::merge_records(OpLog::Settled mine, std::vector<ByteReader>& readers) {
-  const unsigned me = split_->split.rank;
+void SplitExecutor::merge_records(OpLog::Settled mine, std::vector<ByteReader>& readers) {
+  const unsigned me = split_.rank;
   struct Item {
     Place place;
     unsigned rank;

@@ -1,4 +1,4 @@
-#include "component/crossing.hpp"
+#include "split/crossing.hpp"
 
 #include <cstdio>
 

@@ -1,6 +1,7 @@
 // A system split over the ranks of a job (docs/scale-out.md): which part is
-// this rank's, and how ranks talk. The core's window loop (Simulation::run_until)
-// uses it; the cluster module provides it over MPI, tests with threads.
+// this rank's, and how ranks talk. The split executor's window loop
+// (split_executor.hpp) uses it; the cluster module provides it over MPI, tests
+// with threads.
 #pragma once
 
 #include <functional>
@@ -8,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "component/partition.hpp"
 #include "kbsim/component.hpp"
 #include "kbsim/errors.hpp"
 #include "kbsim/time.hpp"
 #include "sim/engine.hpp"
+#include "split/partition.hpp"
 
 namespace kbsim::core {
 
@@ -27,7 +28,7 @@ class Transport {
   /// Send to_rank[r] to rank r (this rank's own entry included), and agree on the smallest `next`; into `in`, whose
   /// strings are reused (a split run's windows allocate nothing once their buffers have grown). The only collective
   /// a split run uses: whatever one rank is doing when another leaves or goes another way, the calls match, and
-  /// what they carry says what the other is doing (split.cpp).
+  /// what they carry says what the other is doing (split_executor.cpp, said.hpp).
   virtual void exchange(const std::vector<std::string>& to_rank, Tick next, Exchanged& in) = 0;
   Exchanged exchange(const std::vector<std::string>& to_rank, Tick next) {
     Exchanged in;

@@ -1,4 +1,4 @@
-#include "component/partition.hpp"
+#include "split/partition.hpp"
 
 #include <algorithm>
 #include <numeric>
