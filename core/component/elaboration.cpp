@@ -172,9 +172,9 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     std::vector<NodeIndex> order(el.nodes.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<NodeIndex>(i);
     std::sort(order.begin(), order.end(), [&](NodeIndex a, NodeIndex b) { return el.nodes[a].id < el.nodes[b].id; });
-    el.id_rank.resize(el.nodes.size());
-    for (std::size_t k = 0; k < order.size(); ++k) el.id_rank[order[k]] = static_cast<NodeIndex>(k);
-    el.by_rank = std::move(order);
+    el.id_order.resize(el.nodes.size());
+    for (std::size_t k = 0; k < order.size(); ++k) el.id_order[order[k]] = static_cast<NodeIndex>(k);
+    el.by_order = std::move(order);
   }
   el.port_begin.reserve(el.nodes.size() + 1);
   el.port_links.reserve(el.links.size());

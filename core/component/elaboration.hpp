@@ -52,8 +52,8 @@ struct Elaboration {
     bool operator==(const Step&) const = default;
   };
   std::vector<Step> steps;
-  std::vector<NodeIndex> id_rank;  ///< per node: its id's place in byte order (kDistance only)
-  std::vector<NodeIndex> by_rank;  ///< the inverse: the node at each place (kDistance only)
+  std::vector<NodeIndex> id_order;  ///< per node: its id's place in byte order (kDistance only)
+  std::vector<NodeIndex> by_order;  ///< the inverse: the node at each place (kDistance only)
   std::vector<RawParam> attrs;
   std::vector<std::vector<TypeId>> accepts;             ///< per declared port type list (Link::accepts - 1)
   std::vector<std::vector<std::string>> accepts_names;  ///< the same, by name

@@ -12,7 +12,7 @@ namespace {
 bool routes_alike(const Elaboration& a, const Elaboration& b) {
   if (&a == &b) return true;
   if (a.metric != b.metric || a.view_names.size() != b.view_names.size() || a.port_begin != b.port_begin ||
-      a.steps != b.steps || a.id_rank != b.id_rank)
+      a.steps != b.steps || a.id_order != b.id_order)
     return false;
   for (std::size_t p = 0; p < a.port_links.size(); ++p)  // a route lists each port's node
     if (a.links[a.port_links[p]].src != b.links[b.port_links[p]].src) return false;

@@ -2,21 +2,34 @@
 // views") under the graph's metric, and their description for benches.
 #include <algorithm>
 
+#include "component/router.hpp"
 #include "component/simulation.hpp"
 #include "kbsim/text.hpp"
 
 namespace kbsim::core {
 
-ViewId Simulation::find_view(std::string_view name) const {
-  for (std::size_t v = 0; v < view_names_.size(); ++v)
-    if (view_names_[v] == name) return static_cast<ViewId>(v);
-  throw ConfigError("unknown routing view '" + std::string(name) + "'" + suggest(std::string(name), view_names_));
+Router::Router(const Elaboration& el, std::shared_ptr<RouteTable> routes)
+    : el_(el), transit_(el.nodes.size(), 0), routes_(routes ? std::move(routes) : std::make_shared<RouteTable>()) {}
+
+ViewId Router::find_view(std::string_view name) const {
+  for (std::size_t v = 0; v < el_.view_names.size(); ++v)
+    if (el_.view_names[v] == name) return static_cast<ViewId>(v);
+  throw ConfigError("unknown routing view '" + std::string(name) + "'" + suggest(std::string(name), el_.view_names));
+}
+
+const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
+  if (view >= router_.views()) fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
+  if (const Route* r = router_.route(from, to, view)) [[likely]]
+    return *r;
+  throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
+                    (view == 0 ? std::string() : " in routing view '" + router_.view_name(view) + "'") +
+                    " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
 }
 
 RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std::string_view view) {
   const Route& r = route(find_node(from), find_node(to), find_view(view));
   RouteInfo info;
-  const bool distance = metric_ == RouteMetric::kDistance;
+  const bool distance = el_->metric == RouteMetric::kDistance;
   info.cost = distance ? double(r.cost) * 1e-6 : ticks_to_ns(r.cost);
   info.cost_unit = distance ? "mm" : "ns";
   for (std::size_t k = 0; k < r.nodes.size(); ++k) {
@@ -24,7 +37,7 @@ RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std
     RouteHop h;
     h.node = n.id;
     h.impl = n.impl;
-    h.transit_ns = ticks_to_ns(transit_[r.nodes[k]]);
+    h.transit_ns = ticks_to_ns(router_.transit(r.nodes[k]));
     if (k < r.ports.size()) {
       std::uint32_t li = out_wires(r.nodes[k])[r.ports[k]].link;
       const Link& l = links_[li];
@@ -49,9 +62,9 @@ std::vector<LinkUse> Simulation::link_use() const {
   return out;
 }
 
-RouteTable& Simulation::route_table() {
-  if (!routes_bound_) {
-    routes_bound_ = true;
+RouteTable& Router::table() {
+  if (!bound_) {
+    bound_ = true;
     if (!routes_->bound) {
       routes_->transit = transit_;
       routes_->bound = true;
@@ -62,34 +75,32 @@ RouteTable& Simulation::route_table() {
   return *routes_;
 }
 
-void Simulation::own_routes() {
+void Router::own_routes() {
   left_.push_back(std::move(routes_));  // the routes handed out from it stay valid
   routes_ = std::make_shared<RouteTable>();
   routes_->transit = transit_;
   routes_->bound = true;
 }
 
-void Simulation::set_transit_cost(NodeIndex self, Tick cost) {
-  if (transit_[self] == cost) return;
-  transit_[self] = cost;
-  // A cost changed after this system routed: routes asked for from now on are found under the new costs, in a
-  // table of its own (the shared one, holding routes other systems found, stays theirs).
-  if (routes_bound_) own_routes();
+void Router::set_transit(NodeIndex n, Tick cost) {
+  if (transit_[n] == cost) return;
+  transit_[n] = cost;
+  if (bound_) own_routes();
 }
 
-const RouteTable::Stamped* Simulation::search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view) {
+const RouteTable::Stamped* Router::search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view) {
   // Dijkstra. Latency: link latency + one flit's serialization + the transit
   // cost of every node passed through; ties to the lower node index. Distance:
   // the links' lengths; ties to the node whose id sorts first. A node's link
   // is only replaced by a strictly shorter path, so resuming a search gives
   // each destination the route a fresh search stopping there would.
   using Mark = RouteTable::Mark;
-  const bool distance = metric_ == RouteMetric::kDistance;
-  auto rank = [&](NodeIndex v) { return distance ? id_rank_[v] : v; };
+  const bool distance = el_.metric == RouteMetric::kDistance;
+  auto order = [&](NodeIndex v) { return distance ? el_.id_order[v] : v; };
   const std::uint64_t key = (std::uint64_t{view} << 32) | from;
   auto [it, fresh] = table.searches.try_emplace(key);
   RouteTable::Search& s = it->second;
-  table.hold(s, nodes_.size());
+  table.hold(s, el_.nodes.size());
   RouteTable::Stamped* marks = table.scratch.data();
   const std::uint32_t stamp = table.stamp;
   auto reach = [&](NodeIndex v) -> Mark& {  // v's mark, reached now if it was not yet
@@ -101,19 +112,20 @@ const RouteTable::Stamped* Simulation::search(RouteTable& table, NodeIndex from,
   };
   if (fresh) {
     reach(from).dist = 0;
-    s.queue.push({0, rank(from)});
+    s.queue.push({0, order(from)});
   }
-  const Elaboration::Step* steps = el_->steps.data();
+  const Elaboration::Step* steps = el_.steps.data();
+  const std::uint32_t* port_begin = el_.port_begin.data();
   const std::uint32_t excluded = 1u << view;
   while (!(marks[to].stamp == stamp && marks[to].mark.settled()) && !s.queue.empty()) {
     auto [d, r] = s.queue.top();
     s.queue.pop();
-    const NodeIndex u = distance ? by_rank_[r] : r;
+    const NodeIndex u = distance ? el_.by_order[r] : r;
     Mark& mu = marks[u].mark;  // reached: it was queued
     if (d != mu.dist || mu.settled()) continue;
     mu.via |= Mark::kSettled;
     const Tick pass = distance || u == from ? 0 : transit_[u];
-    for (std::uint32_t p = port_begin_[u], end = port_begin_[u + 1]; p < end; ++p) {
+    for (std::uint32_t p = port_begin[u], end = port_begin[u + 1]; p < end; ++p) {
       const Elaboration::Step& step = steps[p];
       if (step.exclude_views & excluded) continue;
       const Tick nd = d + pass + step.cost;
@@ -121,44 +133,39 @@ const RouteTable::Stamped* Simulation::search(RouteTable& table, NodeIndex from,
       if (nd < m.dist) {
         m.dist = nd;
         m.via = p;
-        s.queue.push({nd, rank(step.dst)});
+        s.queue.push({nd, order(step.dst)});
       }
     }
   }
   return marks;
 }
 
-const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
-  if (view >= view_names_.size())
-    fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
+const Route* Router::route(NodeIndex from, NodeIndex to, ViewId view) {
   std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
-  RouteTable& table = route_table();
-  if (auto it = table.routes.find(key); it != table.routes.end()) return *it->second;
-  const RouteTable::Stamped* marks = search(table, from, to, view);
-  if (to != from && !(marks[to].stamp == table.stamp && marks[to].mark.settled()))
-    throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +
-                      (view == 0 ? std::string() : " in routing view '" + view_names_[view] + "'") +
-                      " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
+  RouteTable& t = table();
+  if (auto it = t.routes.find(key); it != t.routes.end()) return it->second.get();
+  const RouteTable::Stamped* marks = search(t, from, to, view);
+  if (to != from && !(marks[to].stamp == t.stamp && marks[to].mark.settled())) return nullptr;
   auto r = std::make_unique<Route>();
   r->cost = marks[to].mark.dist;
   for (NodeIndex v = to; v != from;) {
     const std::uint32_t p = marks[v].mark.port();
-    const NodeIndex src = links_[el_->port_links[p]].src;
+    const NodeIndex src = el_.links[el_.port_links[p]].src;
     r->nodes.push_back(src);
-    r->ports.push_back(static_cast<PortIndex>(p - port_begin_[src]));
+    r->ports.push_back(static_cast<PortIndex>(p - el_.port_begin[src]));
     v = src;
   }
   std::reverse(r->nodes.begin(), r->nodes.end());
   std::reverse(r->ports.begin(), r->ports.end());
   r->nodes.push_back(to);
-  return *table.routes.emplace(key, std::move(r)).first->second;
+  return t.routes.emplace(key, std::move(r)).first->second.get();
 }
 
-Tick Simulation::control_latency(const Route& route) const {
+Tick Router::control_latency(const Route& route) const {
   Tick t = 0;
   for (std::size_t k = 0; k < route.ports.size(); ++k) {
     if (k > 0) t += transit_[route.nodes[k]];
-    t += out_wires(route.nodes[k])[route.ports[k]].latency;
+    t += el_.links[el_.port_links[el_.port_begin[route.nodes[k]] + route.ports[k]]].latency;
   }
   return t;
 }

@@ -24,19 +24,14 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
       ids_(el_->ids.data()),
       index_(el_->index),
       port_begin_(el_->port_begin.data()),
-      view_names_(el_->view_names),
       link_kinds_(el_->link_kinds),
       links_(el_->links),
-      metric_(el_->metric),
-      id_rank_(el_->id_rank),
-      by_rank_(el_->by_rank),
       attrs_(el_->attrs),
       accepts_(el_->accepts),
       accepts_names_(el_->accepts_names),
       stats_(el_->stat_count),
-      transit_(nodes_.size(), 0),
       fresh_roots_(nodes_.size(), 0),
-      routes_(routes ? std::move(routes) : std::make_shared<RouteTable>()),
+      router_(*el_, std::move(routes)),
       registry_(registry) {
   if (nodes_.size() > (std::size_t{1} << kNodeBits))
     throw ConfigError("the graph has " + std::to_string(nodes_.size()) + " nodes; a system holds at most " +
@@ -111,7 +106,7 @@ Simulation::~Simulation() {
   // Components go first: they may hold messages whose pools live in plugins.
   for (auto& c : components_) c.reset();
   // Then services, newest first (a service may use those made before it).
-  while (!owned_services_.empty()) owned_services_.pop_back();
+  services_.clear();
 }
 
 void Simulation::finish() {
@@ -348,40 +343,9 @@ void Simulation::run_until(Tick t) {
     throw BenchError("INTERRUPTED", "the run was stopped at t=" + format_ns(ticks_to_ns(now())) + " ns");
 }
 
-Service* Simulation::find_service(std::string_view name) {
-  for (const auto& [n, svc] : services_)
-    if (n == name) return svc;
-  Service* made = nullptr;
-  if (const ServiceType* type = registry_.service(name)) {
-    owned_services_.emplace_back(type->create(*this, *this));
-    made = owned_services_.back().get();
-    if (!made) owned_services_.pop_back();  // the provider declined: not available on this system
-  }
-  services_.emplace_back(std::string(name), made);
-  return made;
-}
-
 void Simulation::set_op_log(OpLog* log) {
   oplog_ = log;
   placing_ = exec_->set_op_log(log);
-}
-
-void Simulation::provide(std::string_view name, Service& service) {
-  for (auto& [n, svc] : services_)
-    if (n == name) {
-      if (svc) throw Error("service '" + std::string(name) + "' is already in use on this system");
-      svc = &service;  // asked for before, when nobody provided it
-      return;
-    }
-  services_.emplace_back(std::string(name), &service);
-}
-
-std::vector<std::pair<std::string, ReplicatedService*>> Simulation::replicated_services() const {
-  std::vector<std::pair<std::string, ReplicatedService*>> out;
-  for (const auto& [name, svc] : services_)
-    if (auto* r = dynamic_cast<ReplicatedService*>(svc)) out.emplace_back(name, r);
-  for (std::size_t k = 0; k < shared_.size(); ++k) out.emplace_back("the bench's #" + std::to_string(k), shared_[k]);
-  return out;
 }
 
 void Simulation::request_stop() noexcept {
@@ -404,18 +368,6 @@ std::vector<std::string> Simulation::waiting() {
 
 std::vector<const Extension*> Simulation::extensions(std::string_view kind) const {
   return registry_.extensions_of(kind);
-}
-
-void Simulation::finish_services() {
-  if (services_finished_) return;
-  services_finished_ = true;
-  // Newest first; a service created while others finish (say, by a component the host runtime's wait runs)
-  // finishes too. Indices, not iterators: creating one may grow the vector.
-  for (std::size_t finished = 0; finished < owned_services_.size();) {
-    const std::size_t n = owned_services_.size();
-    for (std::size_t i = n; i-- > finished;) owned_services_[i]->finish();
-    finished = n;
-  }
 }
 
 NodeIndex Simulation::find_node(std::string_view id) const {

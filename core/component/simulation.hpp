@@ -15,7 +15,8 @@
 #include "component/elaboration.hpp"
 #include "component/executor.hpp"
 #include "component/op_log.hpp"
-#include "component/route_table.hpp"
+#include "component/router.hpp"
+#include "component/services.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
@@ -61,7 +62,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   EventId schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) override;
   void cancel(EventId id) noexcept override { engine_.cancel(id); }
   const Route& route(NodeIndex from, NodeIndex to, ViewId view) override;
-  ViewId find_view(std::string_view name) const override;
+  ViewId find_view(std::string_view name) const override { return router_.find_view(name); }
   std::span<const RawParam> attrs() const noexcept override { return attrs_; }
   NodeIndex find_node(std::string_view id) const override;
   NodeIndex lookup_node(std::string_view id) const noexcept override {
@@ -74,12 +75,12 @@ class Simulation final : public Simulator, public System, private EventTarget {
     return {node.id, node.impl, n, &node.params, node.in, node.out, const_cast<Simulation*>(this), engine_.clock()};
   }
   Stat& stat(NodeIndex self, std::string_view name) override;
-  void set_transit_cost(NodeIndex self, Tick cost) override;
+  void set_transit_cost(NodeIndex self, Tick cost) override { router_.set_transit(self, cost); }
   void log(NodeIndex self, LogLevel level, std::string_view text) override;
   void request_stop() noexcept override;
-  Tick control_latency(const Route& route) const override;
+  Tick control_latency(const Route& route) const override { return router_.control_latency(route); }
   Component& component(NodeIndex n) override { return *components_[n]; }
-  Service* find_service(std::string_view name) override;
+  Service* find_service(std::string_view name) override { return services_.find(name, registry_, *this, *this); }
   void op_resume(NodeIndex self, const Message& msg) override {
     if (oplog_ && msg.data_op()) oplog_->restart(self, msg, now());
   }
@@ -99,17 +100,14 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<std::string> waiting() override;
   RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
   std::vector<LinkUse> link_use() const override;
-  std::string_view view_name(ViewId view) const override { return view_names_.at(view); }
-  void provide(std::string_view name, Service& service) override;
-  void share(ReplicatedService& news) override { shared_.push_back(&news); }
-  void unshare(ReplicatedService& news) noexcept override { std::erase(shared_, &news); }
+  std::string_view view_name(ViewId view) const override { return router_.view_name(view); }
+  void provide(std::string_view name, Service& service) override { services_.provide(name, service); }
+  void share(ReplicatedService& news) override { services_.share(news); }
+  void unshare(ReplicatedService& news) noexcept override { services_.unshare(news); }
   OpLogView* op_log() noexcept override { return oplog_; }
   std::vector<const Extension*> extensions(std::string_view kind) const override;
-  /// Call finish() on every service this system created, newest first (once).
-  void finish_services();
-  /// The services whose news the bench reads from every part (ReplicatedService), named: those components asked
-  /// for, then the bench's own (share), in that order.
-  std::vector<std::pair<std::string, ReplicatedService*>> replicated_services() const;
+  /// Its services (those the run provided and those plugins made).
+  ServiceBoard& services() noexcept { return services_; }
 
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).
@@ -171,12 +169,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
   const std::string_view* ids_;  ///< per node (the elaboration's; a pointer: one load less on every send)
   const std::unordered_map<std::string_view, NodeIndex>& index_;
   const std::uint32_t* port_begin_;  ///< per node, and one past the last (the elaboration's)
-  const std::vector<std::string>& view_names_;
   const std::vector<std::string>& link_kinds_;
   const std::vector<Link>& links_;
-  const RouteMetric metric_;
-  const std::vector<NodeIndex>& id_rank_;
-  const std::vector<NodeIndex>& by_rank_;
   const std::vector<RawParam>& attrs_;
   const std::vector<std::vector<TypeId>>& accepts_;
   const std::vector<std::vector<std::string>>& accepts_names_;
@@ -187,26 +181,11 @@ class Simulation final : public Simulator, public System, private EventTarget {
   std::vector<Load> loads_;                             ///< parallel to wires_
   std::vector<std::unique_ptr<Component>> components_;  ///< per node
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
-  std::vector<Tick> transit_;                           ///< per node: the cost routing charges to pass it
   std::vector<std::uint32_t> fresh_roots_;              ///< per node: events it scheduled outside any handler
-  /// The routes this system uses: shared with the other systems of its elaboration while its transit costs
-  /// are theirs (see route_table.hpp); tables it left are kept, as messages may still point to their routes.
-  std::shared_ptr<RouteTable> routes_;
-  bool routes_bound_ = false;  ///< whether this system has routed yet (and so holds to routes_->transit)
-  std::vector<std::shared_ptr<RouteTable>> left_;
-  /// routes_, made this system's own (or fresh) when its transit costs are not the table's.
-  RouteTable& route_table();
-  /// Leave routes_ for a fresh table of this system's own, under its current transit costs.
-  void own_routes();
-  /// The search from `from`, run until `to` is settled (or nothing is left): the table's scratch, holding its marks.
-  const RouteTable::Stamped* search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view);
+  Router router_;
   bool finished_ = false;
   const Registry& registry_;
-  /// Services by name: provided ones (not owned) and created ones (owned, in creation order).
-  std::vector<std::pair<std::string, Service*>> services_;
-  std::vector<std::unique_ptr<Service>> owned_services_;
-  std::vector<ReplicatedService*> shared_;  ///< a bench's own (share), in the order it shared them
-  bool services_finished_ = false;
+  ServiceBoard services_;
   OpLog* oplog_ = nullptr;
   /// The executor asked for events to keep their scheduler's count and note their place (Executor::set_op_log).
   /// (With oplog_ set, no send takes the untied hot path.)

@@ -140,7 +140,7 @@ void BenchRunner::run_here() {
   }
   interrupted_ = watch::stop_requested();
   try {
-    for (auto& s : state_.systems()) s->finish_services();  // e.g. launches left outstanding still run to completion
+    for (auto& s : state_.systems()) s->services().finish();  // e.g. launches left outstanding still run to completion
   } catch (const BenchError& e) {  // a service's complaint about the bench's use of it: name the bench
     if (!interrupted_) {
       std::string what = e.what();

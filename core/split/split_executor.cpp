@@ -186,7 +186,7 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
       w.put(loads[p]);
     }
   // What components told services the bench reads, which happened only here (ReplicatedService).
-  const std::vector<std::pair<std::string, ReplicatedService*>> replicated = sim_.replicated_services();
+  const std::vector<std::pair<std::string, ReplicatedService*>> replicated = sim_.services().replicated();
   w.put(static_cast<std::uint64_t>(replicated.size()));
   for (const auto& [name, r] : replicated) {
     std::string news;
