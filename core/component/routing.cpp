@@ -26,42 +26,6 @@ const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
                     " (at t=" + format_ns(ticks_to_ns(now())) + " ns)");
 }
 
-RouteInfo Simulation::route_info(std::string_view from, std::string_view to, std::string_view view) {
-  const Route& r = route(find_node(from), find_node(to), find_view(view));
-  RouteInfo info;
-  const bool distance = el_->metric == RouteMetric::kDistance;
-  info.cost = distance ? double(r.cost) * 1e-6 : ticks_to_ns(r.cost);
-  info.cost_unit = distance ? "mm" : "ns";
-  for (std::size_t k = 0; k < r.nodes.size(); ++k) {
-    const Node& n = nodes_[r.nodes[k]];
-    RouteHop h;
-    h.node = n.id;
-    h.impl = n.impl;
-    h.transit_ns = ticks_to_ns(router_.transit(r.nodes[k]));
-    if (k < r.ports.size()) {
-      std::uint32_t li = out_wires(r.nodes[k])[r.ports[k]].link;
-      const Link& l = links_[li];
-      h.link_kind = link_kinds_[li];
-      h.link_bw_gbs = l.bandwidth_gbs;
-      h.link_latency_ns = ticks_to_ns(l.latency);
-      h.link_flit_bytes = l.flit_bytes;
-    }
-    info.hops.push_back(h);
-  }
-  return info;
-}
-
-std::vector<LinkUse> Simulation::link_use() const {
-  std::vector<LinkUse> out;
-  for (std::size_t i = 0; i < links_.size(); ++i) {
-    const Link& l = links_[i];
-    const Traffic w = use(l);
-    if (w.bytes == 0) continue;
-    out.push_back({nodes_[l.src].id, nodes_[l.dst].id, link_kinds_[i], w.messages, w.bytes, ticks_to_ns(w.busy)});
-  }
-  return out;
-}
-
 RouteTable& Router::table() {
   if (!bound_) {
     bound_ = true;

@@ -22,13 +22,8 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     : el_(std::move(elaboration)),
       nodes_(el_->nodes),
       ids_(el_->ids.data()),
-      index_(el_->index),
       port_begin_(el_->port_begin.data()),
-      link_kinds_(el_->link_kinds),
       links_(el_->links),
-      attrs_(el_->attrs),
-      accepts_(el_->accepts),
-      accepts_names_(el_->accepts_names),
       stats_(el_->stat_count),
       fresh_roots_(nodes_.size(), 0),
       router_(*el_, std::move(routes)),
@@ -72,8 +67,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
   }
 }
 
-template <class F>
-void Simulation::guard(const Node& n, const char* stage, F&& f) const {
+void Simulation::guard(const Node& n, const char* stage, const std::function<void()>& f) const {
   struct Named {  // a fatal signal in the component's own code names it, as during dispatch (crash.hpp)
     const Simulation* outer = crash::dispatching();
     NodeIndex outer_node = crash::g_node;
@@ -107,18 +101,6 @@ Simulation::~Simulation() {
   for (auto& c : components_) c.reset();
   // Then services, newest first (a service may use those made before it).
   services_.clear();
-}
-
-void Simulation::finish() {
-  if (finished_) return;
-  finished_ = true;
-  try {
-    for (std::size_t i = 0; i < nodes_.size(); ++i)
-      if (exec_->runs(static_cast<NodeIndex>(i))) guard(nodes_[i], "finish", [&] { components_[i]->finish(); });
-  } catch (const Error& e) {
-    if (!exec_->hold(e)) throw;
-  }
-  exec_->finished();  // (in parts: every part gets what finish() folded in, or ends with a part's error)
 }
 
 void Simulation::no_port(NodeIndex from, PortIndex out) const {
@@ -158,18 +140,18 @@ Event& Simulation::tied_event(Tick at, std::uint8_t priority, EventKind kind, Co
 }
 
 void Simulation::check_type(const Link& link, const Message& msg) const {
-  const std::vector<TypeId>& ids = accepts_[link.accepts - 1];
+  const std::vector<TypeId>& ids = el_->accepts[link.accepts - 1];
   if (std::find(ids.begin(), ids.end(), msg.type()) != ids.end()) return;
   std::string got;
   char hex[24];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(msg.type()));
   got = std::string("a message of type id ") + hex;
-  for (const auto& names : accepts_names_)
+  for (const auto& names : el_->accepts_names)
     for (const std::string& n : names)
       if (type_id(n) == msg.type()) got = "a " + n;
   fail(link.dst, "is sent " + got + " by " + nodes_[link.src].id + " (" + nodes_[link.src].impl + ") on its '" +
-                     link_kinds_[static_cast<std::size_t>(&link - links_.data())] + "' port, which accepts only " +
-                     join(accepts_names_[link.accepts - 1]));
+                     el_->link_kinds[static_cast<std::size_t>(&link - links_.data())] + "' port, which accepts only " +
+                     join(el_->accepts_names[link.accepts - 1]));
 }
 
 void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape,
@@ -329,20 +311,6 @@ bool Simulation::run_events(Tick t, bool advance) {
   return engine_.run_until(t, this, advance);
 }
 
-void Simulation::run_until(Tick t) {
-  const Simulation* outer = crash::dispatching();
-  crash::set_dispatch(this);
-  struct Done {
-    const Simulation* outer;
-    ~Done() { crash::set_dispatch(outer); }
-  } done{outer};
-  watch::beat(now(), engine_.events());  // a wall-time budget is checked when a run starts, too
-  exec_->run_until(t);
-  // Stopped from outside (Ctrl-C, SIGTERM, --max-wall): whoever waits for this system's work must not loop on.
-  if (watch::stop_requested())
-    throw BenchError("INTERRUPTED", "the run was stopped at t=" + format_ns(ticks_to_ns(now())) + " ns");
-}
-
 void Simulation::set_op_log(OpLog* log) {
   oplog_ = log;
   placing_ = exec_->set_op_log(log);
@@ -353,26 +321,9 @@ void Simulation::request_stop() noexcept {
   engine_.stop();
 }
 
-std::vector<std::string> Simulation::waiting() {
-  // (node, phrase) of the components that run here; the executor makes it the whole system's, in node order.
-  std::vector<std::pair<NodeIndex, std::string>> all;
-  for (NodeIndex n = 0; n < nodes_.size(); ++n)
-    if (exec_->runs(n))
-      if (const auto* w = dynamic_cast<const Waiting*>(components_[n].get()))
-        if (std::string what = w->waiting_for(); !what.empty()) all.emplace_back(n, std::move(what));
-  exec_->gather_waiting(all);
-  std::vector<std::string> out;
-  for (auto& [n, what] : all) out.push_back(std::move(what));
-  return out;
-}
-
-std::vector<const Extension*> Simulation::extensions(std::string_view kind) const {
-  return registry_.extensions_of(kind);
-}
-
 NodeIndex Simulation::find_node(std::string_view id) const {
-  auto it = index_.find(id);
-  if (it == index_.end()) throw ConfigError("unknown node '" + std::string(id) + "'");
+  auto it = el_->index.find(id);
+  if (it == el_->index.end()) throw ConfigError("unknown node '" + std::string(id) + "'");
   return it->second;
 }
 
@@ -382,16 +333,6 @@ Stat& Simulation::stat(NodeIndex self, std::string_view name) {
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (specs[i].name == name) return stats_[el_->stat_begin[self] + i];
   throw Error(n.impl + ": statistic '" + std::string(name) + "' is not declared in the component's info");
-}
-
-const Stat& Simulation::stat(std::string_view node, std::string_view name) const {
-  auto it = index_.find(node);
-  if (it == index_.end()) throw SimError("no node '" + std::string(node) + "'");
-  const Node& n = nodes_[it->second];
-  const auto& specs = n.type->info.stats;
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) return stats_[el_->stat_begin[it->second] + i];
-  throw SimError(std::string(node) + " has no statistic '" + std::string(name) + "'");
 }
 
 void Simulation::log(NodeIndex self, LogLevel level, std::string_view text) {

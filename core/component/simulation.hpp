@@ -1,10 +1,12 @@
-// A system and what components see of the core (the Simulator interface): one
+// A simulated system, as its components see the core (the Simulator interface): one
 // component per node of an elaboration (component/elaboration.hpp), one Link
 // per directed edge, message/flit delivery, routing, the op-log hooks and the
-// per-system service cache. Its executor (executor.hpp) runs the events: in this
-// process, or in parts over the processes of a job.
+// per-system services. Its executor (executor.hpp) runs the events: in this
+// process, or in parts over the processes of a job. What a bench sees of it is
+// its system() (simulated_system.hpp).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -17,6 +19,7 @@
 #include "component/op_log.hpp"
 #include "component/router.hpp"
 #include "component/services.hpp"
+#include "component/simulated_system.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
@@ -27,7 +30,7 @@ namespace kbsim::core {
 
 class Registry;
 
-class Simulation final : public Simulator, public System, private EventTarget {
+class Simulation final : public Simulator, private EventTarget {
  public:
   /// Build a system of `elaboration`: instantiate every component, then call setup() on each in node order.
   /// `routes`: a table shared with other systems of this elaboration (nullptr: a table of its own).
@@ -47,6 +50,11 @@ class Simulation final : public Simulator, public System, private EventTarget {
   }
   /// Links in edge order (the topology's).
   const std::vector<Link>& links() const noexcept { return links_; }
+  /// What runs its events.
+  const Executor& executor() const noexcept { return *exec_; }
+  /// What a bench sees of it.
+  System& system() noexcept { return system_; }
+  const System& system() const noexcept { return system_; }
   /// What happened on `link` in this system: messages, flits, bytes, busy time.
   Traffic use(const Link& link) const noexcept {
     const Load& l = loads_[link.wire];
@@ -63,11 +71,11 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void cancel(EventId id) noexcept override { engine_.cancel(id); }
   const Route& route(NodeIndex from, NodeIndex to, ViewId view) override;
   ViewId find_view(std::string_view name) const override { return router_.find_view(name); }
-  std::span<const RawParam> attrs() const noexcept override { return attrs_; }
+  std::span<const RawParam> attrs() const noexcept override { return el_->attrs; }
   NodeIndex find_node(std::string_view id) const override;
   NodeIndex lookup_node(std::string_view id) const noexcept override {
-    auto it = index_.find(id);
-    return it == index_.end() ? kNoNode : it->second;
+    auto it = el_->index.find(id);
+    return it == el_->index.end() ? kNoNode : it->second;
   }
   std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
   ComponentContext context(NodeIndex n) const noexcept override {
@@ -80,32 +88,11 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void request_stop() noexcept override;
   Tick control_latency(const Route& route) const override { return router_.control_latency(route); }
   Component& component(NodeIndex n) override { return *components_[n]; }
-  Service* find_service(std::string_view name) override { return services_.find(name, registry_, *this, *this); }
+  Service* find_service(std::string_view name) override { return services_.find(name, registry_, system_, *this); }
   void op_resume(NodeIndex self, const Message& msg) override {
     if (oplog_ && msg.data_op()) oplog_->restart(self, msg, now());
   }
 
-  // System
-  void run_until(Tick t) override;
-  void run() override { run_until(kNever); }
-  void finish() override;
-  std::uint64_t events() const noexcept override { return exec_->events(); }
-  std::size_t node_count() const noexcept override { return nodes_.size(); }
-  /// What runs its events.
-  const Executor& executor() const noexcept { return *exec_; }
-  const Stat& stat(std::string_view node, std::string_view name) const override;
-  Component& component(std::string_view node) override { return *components_[find_node(node)]; }
-  bool idle() const noexcept override { return exec_->idle(); }
-  bool is_split() const noexcept override { return exec_->parts() > 1; }
-  std::vector<std::string> waiting() override;
-  RouteInfo route_info(std::string_view from, std::string_view to, std::string_view view) override;
-  std::vector<LinkUse> link_use() const override;
-  std::string_view view_name(ViewId view) const override { return router_.view_name(view); }
-  void provide(std::string_view name, Service& service) override { services_.provide(name, service); }
-  void share(ReplicatedService& news) override { services_.share(news); }
-  void unshare(ReplicatedService& news) noexcept override { services_.unshare(news); }
-  OpLogView* op_log() noexcept override { return oplog_; }
-  std::vector<const Extension*> extensions(std::string_view kind) const override;
   /// Its services (those the run provided and those plugins made).
   ServiceBoard& services() noexcept { return services_; }
 
@@ -115,7 +102,8 @@ class Simulation final : public Simulator, public System, private EventTarget {
   void set_op_log(OpLog* log);
 
  private:
-  friend class Executor;  // its executors' ways in (Executor's protected helpers)
+  friend class Executor;         // its executors' ways in (Executor's protected helpers)
+  friend class SimulatedSystem;  // the bench's view of it
   Tick on_event(Event& ev) override;
   Tick dispatch(Component& c, Event& ev);
   friend class Engine;  // runs on_event directly (Engine::run_until(limit, this))
@@ -155,8 +143,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
   /// Run plugin code of `n` (its factory, setup or finish): any fault other than a kbsim::Error becomes a
   /// PluginError naming the node, its implementation and library, the stage and the sim time.
-  template <class F>
-  void guard(const Node& n, const char* stage, F&& f) const;
+  void guard(const Node& n, const char* stage, const std::function<void()>& f) const;
   [[noreturn]] void plugin_fault(const Node& n, const char* stage, const std::string& what) const;
   /// "impl, library name" of a node, for fault messages.
   std::string library_of(const Node& n) const;
@@ -166,14 +153,9 @@ class Simulation final : public Simulator, public System, private EventTarget {
   // What the graph elaborated to (shared with other systems of an equal graph), and views of it.
   std::shared_ptr<const Elaboration> el_;
   const std::vector<Node>& nodes_;
-  const std::string_view* ids_;  ///< per node (the elaboration's; a pointer: one load less on every send)
-  const std::unordered_map<std::string_view, NodeIndex>& index_;
+  const std::string_view* ids_;      ///< per node (the elaboration's; a pointer: one load less on every send)
   const std::uint32_t* port_begin_;  ///< per node, and one past the last (the elaboration's)
-  const std::vector<std::string>& link_kinds_;
   const std::vector<Link>& links_;
-  const std::vector<RawParam>& attrs_;
-  const std::vector<std::vector<TypeId>>& accepts_;
-  const std::vector<std::vector<std::string>>& accepts_names_;
 
   // This system's own state.
   Engine engine_;
@@ -191,6 +173,7 @@ class Simulation final : public Simulator, public System, private EventTarget {
   /// (With oplog_ set, no send takes the untied hot path.)
   bool placing_ = false;
   std::unique_ptr<Executor> exec_;
+  SimulatedSystem system_{*this};
 };
 
 [[gnu::always_inline]] inline Order Simulation::order_for(Tick at, NodeIndex from) {
@@ -200,6 +183,12 @@ class Simulation final : public Simulator, public System, private EventTarget {
   const std::uint32_t root = engine_.dispatching() ? engine_.running_root() : fresh_root(from);
   const Tick delay = std::min<Tick>(at - engine_.now(), kMaxOrderDelay);
   return {root, (kMaxOrderDelay - delay) << kNodeBits | from};
+}
+
+/// A system that owns its simulation, made of `args` as Simulation's constructors take them.
+template <class... Args>
+std::unique_ptr<SimulatedSystem> simulated(Args&&... args) {
+  return std::make_unique<SimulatedSystem>(std::make_unique<Simulation>(std::forward<Args>(args)...));
 }
 
 }  // namespace kbsim::core

@@ -91,14 +91,14 @@ System& BenchRunner::configured() {
     bool keep = !options_.op_log.empty() || type_->info.reads_op_log;
     for (const auto& o : observers_) keep = keep || o->keeps_records();
     // A split system's ranks log alike, whether or not this one writes the trace or the op log (rank 0 does).
-    if (keep || !observers_.empty() || (configured_->is_split() && options_.op_log_asked)) {
+    if (keep || !observers_.empty() || (configured_->system().is_split() && options_.op_log_asked)) {
       op_log_ = std::make_unique<OpLog>(keep);
       for (const auto& o : observers_) op_log_->add_sink([obs = o.get()](const OpRecord& r) { obs->on_record(r); });
       configured_->set_op_log(op_log_.get());
-      for (const auto& o : observers_) o->attach(*configured_, *op_log_);
+      for (const auto& o : observers_) o->attach(configured_->system(), *op_log_);
     }
   }
-  return *configured_;
+  return configured_->system();
 }
 
 void BenchRunner::run() {
@@ -150,7 +150,7 @@ void BenchRunner::run_here() {
     if (!interrupted_) throw;  // work left unfinished by an interruption is expected
   }
   for (const auto& o : observers_) o->finish(*this);
-  for (auto& s : state_.systems()) s->finish();
+  for (auto& s : state_.systems()) s->system().finish();
   wall_s_ = seconds_since(t0);
   if (!options_.replot.empty() && points_.empty())
     throw BenchError("NO_POINTS", "bench '" + options_.bench + "' runs no sweep points: --replot " +

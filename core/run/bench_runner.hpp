@@ -64,8 +64,8 @@ class BenchRunner final : public BenchContext {
   // BenchContext
   const Params& params() const noexcept override { return params_; }
   const Graph& topology() override;
-  System& build(const Graph& graph) override { return build_from(graph, nullptr); }
-  System& build(Graph&& graph) override { return build_from(graph, &graph); }
+  System& build(const Graph& graph) override { return build_from(graph, nullptr).system(); }
+  System& build(Graph&& graph) override { return build_from(graph, &graph).system(); }
   Metrics& metrics() noexcept override { return metrics_; }
   const CclConfig& ccl() const override {
     ccl_used_ = true;

@@ -58,12 +58,14 @@ std::unique_ptr<System> CommandRunner::build(const Graph& graph) {
     built_.push_back({graph, elaboration, RouteTable::for_elaboration(elaboration), nullptr});
     same = built_.end() - 1;
   }
-  if (!transport_) return std::make_unique<Simulation>(same->elaboration, registry_, same->routes);
+  if (!transport_)
+    return std::make_unique<SimulatedSystem>(std::make_unique<Simulation>(same->elaboration, registry_, same->routes));
   // Under mpirun: this rank's part of the system, split as a bench's is by default.
   const cluster::World& world = cluster::world();
   if (!same->partition) same->partition = std::make_shared<const Partition>(partition(*same->elaboration, world.size));
   const Split split{same->partition.get(), world.rank, transport_.get()};
-  return std::make_unique<Simulation>(same->elaboration, registry_, same->routes, split_executor(split));
+  return std::make_unique<SimulatedSystem>(
+      std::make_unique<Simulation>(same->elaboration, registry_, same->routes, split_executor(split)));
 }
 
 std::string CommandRunner::topology_json() {

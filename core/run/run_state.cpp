@@ -69,7 +69,7 @@ Tick RunState::sim_time() const {
 
 std::uint64_t RunState::events() const {
   std::uint64_t n = 0;
-  for (const auto& s : systems_) n += s->events();
+  for (const auto& s : systems_) n += s->system().events();
   return n + nested_events_;
 }
 

@@ -164,16 +164,14 @@ void Harness::inject(Tick at, std::string_view from, Ref<Message> msg, std::stri
   sim.schedule(src, at, kInject, std::move(msg), 128);
 }
 
-void Harness::run(Tick until) { impl_->built().run_until(until); }
+void Harness::run(Tick until) { impl_->built().system().run_until(until); }
 
 Tick Harness::now() const noexcept { return impl_->sim ? impl_->sim->now() : 0; }
 
 Component& Harness::component_under_test() { return impl_->built().component(NodeIndex{0}); }
 
-const Stat& Harness::stat(std::string_view name) const {
-  return static_cast<const System&>(impl_->built()).stat(impl_->options.id, name);
-}
+const Stat& Harness::stat(std::string_view name) const { return impl_->built().system().stat(impl_->options.id, name); }
 
-System& Harness::system() { return impl_->built(); }
+System& Harness::system() { return impl_->built().system(); }
 
 }  // namespace kbsim::testkit

@@ -351,10 +351,10 @@ TEST(Overrides, LaterOverridesWin) {
 
 TEST_F(BuildConfig, OverriddenParameterChangesTimingAndRemembersItsOrigin) {
   auto sys = test::build_system(test::shared_registry(), kBase, {"nodes.sw0.params.overhead_ns=7"});
-  const auto& sw0 = sys->nodes()[1];
+  const auto& sw0 = sys->simulation().nodes()[1];
   EXPECT_EQ(sw0.params.get_float("overhead_ns"), 7.0);
   EXPECT_EQ(sw0.params.origin("overhead_ns"), "--set nodes.sw0.params.overhead_ns=7");
-  EXPECT_EQ(sys->nodes()[2].params.origin("count"), "default");
+  EXPECT_EQ(sys->simulation().nodes()[2].params.origin("count"), "default");
   sys->run();
   sys->finish();
   EXPECT_EQ(ns_to_ticks(sys->stat("mem", "latency_min_ns").value), 79000u);  // 77 + 2 ns more overhead
@@ -437,9 +437,9 @@ TEST_F(BuildConfig, OverrideWithABadParameterIsReportedAsComingFromTheOverride) 
 
 TEST_F(BuildConfig, SwappedImplementationKeepsTheParameters) {
   auto sys = test::build_system(test::shared_registry(), kBase, {"nodes.sw0.impl=custom.store_forward"});
-  EXPECT_EQ(sys->nodes()[1].type->info.type, "store_forward");
-  EXPECT_EQ(sys->nodes()[1].params.get_float("overhead_ns"), 5.0);
-  EXPECT_EQ(sys->nodes()[1].params.origin("overhead_ns"), "test.yaml:3:65");
+  EXPECT_EQ(sys->simulation().nodes()[1].type->info.type, "store_forward");
+  EXPECT_EQ(sys->simulation().nodes()[1].params.get_float("overhead_ns"), 5.0);
+  EXPECT_EQ(sys->simulation().nodes()[1].params.origin("overhead_ns"), "test.yaml:3:65");
 }
 
 // --- parse_scalar and resolve_params ----------------------------------------------------

@@ -17,18 +17,19 @@ constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 class LinkTiming : public ::testing::Test {
  protected:
   /// Build, run to completion and finish.
-  std::unique_ptr<core::Simulation> run(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  std::unique_ptr<core::SimulatedSystem> run(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
     auto sys = test::build_system(test::shared_registry(), yaml, overrides);
     sys->run();
     sys->finish();
     return sys;
   }
   /// A statistic in ns, as exact picoseconds.
-  static Tick ps(const core::Simulation& sys, std::string_view node, std::string_view stat) {
+  static Tick ps(const core::SimulatedSystem& sys, std::string_view node, std::string_view stat) {
     return ns_to_ticks(sys.stat(node, stat).value);
   }
   /// What happened on the link src -> dst.
-  static core::Traffic link(const core::Simulation& sys, std::string_view src, std::string_view dst) {
+  static core::Traffic link(const core::SimulatedSystem& s, std::string_view src, std::string_view dst) {
+    const core::Simulation& sys = s.simulation();
     for (const auto& l : sys.links())
       if (sys.nodes()[l.src].id == src && sys.nodes()[l.dst].id == dst) return sys.use(l);
     throw std::runtime_error("no link " + std::string(src) + " -> " + std::string(dst));
@@ -57,9 +58,9 @@ TEST_F(LinkTiming, OneHopIsFlitsTimesSerializationPlusLatency) {
 
 TEST_F(LinkTiming, OneHopLinkStatistics) {
   auto sys = run(kOneHop);
-  ASSERT_EQ(sys->links().size(), 1u);
-  const core::Link& l = sys->links()[0];
-  const core::Traffic use = sys->use(l);
+  ASSERT_EQ(sys->simulation().links().size(), 1u);
+  const core::Link& l = sys->simulation().links()[0];
+  const core::Traffic use = sys->simulation().use(l);
   EXPECT_EQ(use.bytes, 4096u);
   EXPECT_EQ(use.flits, 16u);
   EXPECT_EQ(use.messages, 1u);
@@ -172,10 +173,12 @@ TEST_F(LinkTiming, SystemsOfOneElaborationShareItAndNothingElse) {
   // sender (at sw at 6 + 4k ns) hold sw->mem for 8 x 4 = 32 ns, and no message has ended.
   const Graph graph = test::parse_topology(kTwoSenders, "two_senders.yaml", {});
   auto shared = core::elaborate(graph, test::shared_registry());
-  core::Simulation a(shared, test::shared_registry());
-  core::Simulation b(shared, test::shared_registry());
-  EXPECT_EQ(a.elaboration(), b.elaboration());
-  EXPECT_EQ(&a.nodes(), &b.nodes());
+  auto sa = core::simulated(shared, test::shared_registry());
+  auto sb = core::simulated(shared, test::shared_registry());
+  EXPECT_EQ(sa->simulation().elaboration(), sb->simulation().elaboration());
+  EXPECT_EQ(&sa->simulation().nodes(), &sb->simulation().nodes());
+  core::SimulatedSystem& a = *sa;
+  core::SimulatedSystem& b = *sb;
   a.run();
   a.finish();
   b.run_until(ns(20));
@@ -199,8 +202,8 @@ TEST_F(LinkTiming, SecondMessageOnABusyLinkWaitsForTheFirst) {
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 66000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 130000u);
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 130000u);
-  EXPECT_EQ(sys->use(sys->links()[0]).busy, ns(128));
-  EXPECT_EQ(sys->use(sys->links()[0]).messages, 2u);
+  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).busy, ns(128));
+  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).messages, 2u);
 }
 
 TEST_F(LinkTiming, MessageHandedOverAfterTheLinkFreedDoesNotWait) {
@@ -216,7 +219,7 @@ TEST_F(LinkTiming, ZeroByteMessagePaysOnlyLatency) {
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=0"});
   EXPECT_EQ(sys->stat("mem", "received").count, 1u);
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 2000u);
-  const core::Traffic l = sys->use(sys->links()[0]);
+  const core::Traffic l = sys->simulation().use(sys->simulation().links()[0]);
   EXPECT_EQ(l.bytes, 0u);
   EXPECT_EQ(l.flits, 0u);
   EXPECT_EQ(l.messages, 1u);
@@ -304,9 +307,9 @@ edges:
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 233000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_sum_ns"), 608000u);  // 71 + 125 + 179 + 233
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 263000u);
-  ASSERT_EQ(sys->links().size(), 6u);
-  for (const auto& l : sys->links()) {
-    if (sys->nodes()[l.src].id == "sw0" && sys->nodes()[l.dst].id == "sw1") {
+  ASSERT_EQ(sys->simulation().links().size(), 6u);
+  for (const auto& l : sys->simulation().links()) {
+    if (sys->simulation().nodes()[l.src].id == "sw0" && sys->simulation().nodes()[l.dst].id == "sw1") {
       EXPECT_EQ(l.latency, ns(1));
     }
   }
@@ -322,7 +325,7 @@ TEST_F(LinkTiming, PartialLastFlitSerializesItsOwnBytesRoundedToThePicosecond) {
   // 44 / 64 ns = 687.5 ps, rounded to 688 ps. 4000 + 688 + 2000 = 6688 ps.
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=300"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 6688u);
-  const core::Traffic l = sys->use(sys->links()[0]);
+  const core::Traffic l = sys->simulation().use(sys->simulation().links()[0]);
   EXPECT_EQ(l.flits, 2u);
   EXPECT_EQ(l.bytes, 300u);
   EXPECT_EQ(l.busy, 4688u);
@@ -343,7 +346,7 @@ TEST_F(LinkTiming, MessageSmallerThanOneFlitIsOnePartialFlit) {
   // 100 B at 64 GB/s = 1562.5 ps -> 1563 ps; + 2000 ps.
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=100"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 3563u);
-  EXPECT_EQ(sys->use(sys->links()[0]).flits, 1u);
+  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).flits, 1u);
 }
 
 TEST_F(LinkTiming, FlitSizeComesFromTheEdge) {
@@ -358,8 +361,8 @@ TEST_F(LinkTiming, FlitSizeComesFromTheEdge) {
 TEST_F(LinkTiming, ZeroBandwidthMeansUnlimited) {
   auto sys = run(kOneHop, {"edges.0.bandwidth_gbs=0"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 2000u);
-  EXPECT_EQ(sys->use(sys->links()[0]).busy, 0u);
-  EXPECT_EQ(sys->use(sys->links()[0]).flits, 16u);
+  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).busy, 0u);
+  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).flits, 16u);
 }
 
 // --- distance ----------------------------------------------------------------------
@@ -374,7 +377,7 @@ edges:
   - { src: host, dst: mem, bandwidth_gbs: 64, distance_mm: 20, ns_per_mm: 0.15 }
 )";
   auto sys = run(yaml);
-  EXPECT_EQ(sys->links()[0].latency, ns(3));
+  EXPECT_EQ(sys->simulation().links()[0].latency, ns(3));
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 67000u);
 }
 
@@ -389,7 +392,7 @@ edges:
   - { src: host, dst: mem, bandwidth_gbs: 64, distance_mm: 25 }
 )";
   auto sys = run(yaml);
-  EXPECT_EQ(sys->links()[0].latency, 2500u);
+  EXPECT_EQ(sys->simulation().links()[0].latency, 2500u);
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 66500u);
 }
 

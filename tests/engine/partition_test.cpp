@@ -30,7 +30,7 @@ std::string ring(unsigned n, const std::string& groups = {}) {
 
 core::Partition split(const std::string& yaml, unsigned ranks) {
   auto sys = test::build_system(test::shared_registry(), yaml);
-  return core::partition(*sys->elaboration(), ranks);
+  return core::partition(*sys->simulation().elaboration(), ranks);
 }
 
 TEST(Partition, OneRankHoldsEverything) {
@@ -79,7 +79,7 @@ TEST(Partition, AnAhbmSystemIsSplitBySipThenByCubeKeepingTheIoFabricWhole) {
   // The default system: two SIPs of 16 cubes; the switch and the IO chiplets are joined by links without latency.
   auto sys =
       test::build_system(test::shared_registry(), test::read_file(std::string(KBSIM_SOURCE_DIR) + "/topology.yaml"));
-  const core::Elaboration& el = *sys->elaboration();
+  const core::Elaboration& el = *sys->simulation().elaboration();
   for (const unsigned ranks : {2u, 4u}) {
     const core::Partition p = core::partition(el, ranks);
     EXPECT_EQ(p.group_level, ranks == 2 ? 1u : 2u) << "two SIPs: by SIP for 2 ranks, by cube for 4";

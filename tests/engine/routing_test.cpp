@@ -13,7 +13,7 @@ using ::testing::HasSubstr;
 constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 
 /// The node ids of the route from `from` to `to`.
-std::vector<std::string> path(core::Simulation& sys, const char* from, const char* to) {
+std::vector<std::string> path(System& sys, const char* from, const char* to) {
   std::vector<std::string> out;
   for (const RouteHop& h : sys.route_info(from, to, "all").hops) out.emplace_back(h.node);
   return out;

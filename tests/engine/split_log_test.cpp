@@ -150,7 +150,7 @@ std::vector<Seen> seen(const core::OpLog& log) {
 /// What the bench does: three runs, each until the sink stops it, and a record of its own (as a host write is)
 /// after each; then the job ends (after a stop, as when the bench returns). Returns, after each run, the records
 /// open and the earliest start among them (what the data pass reads).
-std::vector<std::pair<std::uint64_t, Tick>> drive(core::Simulation& sim, core::OpLog& log) {
+std::vector<std::pair<std::uint64_t, Tick>> drive(System& sim, core::OpLog& log) {
   std::vector<std::pair<std::uint64_t, Tick>> open;
   for (int k = 0; k < 3; ++k) {
     sim.run();
@@ -187,7 +187,7 @@ class SplitLog : public ::testing::Test {
 TEST_F(SplitLog, EveryRankLogsTheRecordsOfOneProcessInItsOrder) {
   auto serial = test::build_system(*reg_, kTopology);
   core::OpLog want_log(true);
-  serial->set_op_log(&want_log);
+  serial->simulation().set_op_log(&want_log);
   const auto want_open = drive(*serial, want_log);
   const std::vector<Seen> want = seen(want_log);
   EXPECT_GT(want.size(), 3u * 7u);  // the passers' up to the third stop, and the bench's three
@@ -198,7 +198,7 @@ TEST_F(SplitLog, EveryRankLogsTheRecordsOfOneProcessInItsOrder) {
 
   // Ranks by hand: the fan, p0, p2 and keep on rank 0; p1, p3 and the sink (which stops the runs) on rank 1, so
   // rank 0 runs past each stop (its passers log, keep starts and restarts there), and the passers tie across the cut.
-  const auto& el = serial->elaboration();
+  const auto& el = serial->simulation().elaboration();
   core::Partition part;
   part.ranks = 2;
   part.rank_of = {0, 0, 1, 0, 1, 1, 0};
@@ -218,7 +218,7 @@ TEST_F(SplitLog, EveryRankLogsTheRecordsOfOneProcessInItsOrder) {
       core::Simulation sim(el, *reg_, nullptr, core::split_executor(split));
       core::OpLog log(true);
       sim.set_op_log(&log);
-      open_by_run[r] = drive(sim, log);
+      open_by_run[r] = drive(sim.system(), log);
       got[r] = seen(log);
       open[r] = log.open();
     });

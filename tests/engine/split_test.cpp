@@ -34,22 +34,22 @@ std::string torus(unsigned x, unsigned y) {
 void expect_split_runs_like_one(const std::string& topology, double ns) {
   const core::Registry& reg = test::shared_registry();
   auto serial = test::build_system(reg, topology);
-  auto run = [ns](core::Simulation& sim) { ns > 0 ? sim.run_until(ns_to_ticks(ns)) : sim.run(); };
+  auto run = [ns](System& sim) { ns > 0 ? sim.run_until(ns_to_ticks(ns)) : sim.run(); };
   run(*serial);
   serial->finish();
-  const auto& el = serial->elaboration();
+  const auto& el = serial->simulation().elaboration();
   const std::vector<LinkUse> links = serial->link_use();
   for (unsigned ranks : {2u, 3u, 4u}) {
     const core::Partition part = core::partition(*el, ranks);
     test::ThreadTransport::Shared shared(ranks);
-    std::vector<std::unique_ptr<core::Simulation>> sims(ranks);
+    std::vector<std::unique_ptr<core::SimulatedSystem>> sims(ranks);
     std::vector<std::thread> threads;
     for (unsigned r = 0; r < ranks; ++r)
       threads.emplace_back([&, r] {
         std::lock_guard hold(shared.baton);
         test::ThreadTransport net(shared, r);
         core::Split split{&part, r, &net};
-        sims[r] = std::make_unique<core::Simulation>(el, reg, nullptr, core::split_executor(split));
+        sims[r] = core::simulated(el, reg, nullptr, core::split_executor(split));
         run(*sims[r]);
         sims[r]->finish();
       });
@@ -58,8 +58,8 @@ void expect_split_runs_like_one(const std::string& topology, double ns) {
       EXPECT_EQ(sims[r]->events(), serial->events()) << ranks << " ranks, rank " << r;
       EXPECT_EQ(sims[r]->now(), serial->now()) << ranks << " ranks, rank " << r;
       for (NodeIndex n = 0; n < el->nodes.size(); ++n) {
-        const auto want = serial->node_stats(n);
-        const auto got = sims[r]->node_stats(n);
+        const auto want = serial->simulation().node_stats(n);
+        const auto got = sims[r]->simulation().node_stats(n);
         for (std::size_t k = 0; k < want.size(); ++k) {
           ASSERT_EQ(got[k].count, want[k].count) << ranks << " ranks, rank " << r << ", " << el->nodes[n].id;
           ASSERT_EQ(got[k].value, want[k].value) << ranks << " ranks, rank " << r << ", " << el->nodes[n].id;
@@ -120,7 +120,7 @@ TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
   // with rank 1's error, and leaves too. Then the reverse: rank 0 leaves without an error while rank 1 still runs.
   const core::Registry& reg = test::shared_registry();
   auto serial = test::build_system(reg, torus(4, 4));
-  const auto& el = serial->elaboration();
+  const auto& el = serial->simulation().elaboration();
   const core::Partition part = core::partition(*el, 2);
   for (unsigned leaver : {1u, 0u}) {
     const bool failed = leaver == 1;
@@ -140,7 +140,7 @@ TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
         core::Split split{&part, r, &net};
         core::Simulation sim(el, reg, nullptr, core::split_executor(split));
         try {
-          sim.run_until(ns_to_ticks(100.0));
+          sim.system().run_until(ns_to_ticks(100.0));
         } catch (const Error& e) {
           ended = e.what();
           core::leave_split(net, r, 2, e.code(), e.what(), true);

@@ -77,10 +77,10 @@ void add_kernel(core::Registry& reg, const std::string& name, tl::KernelFn fn, c
   reg.add_extension({std::string(kKernelExtension), name, summary, std::make_shared<const tl::KernelFn>(fn)});
 }
 
-std::unique_ptr<core::Simulation> build_system(const core::Registry& reg, const std::string& yaml,
-                                               const std::vector<std::string>& overrides) {
+std::unique_ptr<core::SimulatedSystem> build_system(const core::Registry& reg, const std::string& yaml,
+                                                    const std::vector<std::string>& overrides) {
   Graph g = core::parse_topology(yaml, "test.yaml", overrides, reg);
-  return std::make_unique<core::Simulation>(g, reg);
+  return core::simulated(g, reg);
 }
 
 }  // namespace kbsim::test

@@ -46,8 +46,8 @@ Graph parse_topology(const std::string& text, const std::string& name, const std
 void add_kernel(core::Registry& reg, const std::string& name, tl::KernelFn fn, const std::string& summary = "test");
 
 /// Elaborate a topology given as YAML text with the builtin registry.
-std::unique_ptr<core::Simulation> build_system(const core::Registry& reg, const std::string& yaml,
-                                               const std::vector<std::string>& overrides = {});
+std::unique_ptr<core::SimulatedSystem> build_system(const core::Registry& reg, const std::string& yaml,
+                                                    const std::vector<std::string>& overrides = {});
 
 /// The message of the ConfigError `f` throws ("" and a test failure if none).
 template <class F>

@@ -23,7 +23,7 @@ class Fabric : public ::testing::Test {
  protected:
   void SetUp() override {
     graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", {});
-    sim_ = std::make_unique<core::Simulation>(graph_, test::shared_registry());
+    sim_ = core::simulated(graph_, test::shared_registry());
     map_ = ahbm::MemoryMap::from(sim_->attrs());
   }
   Ref<MemRequest> submit(const std::string& initiator, MemOp op, std::uint64_t pa, std::uint64_t bytes,
@@ -44,7 +44,7 @@ class Fabric : public ::testing::Test {
   static double ns(Tick t) { return ticks_to_ns(t); }
 
   Graph graph_;
-  std::unique_ptr<core::Simulation> sim_;
+  std::unique_ptr<core::SimulatedSystem> sim_;
   ahbm::MemoryMap map_;
   Collector client_;
 };

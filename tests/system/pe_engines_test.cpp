@@ -146,7 +146,7 @@ class PeEngine : public ::testing::Test {
     overrides.insert(overrides.begin(), {"cube.pe_template.components.pe_cpu={impl: test.pe_driver}",
                                          "cube.pe_template.components.pe_mmu={impl: test.mmu}"});
     graph_ = core::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides, registry());  // knows test.pe_driver
-    sim_ = std::make_unique<core::Simulation>(graph_, registry());
+    sim_ = core::simulated(graph_, registry());
     map_ = ahbm::MemoryMap::from(sim_->attrs());
     driver_ = Driver::all.at(std::string(kPe) + ".pe_cpu");
   }
@@ -199,7 +199,7 @@ class PeEngine : public ::testing::Test {
   }
 
   Graph graph_;
-  std::unique_ptr<core::Simulation> sim_;
+  std::unique_ptr<core::SimulatedSystem> sim_;
   ahbm::MemoryMap map_;
   Driver* driver_ = nullptr;
 };

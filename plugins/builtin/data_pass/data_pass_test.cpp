@@ -117,8 +117,9 @@ struct DataSystem {
   DataSystem()
       : graph(kbsim::test::load_topology(std::filesystem::path(KBSIM_SOURCE_DIR) / "topology.yaml", {})),
         sim(graph, registry()),
-        data(log, sim),
-        rt((sim.set_op_log(&log), sim.provide(DataPass::kServiceName, data), sim.service<rt::Runtime>())) {}
+        data(log, sim.system()),
+        rt((sim.set_op_log(&log), sim.system().provide(DataPass::kServiceName, data),
+            sim.system().service<rt::Runtime>())) {}
   rt::Tensor put(const Shape& shape, DType dtype, const std::vector<double>& v, const char* name) {
     return rt.from_host(shape, dtype, v, {}, name);
   }

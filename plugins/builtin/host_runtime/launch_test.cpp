@@ -116,7 +116,7 @@ class Launch : public ::testing::Test {
   }
   void build(const std::vector<std::string>& overrides) {
     graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
-    sim_ = std::make_unique<core::Simulation>(graph_, registry());
+    sim_ = core::simulated(graph_, registry());
   }
   Ref<HostCommand> command(const std::string& kernel, std::vector<PeRef> targets, tl::Args args = {}) {
     auto cmd = make_message<HostCommand>();
@@ -154,7 +154,7 @@ class Launch : public ::testing::Test {
   static double ns(Tick t) { return ticks_to_ns(t); }
 
   Graph graph_;
-  std::unique_ptr<core::Simulation> sim_;
+  std::unique_ptr<core::SimulatedSystem> sim_;
   Client client_;
 };
 

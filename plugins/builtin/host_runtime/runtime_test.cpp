@@ -103,9 +103,9 @@ class RuntimeTest : public ::testing::Test {
   RuntimeTest()
       : graph_(kbsim::test::load_topology(kTopology, overrides("test.command_sink", false))),
         sim_(graph_, registry()),
-        rt_(sim_) {}
+        rt_(sim_.system()) {}
 
-  CommandSink& sink() { return dynamic_cast<CommandSink&>(sim_.component(ahbm::names::io(0, 0, "io_cpu"))); }
+  CommandSink& sink() { return dynamic_cast<CommandSink&>(sim_.system().component(ahbm::names::io(0, 0, "io_cpu"))); }
   static std::uint64_t slice_pa(unsigned cube, unsigned pe, std::uint64_t offset) {
     return ahbm::pe_hbm_addr(0, cube, pe, offset, 6ull << 30);
   }
@@ -395,12 +395,12 @@ TEST(RuntimeFabric, MmuMapInstallationTakesFabricTime) {
   // and the cube mesh to each cube's M_CPU and on to each PE's MMU.
   Graph graph = kbsim::test::load_topology(kTopology, overrides("", true));
   core::Simulation sim(graph, registry());
-  host_runtime::HostRuntime rt(sim);
+  host_runtime::HostRuntime rt(sim.system());
   EXPECT_EQ(rt.page_size(), 4096u);
   rt::Tensor t = rt.empty({8, 8}, DType::kF16, {Split::kReplicate, Split::kColumnWise, 2, 2});
   EXPECT_GT(rt.now(), 0u);
   auto mmu = [&](unsigned cube, unsigned pe) -> ahbm::Translator& {
-    return *ahbm::as_translator(sim.component(ahbm::names::pe_part(0, cube, pe, "pe_mmu")));
+    return *ahbm::as_translator(sim.system().component(ahbm::names::pe_part(0, cube, pe, "pe_mmu")));
   };
   // Cube 1's PE 0 reaches piece 0 in its own replica and piece 1 in its cube's PE 1.
   const auto& s = t.shards();

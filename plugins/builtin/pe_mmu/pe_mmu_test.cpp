@@ -24,7 +24,7 @@ class PeMmu : public ::testing::Test {
   void SetUp() override { build({}); }
   void build(const std::vector<std::string>& overrides) {
     graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
-    sim_ = std::make_unique<core::Simulation>(graph_, test::shared_registry());
+    sim_ = core::simulated(graph_, test::shared_registry());
   }
   /// Submit a map or unmap of `entries` to IO_CPU, targeting the PEs they name.
   Ref<HostCommand> submit(HostCommand::Kind kind, std::vector<MmuEntry> entries) {
@@ -50,7 +50,7 @@ class PeMmu : public ::testing::Test {
   }
 
   Graph graph_;
-  std::unique_ptr<core::Simulation> sim_;
+  std::unique_ptr<core::SimulatedSystem> sim_;
   Client client_;
 };
 
