@@ -6,11 +6,45 @@
 #include <cstring>
 
 #include "component/simulation.hpp"
+#include "kbsim/text.hpp"
 #include "plugin/registry.hpp"
 
 namespace kbsim::core::crash {
 
 NodeIndex g_node = kNoNode;
+
+std::string library_of(const Simulation& sim, NodeIndex n) {
+  const auto& node = sim.nodes()[n];
+  return node.impl + ", library " + node.library;
+}
+
+void guarded(const Simulation& sim, NodeIndex n, const char* stage, const std::function<void()>& f) {
+  struct Named {  // a fatal signal in the component's own code names it, as during dispatch
+    const Simulation* outer = dispatching();
+    NodeIndex outer_node = g_node;
+    Named(const Simulation* s, NodeIndex node) {
+      set_dispatch(s);
+      g_node = node;
+    }
+    ~Named() {
+      set_dispatch(outer);
+      g_node = outer_node;
+    }
+  } named(&sim, n);
+  auto fault = [&](const std::string& what) {
+    throw PluginError("t=" + format_ns(ticks_to_ns(sim.now())) + " ns: " + sim.nodes()[n].id + " (" +
+                      library_of(sim, n) + "): " + stage + " failed: " + what);
+  };
+  try {
+    f();
+  } catch (const Error&) {
+    throw;  // a configuration or simulation error the component raised on purpose: already one line
+  } catch (const std::exception& e) {
+    fault(e.what());
+  } catch (...) {
+    fault("it threw something that is not a std::exception");
+  }
+}
 
 namespace {
 const Simulation* g_sim = nullptr;

@@ -5,6 +5,9 @@
 // written async-signal-safely, then exit code 7 (ExitCode::kCrash).
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "kbsim/component.hpp"
 
 namespace kbsim::core {
@@ -23,5 +26,12 @@ const Simulation* dispatching() noexcept;
 /// The bench named now (to restore it after a nested run).
 const char* bench() noexcept;
 extern NodeIndex g_node;
+
+/// Run plugin code of node `n` of `sim` (its factory, setup or finish) with the node named as during dispatch; any
+/// fault other than a kbsim::Error becomes a PluginError naming the node, its implementation and library, the stage
+/// and the sim time.
+void guarded(const Simulation& sim, NodeIndex n, const char* stage, const std::function<void()>& f);
+/// "impl, library name" of node `n`, for fault messages.
+std::string library_of(const Simulation& sim, NodeIndex n);
 
 }  // namespace kbsim::core::crash

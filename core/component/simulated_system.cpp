@@ -32,7 +32,7 @@ void SimulatedSystem::finish() {
   Executor& exec = *sim_.exec_;
   try {
     for (NodeIndex n = 0; n < sim_.nodes_.size(); ++n)
-      if (exec.runs(n)) sim_.guard(sim_.nodes_[n], "finish", [&] { sim_.components_[n]->finish(); });
+      if (exec.runs(n)) crash::guarded(sim_, n, "finish", [&] { sim_.components_[n]->finish(); });
   } catch (const Error& e) {
     if (!exec.hold(e)) throw;
   }

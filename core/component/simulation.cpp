@@ -47,7 +47,8 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     ComponentContext ctx = context(static_cast<NodeIndex>(i));
     if (!exec_->runs(static_cast<NodeIndex>(i))) ctx.sim = exec_->elsewhere();  // what it does is its part's
-    guard(nodes_[i], "construction", [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
+    crash::guarded(*this, static_cast<NodeIndex>(i), "construction",
+                   [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
   for (Wire& w : wires_) {
     const NodeIndex dst = links_[w.link].dst;
@@ -58,42 +59,13 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
   // its interface). An executor of several parts may hold an error, to end every part together.
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     try {
-      guard(nodes_[i], "setup", [&] { components_[i]->setup(); });
+      crash::guarded(*this, static_cast<NodeIndex>(i), "setup", [&] { components_[i]->setup(); });
     } catch (const Error& e) {
       if (!exec_->runs(static_cast<NodeIndex>(i))) continue;  // another part's: that part says so
       if (!exec_->hold(e)) throw;
       break;
     }
   }
-}
-
-void Simulation::guard(const Node& n, const char* stage, const std::function<void()>& f) const {
-  struct Named {  // a fatal signal in the component's own code names it, as during dispatch (crash.hpp)
-    const Simulation* outer = crash::dispatching();
-    NodeIndex outer_node = crash::g_node;
-    Named(const Simulation* sim, NodeIndex node) {
-      crash::set_dispatch(sim);
-      crash::g_node = node;
-    }
-    ~Named() {
-      crash::set_dispatch(outer);
-      crash::g_node = outer_node;
-    }
-  } named(this, static_cast<NodeIndex>(&n - nodes_.data()));
-  try {
-    f();
-  } catch (const Error&) {
-    throw;  // a configuration or simulation error the component raised on purpose: already one line
-  } catch (const std::exception& e) {
-    plugin_fault(n, stage, e.what());
-  } catch (...) {
-    plugin_fault(n, stage, "it threw something that is not a std::exception");
-  }
-}
-
-void Simulation::plugin_fault(const Node& n, const char* stage, const std::string& what) const {
-  throw PluginError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + n.id + " (" + library_of(n) + "): " + stage +
-                    " failed: " + what);
 }
 
 Simulation::~Simulation() {
@@ -275,14 +247,12 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    fail(c.index(), std::string("component fault (") + library_of(nodes_[c.index()]) + "): " + e.what());
+    fail(c.index(), std::string("component fault (") + crash::library_of(*this, c.index()) + "): " + e.what());
   } catch (...) {
-    fail(c.index(), std::string("component fault (") + library_of(nodes_[c.index()]) +
+    fail(c.index(), std::string("component fault (") + crash::library_of(*this, c.index()) +
                         "): it threw something that is not a std::exception");
   }
 }
-
-std::string Simulation::library_of(const Node& n) const { return n.impl + ", library " + n.library; }
 
 [[gnu::always_inline]] inline Tick Simulation::dispatch(Component& c, Event& ev) {
   switch (ev.kind()) {

@@ -141,12 +141,6 @@ class Simulation final : public Simulator, private EventTarget {
   void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
   void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
-  /// Run plugin code of `n` (its factory, setup or finish): any fault other than a kbsim::Error becomes a
-  /// PluginError naming the node, its implementation and library, the stage and the sim time.
-  void guard(const Node& n, const char* stage, const std::function<void()>& f) const;
-  [[noreturn]] void plugin_fault(const Node& n, const char* stage, const std::string& what) const;
-  /// "impl, library name" of a node, for fault messages.
-  std::string library_of(const Node& n) const;
   /// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
   void check_type(const Link& link, const Message& msg) const;
 
