@@ -27,7 +27,7 @@ void SimulatedSystem::run_until(Tick t) {
 }
 
 void SimulatedSystem::finish() {
-  if (sim_.finished_) return;
+  if (sim_.finished_) return;  // (kept by the simulation: every view of it finishes it once)
   sim_.finished_ = true;
   Executor& exec = *sim_.exec_;
   try {

@@ -30,6 +30,11 @@ namespace kbsim::core {
 
 class Registry;
 
+/// A system holds at most 2^24 nodes: an event's lane keeps its scheduling node in its low bits, and the delay it
+/// was scheduled with (up to 2^40 ps, about 1.1 s) above them.
+inline constexpr unsigned kNodeBits = 24;
+inline constexpr Tick kMaxOrderDelay = (Tick{1} << (64 - kNodeBits)) - 1;
+
 class Simulation final : public Simulator, private EventTarget {
  public:
   /// Build a system of `elaboration`: instantiate every component, then call setup() on each in node order.
@@ -116,9 +121,6 @@ class Simulation final : public Simulator, private EventTarget {
     return wires_[begin + out];
   }
   [[noreturn]] void no_port(NodeIndex from, PortIndex out) const;
-  std::span<const Wire> out_wires(NodeIndex n) const noexcept {
-    return {wires_.data() + port_begin_[n], wires_.data() + port_begin_[n + 1]};
-  }
   /// An event scheduled by node `from`, ordered among those of its time and priority as docs/architecture.md,
   /// "The order of simultaneous events", says.
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
@@ -136,8 +138,6 @@ class Simulation final : public Simulator, private EventTarget {
                                       EventId* id);
   /// A root for an event scheduled by `from` outside any handler: from's index, then from's count of them.
   [[gnu::noinline]] std::uint32_t fresh_root(NodeIndex from);
-  static constexpr unsigned kNodeBits = 24;  ///< a system holds at most 2^24 nodes: an event's lane keeps its node
-  static constexpr Tick kMaxOrderDelay = (Tick{1} << (64 - kNodeBits)) - 1;
   void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
   void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
@@ -159,9 +159,9 @@ class Simulation final : public Simulator, private EventTarget {
   std::vector<Stat> stats_;                             ///< every node's statistics (node_stats)
   std::vector<std::uint32_t> fresh_roots_;              ///< per node: events it scheduled outside any handler
   Router router_;
-  bool finished_ = false;
   const Registry& registry_;
   ServiceBoard services_;
+  bool finished_ = false;  ///< SimulatedSystem::finish ran
   OpLog* oplog_ = nullptr;
   /// The executor asked for events to keep their scheduler's count and note their place (Executor::set_op_log).
   /// (With oplog_ set, no send takes the untied hot path.)
