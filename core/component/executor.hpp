@@ -56,7 +56,7 @@ class Executor {
   /// An error of a component's setup or finish: false, it is thrown now; true, it is kept to end every part
   /// together at the next exchange.
   virtual bool hold(const Error&) { return false; }
-  /// After every component here finished (Simulation::finish).
+  /// After every component here finished (SimulatedSystem::finish).
   virtual void finished() {}
   /// Node `from` schedules outside any handler (a bench through its interface, or a setup).
   virtual void outside_handler(NodeIndex /*from*/) {}

@@ -85,12 +85,8 @@ std::vector<PointResult> hand_over(std::vector<PointRecord> records, std::vector
   return out;
 }
 
-std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size) {
-  std::vector<std::size_t> mine;
-  for (std::size_t i = rank; i < n; i += size) mine.push_back(i);
-  return mine;
-}
-
+namespace {
+/// "point 3 of 12 (bench k=v; set k=v)", as errors name a point.
 std::string point_name(std::size_t i, std::size_t n, const SweepPoint& p) {
   std::string s = "point " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" + p.bench;
   for (const auto& kv : p.params) s += " " + kv;
@@ -100,6 +96,14 @@ std::string point_name(std::size_t i, std::size_t n, const SweepPoint& p) {
   }
   return s + ")";
 }
+}  // namespace
+
+std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size) {
+  std::vector<std::size_t> mine;
+  for (std::size_t i = rank; i < n; i += size) mine.push_back(i);
+  return mine;
+}
+
 
 std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const SweepOptions& o,
                                const std::function<PointRecord(const SweepPoint&, const std::string&)>& run_one) {

@@ -30,7 +30,4 @@ std::vector<PointResult> hand_over(std::vector<PointRecord> records, std::vector
 /// The points of `n` that rank `rank` of `size` runs: every size-th, from its rank.
 std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size);
 
-/// "point 3 of 12 (bench k=v; set k=v)", as errors name a point.
-std::string point_name(std::size_t i, std::size_t n, const SweepPoint& p);
-
 }  // namespace kbsim::core

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/text.hpp"
@@ -22,16 +23,16 @@ class Builder {
   /// The group of the nodes made from now on ("sip0/cube3": a cube's; empty: the switch and IO chiplets, which
   /// links without latency join to each other).
   void set_group(std::string g) { group_ = std::move(g); }
-  /// A link of `mm` of wire; distance routing counts `route_mm` for it (negative: `mm`).
+  /// A link of `mm` of wire; distance routing counts `routed_mm` for it (none given: `mm`).
   void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0,
-            double route_mm = -1) {
+            std::optional<double> routed_mm = {}) {
     g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source,
-                        route_mm < 0 ? mm : route_mm, /*generated=*/true});
+                        routed_mm.value_or(mm), /*generated=*/true});
   }
   void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba,
-            double extra_ns = 0, double route_mm = -1) {
-    edge(a, b, bw, mm, ab, extra_ns, route_mm);
-    edge(b, a, bw, mm, ba, extra_ns, route_mm);
+            double extra_ns = 0, std::optional<double> routed_mm = {}) {
+    edge(a, b, bw, mm, ab, extra_ns, routed_mm);
+    edge(b, a, bw, mm, ba, extra_ns, routed_mm);
   }
   void pair(const std::string& a, const std::string& b, const LinkSpec& l, const char* ab, const char* ba) {
     pair(a, b, l.bw_gbs, l.distance_mm, ab, ba, l.latency_ns, l.route_mm());

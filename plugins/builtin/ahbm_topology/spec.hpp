@@ -26,14 +26,18 @@ struct BlockSpec {
   std::string attach;  ///< PE template only: "dma" (data port on the PE router), "cpu" (command port) or ""
 };
 
+/// What distance routing counts for a wire of `distance_mm` given `routing_weight_mm`: the weight when set (> 0),
+/// else the distance. Its timing never changes (docs/model.md, "Routes: shortest wire").
+inline double route_mm(double distance_mm, double routing_weight_mm) {
+  return routing_weight_mm > 0.0 ? routing_weight_mm : distance_mm;
+}
+
 struct LinkSpec {
   double bw_gbs = 0.0;  ///< 0 = unlimited
   double distance_mm = 0.0;
   double latency_ns = 0.0;  ///< added to distance_mm x ns_per_mm (e.g. SerDes and protocol latency)
-  /// What distance routing counts for the link instead of distance_mm; 0 (unset): distance_mm. Its timing never
-  /// changes (docs/model.md, "Routes: shortest wire").
-  double routing_weight_mm = 0.0;
-  double route_mm() const { return routing_weight_mm > 0.0 ? routing_weight_mm : distance_mm; }
+  double routing_weight_mm = 0.0;  ///< see route_mm; 0: unset
+  double route_mm() const { return kbsim::ahbm_topology::route_mm(distance_mm, routing_weight_mm); }
 };
 
 struct PeLinkSpec {
@@ -54,9 +58,9 @@ struct CubePort {
   Side side = Side::kN;
   std::string phy;  ///< e.g. "P0"
   double distance_mm = 2.0;
-  double routing_weight_mm = 0.0;  ///< as LinkSpec's
+  double routing_weight_mm = 0.0;  ///< see route_mm; 0: unset
   std::string origin;
-  double route_mm() const { return routing_weight_mm > 0.0 ? routing_weight_mm : distance_mm; }
+  double route_mm() const { return kbsim::ahbm_topology::route_mm(distance_mm, routing_weight_mm); }
 };
 
 struct IoChipletSpec {
