@@ -529,6 +529,36 @@ TEST(ResolveParams, ParameterGivenTwice) {
             "p:2:1: parameter 'count' given twice (first at p:1:1)");
 }
 
+// Handles declared once: listed as specs, read back in their own types, named in checks.
+constexpr IntParam kCount{"count", 3, "how many"};
+constexpr FloatParam kDelay{"delay_ns", 1.5, "how long"};
+constexpr BoolParam kOn{"on", false, "switch"};
+constexpr StringParam kTarget{"target", "", "where to send", true};
+constexpr NodeParam kPeer{"peer", "", "a collaborator"};
+
+TEST(ResolveParams, HandlesDeclareAndReadAParameterByOneName) {
+  const std::vector<ParamSpec> declared = {kCount, kDelay, kOn, kTarget, kPeer};
+  ASSERT_EQ(declared.size(), 5u);
+  EXPECT_EQ(declared[3].name, "target");
+  EXPECT_TRUE(declared[3].required);
+  EXPECT_EQ(declared[4].type, ParamType::kNode);
+  EXPECT_EQ(declared[1].default_value, ParamValue(1.5));
+  Params p = core::resolve_params(
+      declared, {{"target", std::string("m"), "t.yaml:2:3"}, {"count", std::int64_t{7}, "o"}}, "x.impl", "o");
+  EXPECT_EQ(p.get(kCount), 7);
+  EXPECT_EQ(p.get(kDelay), 1.5);
+  EXPECT_FALSE(p.get(kOn));
+  EXPECT_EQ(p.get(kTarget), "m");
+  EXPECT_EQ(p.get(kPeer), kNoNode) << "an empty reference names no node";
+  EXPECT_EQ(p.origin(kTarget), "t.yaml:2:3");
+  EXPECT_EQ(config_error([&] { p.check(p.get(kCount) < 5, kCount, "must be below 5"); }),
+            "o: parameter 'count' must be below 5");
+  EXPECT_EQ(config_error([] {
+              core::resolve_params({kCount, kTarget}, {}, "x.impl", "t.yaml:4:9");
+            }),
+            "t.yaml:4:9: x.impl needs parameter 'target' (where to send)");
+}
+
 TEST(ResolveParams, ReadingAnUndeclaredOrMistypedParameterIsAnError) {
   Params p = core::resolve_params(specs(), {{"target", std::string("m"), "o"}}, "x.impl", "o");
   EXPECT_THROW(p.get_int("nope"), Error);

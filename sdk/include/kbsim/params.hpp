@@ -67,6 +67,30 @@ inline ParamSpec required(ParamSpec p) {
   return p;
 }
 
+/// A parameter declared once, so that its name is written in one place: list it in an info()'s params (where it
+/// becomes its ParamSpec) and read it with Params::get, which returns the handle's type. Declare handles at namespace
+/// scope (`constexpr IntParam kLatency{"latency_ns", 5, "the hop's latency"};`); `.required = true` for a parameter
+/// the configuration must give.
+template <ParamType K, class Default>
+struct ParamHandle {
+  std::string_view name;
+  Default def;
+  std::string_view doc;
+  bool required = false;
+  operator ParamSpec() const {  // NOLINT(google-explicit-constructor): a handle is listed where specs are
+    if constexpr (K == ParamType::kString || K == ParamType::kNode)
+      return {std::string(name), K, std::string(def), std::string(doc), required};
+    else
+      return {std::string(name), K, def, std::string(doc), required};
+  }
+};
+using IntParam = ParamHandle<ParamType::kInt, std::int64_t>;
+using FloatParam = ParamHandle<ParamType::kFloat, double>;
+using BoolParam = ParamHandle<ParamType::kBool, bool>;
+using StringParam = ParamHandle<ParamType::kString, std::string_view>;
+/// A reference to a collaborator node, by id (see param_node); Params::get gives the node.
+using NodeParam = ParamHandle<ParamType::kNode, std::string_view>;
+
 /// The unit a parameter or key name declares by its suffix, or "" when it has none.
 inline std::string_view unit_of(std::string_view name) {
   struct Suffix {
@@ -140,6 +164,21 @@ class Params {
   /// Throws ConfigError "origin: parameter 'name' <what>" unless `ok`.
   void check(bool ok, std::string_view name, std::string_view what) const {
     if (!ok) throw ConfigError(origin(name) + ": parameter '" + std::string(name) + "' " + std::string(what));
+  }
+
+  // By a declared handle (ParamHandle): the value in the handle's type.
+  std::int64_t get(const IntParam& p) const { return get_int(p.name); }
+  double get(const FloatParam& p) const { return get_float(p.name); }
+  bool get(const BoolParam& p) const { return get_bool(p.name); }
+  const std::string& get(const StringParam& p) const { return get_string(p.name); }
+  NodeIndex get(const NodeParam& p) const { return get_node(p.name); }
+  template <ParamType K, class D>
+  const std::string& origin(const ParamHandle<K, D>& p) const {
+    return origin(p.name);
+  }
+  template <ParamType K, class D>
+  void check(bool ok, const ParamHandle<K, D>& p, std::string_view what) const {
+    check(ok, p.name, what);
   }
 
   const std::vector<ParamEntry>& entries() const noexcept { return entries_; }
