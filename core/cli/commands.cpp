@@ -191,8 +191,8 @@ int cmd_run(const Common& c, core::RunOptions opts, bool bench_given, const std:
   std::printf("  events     %llu in %.3f s wall, %.2f M events/s (build %.3f s)\n",
               static_cast<unsigned long long>(runner.events()), runner.wall_s(), eps / 1e6, runner.build_wall_s());
   if (const core::Simulation* split = runner.split_system())
-    std::printf("  split      %s, %llu windows\n", core::describe(*core::partition_of(*split)).c_str(),
-                static_cast<unsigned long long>(split->executor().windows()));
+    std::printf("  split      %s, %llu windows\n", core::describe(core::split_of(*split)->partition()).c_str(),
+                static_cast<unsigned long long>(core::split_of(*split)->windows()));
   if (runner.points()) {
     const auto& w = core::cluster::world();
     std::printf("  points     %zu run%s, %zu failed (points.json)\n", runner.points(),

@@ -22,7 +22,6 @@ std::vector<Wire>& Executor::wires(Simulation& s) noexcept { return s.wires_; }
 std::vector<Load>& Executor::loads(Simulation& s) noexcept { return s.loads_; }
 std::vector<Stat>& Executor::stats(Simulation& s) noexcept { return s.stats_; }
 const Registry& Executor::registry(const Simulation& s) noexcept { return s.registry_; }
-OpLog* Executor::op_log(Simulation& s) noexcept { return s.oplog_; }
 void Executor::fail(const Simulation& s, NodeIndex node, const std::string& what) { s.fail(node, what); }
 
 void LocalExecutor::nowhere() {

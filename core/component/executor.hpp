@@ -47,8 +47,6 @@ class Executor {
   virtual bool idle() const noexcept = 0;
   /// Events run so far, in every part.
   virtual std::uint64_t events() const noexcept = 0;
-  /// The exchanges the parts made (0 for one process).
-  virtual std::uint64_t windows() const noexcept { return 0; }
 
   /// The bench or a setup asked to stop outside a run: true if the executor takes it (the next run returns at once
   /// everywhere); false: the engine's own stop.
@@ -94,7 +92,6 @@ class Executor {
   static std::vector<Load>& loads(Simulation& s) noexcept;
   static std::vector<Stat>& stats(Simulation& s) noexcept;
   static const Registry& registry(const Simulation& s) noexcept;
-  static OpLog* op_log(Simulation& s) noexcept;
   /// A SimError naming `node` and the time.
   [[noreturn]] static void fail(const Simulation& s, NodeIndex node, const std::string& what);
 };
@@ -102,23 +99,24 @@ class Executor {
 /// All events in this process.
 class LocalExecutor final : public Executor {
  public:
-  explicit LocalExecutor(Simulation& sim) : sim_(sim) {}
+  explicit LocalExecutor(Simulation& sim) : sim_(sim), engine_(engine(sim)) {}
   bool runs(NodeIndex) const noexcept override { return true; }
   Simulator* elsewhere() noexcept override { return nullptr; }
   unsigned parts() const noexcept override { return 1; }
   void run_until(Tick t) override { run_events(sim_, t); }
-  Tick time() const noexcept override { return engine(sim_).now(); }
-  bool idle() const noexcept override { return engine(sim_).empty(); }
-  std::uint64_t events() const noexcept override { return engine(sim_).events(); }
+  Tick time() const noexcept override { return engine_.now(); }
+  bool idle() const noexcept override { return engine_.empty(); }
+  std::uint64_t events() const noexcept override { return engine_.events(); }
   void send_away(const Link&, Ref<Message>, std::uint32_t, Link::Shape, Tick) override { nowhere(); }
   void forward_away(const Link&, const Flit&, Tick) override { nowhere(); }
 
  private:
   [[noreturn]] static void nowhere();
   Simulation& sim_;
+  const Engine& engine_;
 };
 
-/// Makes the executor of a simulation, once its wires exist and before its components are built.
+/// Makes the executor of a simulation, before its wires and components are built (it may not use them yet).
 using MakeExecutor = std::function<std::unique_ptr<Executor>(Simulation&)>;
 
 }  // namespace kbsim::core

@@ -56,7 +56,7 @@ void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
   o.record.t_end = at;
   if (!held()) return emit(std::move(o.record));
   const Place here = where_();
-  if (here.stage == 0)  // (only the component's rank ends it: no other rank could place it alike)
+  if (here.stage == 0)  // (only the component's part ends it: no other part could place it alike)
     throw SimError(std::string(o.record.component_id) + " ended its data operation '" + o.record.name +
                    "' outside any event (in its setup, its finish or a call of the bench): a run split over ranks "
                    "cannot place that in its op log (docs/scale-out.md)");
@@ -66,7 +66,7 @@ void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
 void OpLog::record(OpRecord r) {
   if (!held()) return emit(std::move(r));
   const Place here = where_();
-  if (here.stage == 0) return emit(std::move(r));  // the bench's, alike on every rank: after all that is merged
+  if (here.stage == 0) return emit(std::move(r));  // the bench's, alike in every part: after all that is merged
   const Tick t = r.t_start;
   holding_.push_back({here, {{here, t}}, std::move(r)});
 }
@@ -79,7 +79,7 @@ void OpLog::emit(OpRecord r) {
 
 OpLog::Settled OpLog::settle(const Place& last, std::uint32_t next_epoch) {
   // One process would have made the records placed up to `last` by now, and no others; those it had started
-  // and not ended yet are open (on this rank, or ended here already by a rank that ran past the stop).
+  // and not ended yet are open (in this part, or ended here already by a part that ran past the stop).
   Settled out;
   auto open_at_end = [&](std::vector<Start>& starts) {
     // The latest (re)start up to `last` is where one process has it; later ones belong to the next epoch.

@@ -4,10 +4,10 @@
 // the log asks the message to describe itself. Completed records go to the
 // sinks (the run's observers, as a stream) and, when kept, stay in memory.
 //
-// In a system split over ranks, each rank logs its own components' records. The log then holds them with their
-// Place, and at the end of each of the bench's runs the ranks merge what the run settled into the order one process
-// logs them in (split/split_log.cpp, docs/scale-out.md "The op log of a split run"); every rank's sinks get the merged
-// records.
+// When a system runs in parts (an executor of several processes, core/split), each part logs its own components'
+// records. The log then holds them with their Place, and at the end of each of the bench's runs the parts merge what
+// the run settled into the order one process logs them in (docs/scale-out.md, "The op log of a split run"); every
+// part's sinks get the merged records.
 #pragma once
 
 #include <compare>
@@ -22,9 +22,9 @@
 
 namespace kbsim::core {
 
-/// Where a record was made, in an order that one process and every split of the system agree on: the bench's run
+/// Where a record was made, in an order that one process and every division of the system agree on: the bench's run
 /// (epoch), then whether the bench (or a setup) made it before that run's events (stage 0) or a handler did (stage
-/// 1), then, for a handler's, the largest order key of the events its rank had run at that time so far (the order
+/// 1), then, for a handler's, the largest order key of the events its part had run at that time so far (the order
 /// of simultaneous events, docs/architecture.md, with the scheduling node's count of its events as the last tie).
 struct Place {
   std::uint32_t epoch = 0;
@@ -52,7 +52,7 @@ class OpLog final : public OpLogView {
     std::vector<Start> starts;
     OpRecord record;
   };
-  /// What the end of a run settles on this rank (settle).
+  /// What the end of a run settles in this part (settle).
   struct Settled {
     std::vector<Held> records;  ///< in the order they were made
     Tick watermark = kNever;    ///< the earliest start of a record open at the end
@@ -85,23 +85,23 @@ class OpLog final : public OpLogView {
   std::size_t open() const noexcept { return held() ? merged_open_ : pending_.size(); }
   std::uint64_t count() const noexcept { return seq_; }
 
-  // --- a split system's ---
+  // --- a system run in parts ---
   /// Hold the records handlers make (end, record) with the place `where` gives (stage 1), instead of passing them
-  /// on; what the bench records outside any handler (stage 0: alike on every rank) still passes on at once.
+  /// on; what the bench records outside any handler (stage 0: alike in every part) still passes on at once.
   void hold(std::function<Place()> where) { where_ = std::move(where); }
-  /// The end of a run at `last`: records placed after it (on a rank that ran past the stop that ended the run) go
+  /// The end of a run at `last`: records placed after it (in a part that ran past the stop that ended the run) go
   /// to the next epoch (at the job's end, one process never makes them: they stay held); the others are returned, with
   /// the records open at `last` as one process has them (started up to it, not ended up to it; a record restarted past
   /// it counts from its start before).
   Settled settle(const Place& last, std::uint32_t next_epoch);
-  /// Pass a merged record on (its seq is assigned here), as an unsplit log passes on what it logs.
+  /// Pass a merged record on (its seq is assigned here), as a log of one process passes on what it logs.
   void emit(OpRecord r);
   /// The whole system's open records after the last merge: how many, and the earliest start among them.
   void set_merged_open(std::uint64_t open, Tick watermark) noexcept {
     merged_open_ = open;
     merged_watermark_ = watermark;
   }
-  /// A kind's name as storage that outlives the run (OpRecord::kind), for records made on another rank.
+  /// A kind's name as storage that outlives the run (OpRecord::kind), for records made in another part.
   std::string_view intern(std::string_view kind) { return *kinds_.emplace(kind).first; }
 
  private:
@@ -124,7 +124,7 @@ class OpLog final : public OpLogView {
   std::unordered_map<Key, Open, KeyHash> pending_;
   std::vector<OpRecord> records_;
   std::vector<Sink> sinks_;
-  // A split system's (hold).
+  // A system run in parts (hold).
   std::function<Place()> where_;  ///< set: records are held
   bool held() const noexcept { return static_cast<bool>(where_); }
   std::vector<Held> holding_;

@@ -17,6 +17,11 @@ class Registry;
 
 class ServiceBoard {
  public:
+  ServiceBoard() = default;
+  ServiceBoard(const ServiceBoard&) = delete;
+  ServiceBoard& operator=(const ServiceBoard&) = delete;
+  ~ServiceBoard() { clear(); }  // (newest first, also when a system's construction failed)
+
   /// The service named `name`: one provided or made before, else one made now by the plugin that provides it
   /// (for `system`, whose components see `sim`); nullptr when none does, or it declined for this system.
   Service* find(std::string_view name, const Registry& registry, System& system, Simulator& sim);

@@ -157,7 +157,7 @@ class Writer {
     w.field("elaborations", run_.elaborations);
     w.field("peak_rss_mb", peak_rss_mb());
     if (std::any_of(run_.systems->begin(), run_.systems->end(),
-                    [](const auto& s) { return partition_of(*s) != nullptr; })) {
+                    [](const auto& s) { return split_of(*s) != nullptr; })) {
       w.key("split");
       split(w);
     }
@@ -172,8 +172,9 @@ class Writer {
     w.key("systems");
     w.begin_array();
     for (const auto& sys : *run_.systems) {
-      const Partition* p = partition_of(*sys);
-      if (!p) continue;
+      const SplitExecutor* split = split_of(*sys);
+      if (!split) continue;
+      const Partition* p = &split->partition();
       w.begin_object();
       w.field("summary", describe(*p));
       w.key("nodes_per_rank");
@@ -182,7 +183,7 @@ class Writer {
       w.end_array();
       w.field("cut_links", p->cut_links);
       if (p->lookahead != kNever) w.field("lookahead_ns", ticks_to_ns(p->lookahead));
-      w.field("windows", sys->executor().windows());
+      w.field("windows", split->windows());
       w.end_object();
     }
     w.end_array();

@@ -57,7 +57,7 @@ class BenchRunner final : public BenchContext {
   /// The systems split over ranks, and how (nullptr when none is).
   const Simulation* split_system() const noexcept {
     for (const auto& s : state_.systems())
-      if (partition_of(*s)) return s.get();
+      if (split_of(*s)) return s.get();
     return nullptr;
   }
 

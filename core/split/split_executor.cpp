@@ -13,6 +13,7 @@ using namespace said;
 
 SplitExecutor::SplitExecutor(Simulation& sim, const Split& split)
     : sim_(sim),
+      engine_(engine(sim)),
       split_(split),
       outbox_(split.partition->ranks),
       routes_(sim.nodes().size()),
@@ -25,9 +26,8 @@ MakeExecutor split_executor(const Split& split) {
   return [split](Simulation& sim) { return std::make_unique<SplitExecutor>(sim, split); };
 }
 
-const Partition* partition_of(const Simulation& sim) noexcept {
-  const auto* split = dynamic_cast<const SplitExecutor*>(&sim.executor());
-  return split ? &split->partition() : nullptr;
+const SplitExecutor* split_of(const Simulation& sim) noexcept {
+  return dynamic_cast<const SplitExecutor*>(&sim.executor());
 }
 
 void SplitExecutor::same_log(unsigned rank, bool placing) const {
@@ -44,7 +44,7 @@ void SplitExecutor::outside_handler(NodeIndex from) {
   if (!may_act_)
     fail(sim_, from,
          "is driven by the bench at t=" + format_ns(ticks_to_ns(host_now_)) + " ns, but rank " +
-             std::to_string(split_.rank) + " has simulated up to t=" + format_ns(ticks_to_ns(engine(sim_).now())) +
+             std::to_string(split_.rank) + " has simulated up to t=" + format_ns(ticks_to_ns(engine_.now())) +
              " ns: in a split run the bench can act only on the part of the system whose rank stopped the run "
              "(docs/scale-out.md)");
 }
@@ -73,7 +73,7 @@ bool SplitExecutor::stop_outside_run() noexcept {
 void SplitExecutor::run_until(Tick t) {
   // Conservative windows: each starts at the earliest pending event of any rank and ends one lookahead later (an
   // event sent across in it arrives after it); what crossed is exchanged at its end. Empty stretches cost nothing.
-  Engine& eng = engine(sim_);
+  Engine& eng = engine_;
   const Tick lookahead = split_.partition->lookahead;
   Transport& net = *split_.transport;
   Tick stop_here = kNever;  // when a component of this rank stopped the run (request_stop), in the last window
@@ -175,8 +175,8 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
   const std::size_t nodes = sim_.nodes().size();
   std::string mine(1, kGathered);
   ByteWriter w(mine);
-  w.put(engine(sim_).events());
-  w.put(engine(sim_).now());
+  w.put(engine_.events());
+  w.put(engine_.now());
   for (NodeIndex n = 0; n < nodes; ++n)
     if (runs(n))
       for (const Stat& st : sim_.node_stats(n)) w.put(st);

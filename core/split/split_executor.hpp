@@ -27,6 +27,8 @@ class SplitExecutor final : public Executor {
   ~SplitExecutor() override;
 
   const Partition& partition() const noexcept { return *split_.partition; }
+  /// The windows its runs took so far (each one exchange among the ranks).
+  std::uint64_t windows() const noexcept { return windows_; }
 
   bool runs(NodeIndex n) const noexcept override { return split_.partition->rank_of[n] == split_.rank; }
   Simulator* elsewhere() noexcept override { return shadow_.get(); }
@@ -34,8 +36,7 @@ class SplitExecutor final : public Executor {
   void run_until(Tick t) override;
   Tick time() const noexcept override { return host_now_; }
   bool idle() const noexcept override { return idle_; }
-  std::uint64_t events() const noexcept override { return engine(sim_).events() + other_events_; }
-  std::uint64_t windows() const noexcept override { return windows_; }
+  std::uint64_t events() const noexcept override { return engine_.events() + other_events_; }
   bool stop_outside_run() noexcept override;
   bool hold(const Error& e) override;
   void finished() override;
@@ -89,6 +90,7 @@ class SplitExecutor final : public Executor {
 
   static constexpr std::uint32_t kNoHome = ~std::uint32_t{0};
   Simulation& sim_;
+  Engine& engine_;
   Split split_;
   std::vector<std::string> outbox_;        ///< per rank: messages for it, as bytes (emptied once sent)
   Transport::Exchanged received_;          ///< the last window's exchange (its buffers kept for the next)
@@ -131,7 +133,7 @@ class SplitExecutor final : public Executor {
 /// What makes a system's executor this rank's part of `split`.
 MakeExecutor split_executor(const Split& split);
 
-/// The partition of `sim`'s system, if its executor is a split one (nullptr otherwise).
-const Partition* partition_of(const Simulation& sim) noexcept;
+/// `sim`'s executor, if it is a split one (nullptr otherwise).
+const SplitExecutor* split_of(const Simulation& sim) noexcept;
 
 }  // namespace kbsim::core

@@ -131,14 +131,14 @@ bool SplitExecutor::set_op_log(OpLog* log) {
 }
 
 void SplitExecutor::place_event(std::uint32_t priority) {
-  const Engine& eng = engine(sim_);
+  const Engine& eng = engine_;
   const std::uint32_t slot = eng.running_slot();
   const std::uint64_t tie = slot < ties_.size() ? ties_[slot] : 0;
   const Place here{epoch_, 1, eng.now(), priority, eng.running_root(), eng.running_lane(), tie};
   if (pos_ < here) pos_ = here;
 }
 
-Place SplitExecutor::place() const { return engine(sim_).dispatching() ? pos_ : Place{epoch_, 0, 0, 0, 0, 0, 0}; }
+Place SplitExecutor::place() const { return engine_.dispatching() ? pos_ : Place{epoch_, 0, 0, 0, 0, 0, 0}; }
 
 Place SplitExecutor::bench_end() const {
   constexpr auto k32 = std::numeric_limits<std::uint32_t>::max();

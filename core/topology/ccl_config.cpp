@@ -52,7 +52,7 @@ CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, cons
   const std::vector<RawParam> given = raw(root["defaults"], origins, "defaults");
   CclConfig out;
   out.source = src.name();
-  out.algorithm = resolve_params(defaults, given, src.name() + " defaults", src.name()).get_string("algorithm");
+  out.algorithm = resolve_params(defaults, given, src.name() + " defaults", src.name()).get(ccl_param::kAlgorithm);
 
   const YAML::Node& algos = root["algorithms"];
   if (!algos.IsMap()) throw ConfigError(where(algos) + ": algorithms must be a map of algorithm name: parameters");
@@ -65,10 +65,10 @@ CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, cons
   for (const auto& [name, entry] : registry.ccl()) {
     std::vector<ParamSpec> specs = entry.type->info.params;
     for (const ParamSpec& d : defaults)
-      if (d.name != "algorithm") specs.push_back(d);
+      if (d.name != ccl_param::kAlgorithm.name) specs.push_back(d);
     std::vector<RawParam> merged;
     for (const RawParam& r : given)
-      if (r.name != "algorithm") merged.push_back(r);
+      if (r.name != ccl_param::kAlgorithm.name) merged.push_back(r);
     for (RawParam& r : raw(algos[name], origins, "algorithms." + name)) {
       std::erase_if(merged, [&](const RawParam& m) { return m.name == r.name; });
       merged.push_back(std::move(r));
@@ -79,7 +79,7 @@ CclConfig build(YamlSource& src, const std::vector<std::string>& overrides, cons
   if (!out.algorithms.count(out.algorithm)) {
     std::string at = src.name();
     for (const RawParam& r : given)
-      if (r.name == "algorithm") at = r.origin;
+      if (r.name == ccl_param::kAlgorithm.name) at = r.origin;
     throw ConfigError(at + ": defaults.algorithm '" + out.algorithm + "' is not a registered CCL algorithm" +
                       suggest(out.algorithm, known) + " (kbsim list ccl)");
   }

@@ -10,12 +10,14 @@
 
 namespace {
 
+constexpr kbsim::FloatParam kPipelineNs{"pipeline_ns", 1.0, "pipeline latency added to every flit"};
+
 class VendorSwitch final : public kbsim::Forwarder {
  public:
   explicit VendorSwitch(const kbsim::ComponentContext& ctx)
       : Forwarder(ctx),  // reads overhead_ns and registers the base statistics
-        pipeline_(kbsim::ns_to_ticks(params().get_float("pipeline_ns"))) {
-    params().check(params().get_float("pipeline_ns") >= 0.0, "pipeline_ns", "must be >= 0");
+        pipeline_(kbsim::ns_to_ticks(params().get(kPipelineNs))) {
+    params().check(params().get(kPipelineNs) >= 0.0, kPipelineNs, "must be >= 0");
     // Routing charges what one message pays here: the overhead plus one pipeline pass.
     set_transit_cost(overhead() + pipeline_);
   }
@@ -23,7 +25,7 @@ class VendorSwitch final : public kbsim::Forwarder {
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i =
         base_info("vendor_switch", "vendor transit node: wormhole forwarding plus a fixed per-flit pipeline latency");
-    i.params.push_back(kbsim::param_float("pipeline_ns", 1.0, "pipeline latency added to every flit"));
+    i.params.push_back(kPipelineNs);
     return i;
   }
 

@@ -26,8 +26,8 @@ class Builder {
   /// A link of `mm` of wire; distance routing counts `routed_mm` for it (none given: `mm`).
   void edge(const std::string& a, const std::string& b, double bw, double mm, const char* kind, double extra_ns = 0,
             std::optional<double> routed_mm = {}) {
-    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source,
-                        routed_mm.value_or(mm), /*generated=*/true});
+    g_.edges.push_back({a, b, bw, mm * s_.ns_per_mm + extra_ns, s_.flit_bytes, kind, s_.source, routed_mm.value_or(mm),
+                        /*generated=*/true});
   }
   void pair(const std::string& a, const std::string& b, double bw, double mm, const char* ab, const char* ba,
             double extra_ns = 0, std::optional<double> routed_mm = {}) {
@@ -51,9 +51,10 @@ class Builder {
 double hbm_efficiency(const AhbmSpec& s, const config::Components& components) {
   const std::string where = s.hbm_ctrl.origin.empty() ? s.source + ": cube.components.hbm_ctrl" : s.hbm_ctrl.origin;
   const Params p = components.resolve(s.hbm_ctrl.impl, s.hbm_ctrl.attrs, where);
+  constexpr std::string_view kEfficiency = "efficiency";  // (hbm_ctrl's parameter: declared there)
   for (const ParamEntry& e : p.entries())
-    if (e.name == "efficiency") {
-      const double v = p.get_float("efficiency");
+    if (e.name == kEfficiency) {
+      const double v = p.get_float(kEfficiency);
       return v > 0.0 && v <= 1.0 ? v : 1.0;
     }
   return 1.0;

@@ -47,6 +47,11 @@ constexpr Panel kPanels[] = {
 };
 constexpr unsigned kGroup = 64 / 8;  // Llama-70B: 64 query heads over 8 KV heads
 
+constexpr StringParam kPanel{"panel", "single_user_decode",
+                             "single_user_prefill, multi_user_prefill, single_user_decode or multi_user_decode"};
+constexpr StringParam kScale{"scale", "headline", "headline (head dim 128, s_kv 2048) or validation (64, 256)"};
+constexpr IntParam kSKv{"s_kv", 0, "KV sequence length (0: the scale's); a multiple of the rank count"};
+
 /// Deterministic values in [-1, 1), exact in f16.
 std::vector<double> values(std::int64_t n, std::uint32_t seed) {
   std::vector<double> v(static_cast<std::size_t>(n));
@@ -89,10 +94,7 @@ class GqaAttention final : public Bench {
                 "one panel of the GQA Llama-70B attention evaluation: a GQA group's attention with its KV sequence "
                 "split over an IPCQ ring of PEs (single_user) or cubes (multi_user), prefill or decode; reports "
                 "latency and op-log counts",
-                {param_string("panel", "single_user_decode",
-                              "single_user_prefill, multi_user_prefill, single_user_decode or multi_user_decode"),
-                 param_string("scale", "headline", "headline (head dim 128, s_kv 2048) or validation (64, 256)"),
-                 param_int("s_kv", 0, "KV sequence length (0: the scale's); a multiple of the rank count")}};
+                {kPanel, kScale, kSKv}};
     i.reads_op_log = true;
     i.splits = true;  // it drives the system through the host runtime only
     i.reads_topology = true;
@@ -103,16 +105,16 @@ class GqaAttention final : public Bench {
     const Params& p = ctx.params();
     const Panel* panel = nullptr;
     for (const Panel& x : kPanels)
-      if (p.get_string("panel") == x.name) panel = &x;
-    p.check(panel != nullptr, "panel",
+      if (p.get(kPanel) == x.name) panel = &x;
+    p.check(panel != nullptr, kPanel,
             "must be single_user_prefill, multi_user_prefill, single_user_decode or multi_user_decode");
-    const std::string& scale_name = p.get_string("scale");
-    p.check(scale_name == "headline" || scale_name == "validation", "scale", "must be headline or validation");
+    const std::string& scale_name = p.get(kScale);
+    p.check(scale_name == "headline" || scale_name == "validation", kScale, "must be headline or validation");
     const bool headline = scale_name == "headline";
     const std::int64_t d = headline ? 128 : 64;
-    const std::int64_t s_kv = p.get_int("s_kv") ? p.get_int("s_kv") : (headline ? 2048 : 256);
+    const std::int64_t s_kv = p.get(kSKv) ? p.get(kSKv) : (headline ? 2048 : 256);
     const unsigned n = panel->ranks;
-    p.check(s_kv > 0 && s_kv % n == 0 && s_kv <= 65536, "s_kv",
+    p.check(s_kv > 0 && s_kv % n == 0 && s_kv <= 65536, kSKv,
             "must be a positive multiple of the panel's " + std::to_string(n) + " ranks, at most 65536");
     const std::int64_t rows = static_cast<std::int64_t>(panel->s_q) * kGroup;  // query rows: S_q tokens x 8 heads
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));

@@ -30,17 +30,18 @@ double value(unsigned rank, unsigned cube, std::int64_t i) {
   return static_cast<double>((rank * 7 + cube * 3 + static_cast<unsigned>(i % 8)) % 8) / 8.0;
 }
 
+constexpr IntParam kNElem{"n_elem", 49152, "f16 elements per cube's shard (49152 = 96 KB)"};
+constexpr BoolParam kFitSlot{"fit_slot", true,
+                             "raise ccl.yaml's slot_size to what the algorithm needs when it is smaller (one shard for "
+                             "an algorithm that sends a shard per message, as the reference's sweep does)"};
+
 class CclAllreduce final : public Bench {
  public:
   static BenchInfo info() {
-    BenchInfo i{
-        "ccl-allreduce",
-        "all_reduce of one f16 shard per cube's pe0 on every SIP, through the CCL algorithm ccl.yaml selects; "
-        "reports the critical path, per-phase windows, bytes moved and the busiest link",
-        {param_int("n_elem", 49152, "f16 elements per cube's shard (49152 = 96 KB)"),
-         param_bool("fit_slot", true,
-                    "raise ccl.yaml's slot_size to what the algorithm needs when it is smaller (one shard for an "
-                    "algorithm that sends a shard per message, as the reference's sweep does)")}};
+    BenchInfo i{"ccl-allreduce",
+                "all_reduce of one f16 shard per cube's pe0 on every SIP, through the CCL algorithm ccl.yaml selects; "
+                "reports the critical path, per-phase windows, bytes moved and the busiest link",
+                {kNElem, kFitSlot}};
     i.splits = true;  // it drives the system through the host runtime only
     i.reads_topology = true;
     return i;
@@ -48,13 +49,13 @@ class CclAllreduce final : public Bench {
 
   void run(BenchContext& ctx) override {
     const Params& p = ctx.params();
-    const std::int64_t n = p.get_int("n_elem");
-    p.check(n >= 1 && n <= (std::int64_t{1} << 24), "n_elem", "must be in 1..16777216");
+    const std::int64_t n = p.get(kNElem);
+    p.check(n >= 1 && n <= (std::int64_t{1} << 24), kNElem, "must be in 1..16777216");
     CclConfig cfg = ctx.ccl();
     const std::uint64_t shard_bytes = static_cast<std::uint64_t>(n) * 2;
     System& sys = ctx.configured();
     Params& ap = cfg.algorithms.at(cfg.algorithm).params;
-    if (p.get_bool("fit_slot")) {
+    if (p.get(kFitSlot)) {
       // The slot the algorithm needs for this collective (one shard, for one that sends a shard per message).
       const auto shape = ccl::SystemShape::from(sys.attrs());
       const std::unique_ptr<CclAlgorithm> made = cfg.create();
@@ -66,9 +67,9 @@ class CclAllreduce final : public Bench {
                                                              shape.cube_w,
                                                              shape.cube_h})
                                       : 0;
-      if (ap.get_int("slot_size") < static_cast<std::int64_t>(need)) {
+      if (ap.get(ccl_param::kSlotSize) < static_cast<std::int64_t>(need)) {
         for (ParamEntry& e : ap.entries())
-          if (e.name == "slot_size") {
+          if (e.name == ccl_param::kSlotSize.name) {
             e.value = static_cast<std::int64_t>(need);
             e.origin = "ccl-allreduce fit_slot";
           }

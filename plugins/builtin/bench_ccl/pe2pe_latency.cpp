@@ -62,16 +62,18 @@ void pe2pe_kernel(tl::Program& tl, const tl::Args& a) {
   }
 }
 
+constexpr StringParam kSizes{"sizes", "128,256,512,1024,2048,4096,8192,10240", "message sizes in bytes"};
+
 std::vector<std::int64_t> sizes_of(const Params& p) {
   std::vector<std::int64_t> out;
-  std::stringstream in(p.get_string("sizes"));
+  std::stringstream in(p.get(kSizes));
   for (std::string item; std::getline(in, item, ',');) {
     const ParamValue v = parse_scalar(item);
     const auto* i = std::get_if<std::int64_t>(&v);
-    p.check(i && *i >= 1 && *i <= (1 << 24), "sizes", "must be a comma-separated list of byte counts in 1..16777216");
+    p.check(i && *i >= 1 && *i <= (1 << 24), kSizes, "must be a comma-separated list of byte counts in 1..16777216");
     out.push_back(*i);
   }
-  p.check(!out.empty(), "sizes", "must name at least one size");
+  p.check(!out.empty(), kSizes, "must name at least one size");
   return out;
 }
 
@@ -81,7 +83,7 @@ class Pe2PeLatency final : public Bench {
     BenchInfo i{"pe2pe-latency",
                 "PE-to-PE latency over 4 hops (intra-cube horizontal/vertical, inter-cube horizontal/vertical): IPCQ "
                 "send + recv, send + recv_no_consume, and a raw DMA write, for each size",
-                {param_string("sizes", "128,256,512,1024,2048,4096,8192,10240", "message sizes in bytes")}};
+                {kSizes}};
     i.splits = true;  // it drives the system through the host runtime only
     i.reads_topology = true;
     return i;
@@ -103,7 +105,7 @@ class Pe2PeLatency final : public Bench {
     Params& cp = cfg.algorithms.at(cfg.algorithm).params;
     const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
     for (ParamEntry& e : cp.entries())
-      if (e.name == "slot_size" && std::get<std::int64_t>(e.value) < largest) e.value = largest;
+      if (e.name == ccl_param::kSlotSize.name && std::get<std::int64_t>(e.value) < largest) e.value = largest;
     std::vector<ccl::Wire> wires;
     for (const Hop& h : hops) {
       wires.push_back({{0, 0, 0}, h.dir, {0, h.cube, h.pe}});

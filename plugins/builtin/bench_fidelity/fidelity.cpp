@@ -233,21 +233,23 @@ void collectives(BenchContext& ctx, Table& t) {
              number(pe2pe, {"ipcq_at_least_raw_dma"}) != 0, "");
 }
 
+constexpr FloatParam kTolerancePct{"tolerance_pct", 5.0, "how far a figure may be from the reference, in percent"};
+
 class Fidelity final : public Bench {
  public:
   static BenchInfo info() {
     BenchInfo i{"fidelity",
                 "the reference's measured figures, orderings and invariants against this configuration "
                 "(reference | kbsim | ratio | within 5%); fails when one misses",
-                {param_float("tolerance_pct", 5.0, "how far a figure may be from the reference, in percent")}};
+                {kTolerancePct}};
     i.splits = true;  // its own system is driven through a BenchMemClient; the benches it runs run whole
     i.reads_topology = true;
     return i;
   }
 
   void run(BenchContext& ctx) override {
-    const double tolerance = ctx.params().get_float("tolerance_pct");
-    ctx.params().check(tolerance > 0 && tolerance < 100, "tolerance_pct", "must be in (0, 100)");
+    const double tolerance = ctx.params().get(kTolerancePct);
+    ctx.params().check(tolerance > 0 && tolerance < 100, kTolerancePct, "must be in (0, 100)");
     const ahbm::MemoryMap map = ahbm::MemoryMap::from(ctx.topology().attrs);
     Table t(tolerance);
     fabric_and_memory(ctx, map, t);

@@ -36,6 +36,17 @@ using kbsim::DType;
 
 enum Variant : std::int64_t { kLoadRef = 0, kPinned = 1, kRefRef = 2 };
 
+// gemm-single-pe's parameters.
+constexpr kbsim::IntParam kSinglePeM{"M", 64, "rows of A and C"};
+constexpr kbsim::IntParam kSinglePeK{"K", 64, "columns of A, rows of B"};
+constexpr kbsim::IntParam kSinglePeN{"N", 64, "columns of B and C"};
+// matmul-composite's: the same shape, other defaults, and the composite's options.
+constexpr kbsim::IntParam kCompositeM{"M", 32, "rows of A and C"};
+constexpr kbsim::IntParam kCompositeK{"K", 3072, "columns of A, rows of B"};
+constexpr kbsim::IntParam kCompositeN{"N", 32, "columns of B and C"};
+constexpr kbsim::StringParam kVariant{"variant", "load_ref", "operand staging: load_ref, pinned or ref_ref"};
+constexpr kbsim::StringParam kEpilogue{"epilogue", "none", "fused output-tile epilogue: none or relu"};
+
 void gemm_single_pe(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg &a = args.tensor(0), &b = args.tensor(1), &c = args.tensor(2);
   tl::Tensor ta = tl.load(a.ptr, a.shape, a.dtype);
@@ -113,21 +124,24 @@ class GemmBench : public kbsim::Bench {
 
   void run(kbsim::BenchContext& ctx) override {
     const kbsim::Params& p = ctx.params();
-    const std::int64_t m = p.get_int("M"), k = p.get_int("K"), n = p.get_int("N");
-    p.check(m > 0 && m <= (1 << 24), "M", "must be in 1..16777216");
-    p.check(k > 0 && k <= (1 << 24), "K", "must be in 1..16777216");
-    p.check(n > 0 && n <= (1 << 24), "N", "must be in 1..16777216");
+    const kbsim::IntParam& pm = composite_ ? kCompositeM : kSinglePeM;
+    const kbsim::IntParam& pk = composite_ ? kCompositeK : kSinglePeK;
+    const kbsim::IntParam& pn = composite_ ? kCompositeN : kSinglePeN;
+    const std::int64_t m = p.get(pm), k = p.get(pk), n = p.get(pn);
+    p.check(m > 0 && m <= (1 << 24), pm, "must be in 1..16777216");
+    p.check(k > 0 && k <= (1 << 24), pk, "must be in 1..16777216");
+    p.check(n > 0 && n <= (1 << 24), pn, "must be in 1..16777216");
     std::int64_t variant = kLoadRef;
     bool relu = false;
     if (composite_) {
-      const std::string& v = p.get_string("variant");
+      const std::string& v = p.get(kVariant);
       variant = v == "load_ref"  ? std::int64_t{kLoadRef}
                 : v == "pinned"  ? std::int64_t{kPinned}
                 : v == "ref_ref" ? std::int64_t{kRefRef}
                                  : -1;
-      p.check(variant >= 0, "variant", "must be load_ref, pinned or ref_ref");
-      const std::string& e = p.get_string("epilogue");
-      p.check(e == "none" || e == "relu", "epilogue", "must be none or relu");
+      p.check(variant >= 0, kVariant, "must be load_ref, pinned or ref_ref");
+      const std::string& e = p.get(kEpilogue);
+      p.check(e == "none" || e == "relu", kEpilogue, "must be none or relu");
       relu = e == "relu";
     }
     rt::Runtime& r = ctx.configured().service<rt::Runtime>();
@@ -207,11 +221,9 @@ class GemmSinglePe final : public GemmBench {
  public:
   GemmSinglePe() : GemmBench(false) {}
   static kbsim::BenchInfo info() {
-    kbsim::BenchInfo i{
-        "gemm-single-pe",
-        "One GEMM on PE 0 of cube 0: load A and B, one GEMM command, store C; reports engine busy times",
-        {kbsim::param_int("M", 64, "rows of A and C"), kbsim::param_int("K", 64, "columns of A, rows of B"),
-         kbsim::param_int("N", 64, "columns of B and C")}};
+    kbsim::BenchInfo i{"gemm-single-pe",
+                       "One GEMM on PE 0 of cube 0: load A and B, one GEMM command, store C; reports engine busy times",
+                       {kSinglePeM, kSinglePeK, kSinglePeN}};
     i.splits = true;  // it drives the system through the host runtime and statistics only
     i.reads_topology = true;
     return i;
@@ -225,10 +237,7 @@ class MatmulComposite final : public GemmBench {
     kbsim::BenchInfo i{
         "matmul-composite",
         "A tiled composite GEMM on PE 0 of cube 0; reports the composite and kernel windows and stage busy times",
-        {kbsim::param_int("M", 32, "rows of A and C"), kbsim::param_int("K", 3072, "columns of A, rows of B"),
-         kbsim::param_int("N", 32, "columns of B and C"),
-         kbsim::param_string("variant", "load_ref", "operand staging: load_ref, pinned or ref_ref"),
-         kbsim::param_string("epilogue", "none", "fused output-tile epilogue: none or relu")}};
+        {kCompositeM, kCompositeK, kCompositeN, kVariant, kEpilogue}};
     i.splits = true;  // it drives the system through the host runtime and statistics only
     i.reads_topology = true;
     return i;

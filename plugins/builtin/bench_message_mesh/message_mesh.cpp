@@ -10,30 +10,32 @@
 
 namespace {
 
+constexpr kbsim::IntParam kX{"x", 8, "torus width"};
+constexpr kbsim::IntParam kY{"y", 8, "torus height"};
+constexpr kbsim::IntParam kStopNs{"stop_ns", 10000, "simulated time to run"};
+constexpr kbsim::IntParam kSeed{"seed", 1, "base seed of the nodes' generators"};
+constexpr kbsim::IntParam kLatencyNs{
+    "latency_ns", 1, "latency of every link (the lookahead when the torus is split over mpirun's ranks)"};
+constexpr kbsim::StringParam kImpl{"impl", "builtin.mesh_node", "implementation of the nodes"};
+
 class MessageMesh final : public kbsim::Bench {
  public:
   static kbsim::BenchInfo info() {
-    kbsim::BenchInfo i{
-        "message-mesh",
-        "engine throughput: random event forwarding on an x-by-y torus of 1 ns links (latency_ns)",
-        {kbsim::param_int("x", 8, "torus width"), kbsim::param_int("y", 8, "torus height"),
-         kbsim::param_int("stop_ns", 10000, "simulated time to run"),
-         kbsim::param_int("seed", 1, "base seed of the nodes' generators"),
-         kbsim::param_int("latency_ns", 1,
-                          "latency of every link (the lookahead when the torus is split over mpirun's ranks)"),
-         kbsim::param_string("impl", "builtin.mesh_node", "implementation of the nodes")}};
+    kbsim::BenchInfo i{"message-mesh",
+                       "engine throughput: random event forwarding on an x-by-y torus of 1 ns links (latency_ns)",
+                       {kX, kY, kStopNs, kSeed, kLatencyNs, kImpl}};
     i.splits = true;  // it only runs the system and reads statistics
     return i;
   }
 
   void run(kbsim::BenchContext& ctx) override {
     const auto& p = ctx.params();
-    const std::int64_t x = p.get_int("x"), y = p.get_int("y"), stop_ns = p.get_int("stop_ns");
-    const std::int64_t latency_ns = p.get_int("latency_ns");
-    p.check(x >= 1 && x <= 4096, "x", "must be in 1..4096");
-    p.check(y >= 1 && y <= 4096, "y", "must be in 1..4096");
-    p.check(stop_ns >= 0 && stop_ns <= 1000000000000000, "stop_ns", "must be in 0..1e15 (the 64-bit picosecond clock)");
-    p.check(latency_ns >= 1 && latency_ns <= 1000000, "latency_ns", "must be in 1..1000000");
+    const std::int64_t x = p.get(kX), y = p.get(kY), stop_ns = p.get(kStopNs);
+    const std::int64_t latency_ns = p.get(kLatencyNs);
+    p.check(x >= 1 && x <= 4096, kX, "must be in 1..4096");
+    p.check(y >= 1 && y <= 4096, kY, "must be in 1..4096");
+    p.check(stop_ns >= 0 && stop_ns <= 1000000000000000, kStopNs, "must be in 0..1e15 (the 64-bit picosecond clock)");
+    p.check(latency_ns >= 1 && latency_ns <= 1000000, kLatencyNs, "must be in 1..1000000");
     // About 3 KB per node (its graph entry, the simulation's node and links, the component), measured at 300x300.
     kbsim::require_memory(
         3e3 * static_cast<double>(x * y),
@@ -46,8 +48,7 @@ class MessageMesh final : public kbsim::Bench {
     g.edges.reserve(static_cast<std::size_t>(4 * x * y));
     for (std::int64_t j = 0; j < y; ++j)
       for (std::int64_t i = 0; i < x; ++i)
-        g.nodes.push_back(
-            {id(i, j), p.get_string("impl"), {{"seed", p.get_int("seed"), "--param seed"}}, "message-mesh"});
+        g.nodes.push_back({id(i, j), p.get(kImpl), {{"seed", p.get(kSeed), "--param seed"}}, "message-mesh"});
     for (std::int64_t j = 0; j < y; ++j) {
       for (std::int64_t i = 0; i < x; ++i) {
         const std::string self = id(i, j);

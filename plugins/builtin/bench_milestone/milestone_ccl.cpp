@@ -57,41 +57,45 @@ std::string short_name(const std::string& algo) {
   return algo;
 }
 
+constexpr StringParam kSizes{"sizes", "8,32,64,128,512,1024,2048,4096,8192,16384,32768,49152",
+                             "f16 elements per cube's shard (49152 = 96 KB per PE, the reference's largest)"};
+constexpr StringParam kTopologies{"topologies", "ring_1d,torus_2d,mesh_2d_no_wrap",
+                                  "SIP topologies of the latency sweep (6 SIPs; 3x2 for the 2-D ones)"};
+constexpr StringParam kAlgorithms{"algorithms", "all",
+                                  "CCL algorithms of the latency sweep (all: every registered one)"};
+constexpr StringParam kBufferSizes{
+    "buffer_sizes", "512,4096,16384,32768",
+    "f16 elements per shard of the buffer-kind sweep (tcm/sram/hbm slots, torus_2d 3x2)"};
+
 class MilestoneCcl final : public Bench {
  public:
   static BenchInfo info() {
     BenchInfo i{"milestone-ccl",
                 "the allreduce milestone: ccl-allreduce over 12 sizes x 3 SIP topologies x every CCL algorithm, center "
                 "vs corner root, IPCQ buffer kinds; writes summary.csv, SVG figures and index.html",
-                {param_string("sizes", "8,32,64,128,512,1024,2048,4096,8192,16384,32768,49152",
-                              "f16 elements per cube's shard (49152 = 96 KB per PE, the reference's largest)"),
-                 param_string("topologies", "ring_1d,torus_2d,mesh_2d_no_wrap",
-                              "SIP topologies of the latency sweep (6 SIPs; 3x2 for the 2-D ones)"),
-                 param_string("algorithms", "all", "CCL algorithms of the latency sweep (all: every registered one)"),
-                 param_string("buffer_sizes", "512,4096,16384,32768",
-                              "f16 elements per shard of the buffer-kind sweep (tcm/sram/hbm slots, torus_2d 3x2)")}};
+                {kSizes, kTopologies, kAlgorithms, kBufferSizes}};
     i.reads_topology = true;  // its points run on the configured topology
     return i;
   }
 
   void run(BenchContext& ctx) override {
     const Params& p = ctx.params();
-    const std::vector<std::int64_t> sizes = int_list(p, "sizes"), buffer_sizes = int_list(p, "buffer_sizes");
+    const std::vector<std::int64_t> sizes = int_list(p, kSizes), buffer_sizes = int_list(p, kBufferSizes);
     std::vector<const Topo*> topos;
-    for (const std::string& name : word_list(p, "topologies")) {
+    for (const std::string& name : word_list(p, kTopologies)) {
       auto it = std::find_if(topologies().begin(), topologies().end(), [&](const Topo& t) { return t.name == name; });
-      p.check(it != topologies().end(), "topologies",
+      p.check(it != topologies().end(), kTopologies,
               "lists ring_1d, torus_2d or mesh_2d_no_wrap ('" + name + "' is not)");
       topos.push_back(&*it);
     }
     const CclConfig& ccl = ctx.ccl();
     std::vector<std::string> algos;
-    const std::vector<std::string> asked = word_list(p, "algorithms");
+    const std::vector<std::string> asked = word_list(p, kAlgorithms);
     for (const auto& [name, entry] : ccl.algorithms)
       if (asked == std::vector<std::string>{"all"} || std::count(asked.begin(), asked.end(), name))
         algos.push_back(name);
     for (const std::string& a : asked)
-      p.check(a == "all" || ccl.algorithms.count(a), "algorithms",
+      p.check(a == "all" || ccl.algorithms.count(a), kAlgorithms,
               "names registered CCL algorithms ('" + a + "' is not)");
     const bool lrab = ccl.algorithms.count(kLrab) != 0;
     const Topo& torus = topologies()[1];

@@ -49,6 +49,10 @@ std::string num(double v, const char* f = "%.1f") {
   return b;
 }
 
+constexpr StringParam kShapes{"shapes", "16,32,64,96,128,192,256,512", "M = K = N of each shape"};
+constexpr StringParam kVariants{"variants", "load_ref,pinned,ref_ref", "operand stagings (matmul-composite's variant)"};
+constexpr BoolParam kCalibration{"calibration", true, "also run the reference's 32x3072x32 load_ref calibration shape"};
+
 class MilestoneGemm final : public Bench {
  public:
   static BenchInfo info() {
@@ -56,19 +60,17 @@ class MilestoneGemm final : public Bench {
                 "the GEMM milestone: matmul-composite over square shapes x operand stagings, stage breakdown and MAC "
                 "utilisation against the reference's theoretical pipeline model; writes gemm_sweep.csv, SVG figures "
                 "and index.html",
-                {param_string("shapes", "16,32,64,96,128,192,256,512", "M = K = N of each shape"),
-                 param_string("variants", "load_ref,pinned,ref_ref", "operand stagings (matmul-composite's variant)"),
-                 param_bool("calibration", true, "also run the reference's 32x3072x32 load_ref calibration shape")}};
+                {kShapes, kVariants, kCalibration}};
     i.reads_topology = true;  // its points run on the configured topology
     return i;
   }
 
   void run(BenchContext& ctx) override {
     const Params& p = ctx.params();
-    const std::vector<std::int64_t> shapes = int_list(p, "shapes");
-    const std::vector<std::string> variants = word_list(p, "variants");
+    const std::vector<std::int64_t> shapes = int_list(p, kShapes);
+    const std::vector<std::string> variants = word_list(p, kVariants);
     for (const std::string& v : variants)
-      p.check(v == "load_ref" || v == "pinned" || v == "ref_ref", "variants",
+      p.check(v == "load_ref" || v == "pinned" || v == "ref_ref", kVariants,
               "lists load_ref, pinned or ref_ref ('" + v + "' is not)");
     struct Case {
       std::int64_t m, k, n;
@@ -77,7 +79,7 @@ class MilestoneGemm final : public Bench {
     std::vector<Case> cases;
     for (std::int64_t s : shapes)
       for (const std::string& v : variants) cases.push_back({s, s, s, v});
-    if (p.get_bool("calibration")) cases.push_back({32, 3072, 32, "load_ref"});
+    if (p.get(kCalibration)) cases.push_back({32, 3072, 32, "load_ref"});
     std::vector<SweepPoint> points;
     for (const Case& c : cases)
       points.push_back(
@@ -213,7 +215,7 @@ class MilestoneGemm final : public Bench {
     Metrics& m = ctx.metrics();
     m.set("points", static_cast<std::uint64_t>(points.size()));
     m.set("failed", static_cast<std::uint64_t>(failed));
-    if (p.get_bool("calibration") && rows.back()) {
+    if (p.get(kCalibration) && rows.back()) {
       Metrics& cal = m.object("calibration_32x3072x32_load_ref");
       cal.set("composite_window_ns", rows.back()->composite);
       cal.set("kernel_window_ns", rows.back()->kernel);

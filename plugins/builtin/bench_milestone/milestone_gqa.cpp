@@ -14,22 +14,24 @@ namespace {
 const char* const kPanels[] = {"single_user_prefill", "multi_user_prefill", "single_user_decode", "multi_user_decode"};
 const char* const kCounts[] = {"gemm", "ipcq_send", "ipcq_recv", "dma_read", "dma_write"};
 
+constexpr StringParam kScales{"scales", "headline,validation",
+                              "gqa-attention scales to run (the figures show the first)"};
+
 class MilestoneGqa final : public Bench {
  public:
   static BenchInfo info() {
-    BenchInfo i{
-        "milestone-gqa",
-        "the GQA Llama-70B attention milestone: the four gqa-attention panels at the headline and validation "
-        "scales; writes gqa_panels.csv, op-log figures per panel, their comparison and index.html",
-        {param_string("scales", "headline,validation", "gqa-attention scales to run (the figures show the first)")}};
+    BenchInfo i{"milestone-gqa",
+                "the GQA Llama-70B attention milestone: the four gqa-attention panels at the headline and validation "
+                "scales; writes gqa_panels.csv, op-log figures per panel, their comparison and index.html",
+                {kScales}};
     i.reads_topology = true;  // its points run on the configured topology
     return i;
   }
 
   void run(BenchContext& ctx) override {
-    const std::vector<std::string> scales = word_list(ctx.params(), "scales");
+    const std::vector<std::string> scales = word_list(ctx.params(), kScales);
     for (const std::string& s : scales)
-      ctx.params().check(s == "headline" || s == "validation", "scales",
+      ctx.params().check(s == "headline" || s == "validation", kScales,
                          "lists headline or validation ('" + s + "' is not)");
     std::vector<SweepPoint> points;
     for (const std::string& s : scales)

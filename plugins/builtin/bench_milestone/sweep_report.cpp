@@ -5,9 +5,9 @@
 
 namespace kbsim::milestone {
 
-std::vector<std::string> word_list(const Params& p, const std::string& name) {
+std::vector<std::string> word_list(const Params& p, const StringParam& param) {
   std::vector<std::string> out;
-  const std::string& s = p.get_string(name);
+  const std::string& s = p.get(param);
   std::size_t at = 0;
   while (at <= s.size()) {
     std::size_t comma = s.find(',', at);
@@ -15,19 +15,19 @@ std::vector<std::string> word_list(const Params& p, const std::string& name) {
     std::string item = s.substr(at, comma - at);
     while (!item.empty() && item.front() == ' ') item.erase(item.begin());
     while (!item.empty() && item.back() == ' ') item.pop_back();
-    p.check(!item.empty(), name, "is a comma-separated list without empty items");
+    p.check(!item.empty(), param, "is a comma-separated list without empty items");
     out.push_back(item);
     at = comma + 1;
   }
   return out;
 }
 
-std::vector<std::int64_t> int_list(const Params& p, const std::string& name) {
+std::vector<std::int64_t> int_list(const Params& p, const StringParam& param) {
   std::vector<std::int64_t> out;
-  for (const std::string& w : word_list(p, name)) {
+  for (const std::string& w : word_list(p, param)) {
     char* end = nullptr;
     const long long v = std::strtoll(w.c_str(), &end, 10);
-    p.check(end && *end == '\0' && v > 0, name, "is a comma-separated list of positive integers ('" + w + "' is not)");
+    p.check(end && *end == '\0' && v > 0, param, "is a comma-separated list of positive integers ('" + w + "' is not)");
     out.push_back(v);
   }
   return out;

@@ -13,9 +13,9 @@
 namespace kbsim::milestone {
 
 /// "8,32,64" -> {8, 32, 64}; a bad item is the parameter's error.
-std::vector<std::int64_t> int_list(const Params& p, const std::string& name);
+std::vector<std::int64_t> int_list(const Params& p, const StringParam& param);
 /// "a,b" -> {"a", "b"}.
-std::vector<std::string> word_list(const Params& p, const std::string& name);
+std::vector<std::string> word_list(const Params& p, const StringParam& param);
 
 /// A number a point's metrics must have (BenchError naming the point and the metric otherwise).
 double need(const PointResult& r, const std::string& path, const std::string& point);

@@ -380,17 +380,18 @@ std::string routing_note(kbsim::RouteMetric m) {
              : "routing: latency (quickest path: each flow takes its nearest UCIe connection)";
 }
 
+constexpr kbsim::IntParam kBytes{"bytes", 16384, "bytes per transfer (distance and congestion scenarios)"};
+constexpr kbsim::IntParam kSipBytes{"sip_bytes", 16384, "bytes per transfer of the SIP-wide scenarios"};
+constexpr kbsim::StringParam kOp{"op", "write", "write (PE -> HBM) or read (HBM -> PE)"};
+constexpr kbsim::BoolParam kSipWide{"sip_wide", true, "also run the SIP-wide scenarios (every PE of SIP 0)"};
+constexpr kbsim::BoolParam kCheck{"check", true, "fail (SELF_CHECK) when a self-check fails; false: only record them"};
+
 class PeDmaPerf final : public kbsim::Bench {
  public:
   static kbsim::BenchInfo info() {
-    kbsim::BenchInfo i{
-        "pe-dma-perf",
-        "PE DMA latency by distance and makespan under contention on an AHBM system, with self-checks",
-        {kbsim::param_int("bytes", 16384, "bytes per transfer (distance and congestion scenarios)"),
-         kbsim::param_int("sip_bytes", 16384, "bytes per transfer of the SIP-wide scenarios"),
-         kbsim::param_string("op", "write", "write (PE -> HBM) or read (HBM -> PE)"),
-         kbsim::param_bool("sip_wide", true, "also run the SIP-wide scenarios (every PE of SIP 0)"),
-         kbsim::param_bool("check", true, "fail (SELF_CHECK) when a self-check fails; false: only record them")}};
+    kbsim::BenchInfo i{"pe-dma-perf",
+                       "PE DMA latency by distance and makespan under contention on an AHBM system, with self-checks",
+                       {kBytes, kSipBytes, kOp, kSipWide, kCheck}};
     i.splits = true;  // it drives the initiators through a BenchMemClient, and reads statistics
     i.reads_topology = true;
     return i;
@@ -400,9 +401,9 @@ class PeDmaPerf final : public kbsim::Bench {
     const kbsim::Params& p = ctx.params();
     const kbsim::Graph& graph = ctx.topology();
     const ahbm::MemoryMap map = ahbm::MemoryMap::from(graph.attrs);
-    const auto bytes = static_cast<std::uint64_t>(p.get_int("bytes"));
-    const auto sip_bytes = static_cast<std::uint64_t>(p.get_int("sip_bytes"));
-    const std::string& op_name = p.get_string("op");
+    const auto bytes = static_cast<std::uint64_t>(p.get(kBytes));
+    const auto sip_bytes = static_cast<std::uint64_t>(p.get(kSipBytes));
+    const std::string& op_name = p.get(kOp);
     check_params(p, map);
     const MemOp op = op_name == "read" ? MemOp::kRead : MemOp::kWrite;
     const auto* w = kbsim::find_attr(graph.attrs, "ahbm.cube_w");  // absent: one row of cubes
@@ -416,7 +417,7 @@ class PeDmaPerf final : public kbsim::Bench {
     ctx.note("scenario                   issuers makespan_ns eff_GB/s util_single% util_agg%");
     std::vector<Row> rows;
     std::uint64_t submitted = 0;
-    for (const Scenario& s : scenarios(layout, bytes, sip_bytes, p.get_bool("sip_wide"))) {
+    for (const Scenario& s : scenarios(layout, bytes, sip_bytes, p.get(kSipWide))) {
       kbsim::System& sys = ctx.build(graph);  // a fresh system: scenarios do not disturb each other
       if (rows.empty())  // every PE's DMA engine must take memory requests (a block swapped in may not)
         for (unsigned sip = 0; sip < layout.sips; ++sip)
@@ -428,7 +429,7 @@ class PeDmaPerf final : public kbsim::Bench {
     }
     if (submitted == 0) throw kbsim::BenchError("NO_REQUESTS", "pe-dma-perf submitted no transfer");
     write_figures(ctx);
-    if (std::string failed = Checks(rows, ctx).run(); !failed.empty() && p.get_bool("check"))
+    if (std::string failed = Checks(rows, ctx).run(); !failed.empty() && p.get(kCheck))
       throw kbsim::BenchError("SELF_CHECK", failed);
   }
 
@@ -488,10 +489,10 @@ class PeDmaPerf final : public kbsim::Bench {
   static void check_params(const kbsim::Params& p, const ahbm::MemoryMap& map) {
     const std::int64_t slice = static_cast<std::int64_t>(map.slice_bytes);
     const std::int64_t sip_pes = map.cubes_per_sip * map.pes_per_cube;
-    p.check(p.get_string("op") == "write" || p.get_string("op") == "read", "op", "must be write or read");
-    p.check(p.get_int("bytes") > 0 && p.get_int("bytes") <= slice / map.pes_per_cube, "bytes",
+    p.check(p.get(kOp) == "write" || p.get(kOp) == "read", kOp, "must be write or read");
+    p.check(p.get(kBytes) > 0 && p.get(kBytes) <= slice / map.pes_per_cube, kBytes,
             "must be in 1.." + std::to_string(slice / map.pes_per_cube) + " (a cube's PEs share one HBM slice)");
-    p.check(p.get_int("sip_bytes") > 0 && p.get_int("sip_bytes") <= slice / sip_pes, "sip_bytes",
+    p.check(p.get(kSipBytes) > 0 && p.get(kSipBytes) <= slice / sip_pes, kSipBytes,
             "must be in 1.." + std::to_string(slice / sip_pes) + " (every PE of a SIP shares one HBM slice)");
     if (map.cubes_per_sip < 2 || map.pes_per_cube < 4)
       throw kbsim::ConfigError("pe-dma-perf needs at least 2 cubes per SIP and 4 PEs per cube");

@@ -8,6 +8,8 @@
 
 namespace {
 
+constexpr kbsim::FloatParam kUntilNs{"until_ns", 0.0, "stop at this simulated time; 0: run until no event is left"};
+
 class SystemBench final : public kbsim::Bench {
  public:
   static kbsim::BenchInfo info() {
@@ -15,15 +17,15 @@ class SystemBench final : public kbsim::Bench {
         "system",
         "runs the configured topology until nothing is left to do (or until_ns) and reports every component's "
         "statistics and every link's traffic",
-        {kbsim::param_float("until_ns", 0.0, "stop at this simulated time; 0: run until no event is left")}};
+        {kUntilNs}};
     i.splits = true;  // it only runs the system and reads what it did
     i.reads_topology = true;
     return i;
   }
 
   void run(kbsim::BenchContext& ctx) override {
-    const double until_ns = ctx.params().get_float("until_ns");
-    ctx.params().check(until_ns >= 0, "until_ns", "must be >= 0");
+    const double until_ns = ctx.params().get(kUntilNs);
+    ctx.params().check(until_ns >= 0, kUntilNs, "must be >= 0");
     kbsim::System& sys = ctx.configured();
     if (until_ns > 0)
       sys.run_until(kbsim::ns_to_ticks(until_ns));

@@ -6,20 +6,21 @@
 
 namespace {
 
+constexpr kbsim::StringParam kEndpointImpl{"endpoint_impl", "builtin.endpoint",
+                                           "implementation whose nodes are reported"};
+
 class Traffic final : public kbsim::Bench {
  public:
   static kbsim::BenchInfo info() {
     kbsim::BenchInfo i{
-        "traffic",
-        "runs the configured topology to completion and reports endpoint latencies",
-        {kbsim::param_string("endpoint_impl", "builtin.endpoint", "implementation whose nodes are reported")}};
+        "traffic", "runs the configured topology to completion and reports endpoint latencies", {kEndpointImpl}};
     i.splits = true;  // it only runs the system and reads statistics
     i.reads_topology = true;
     return i;
   }
 
   void run(kbsim::BenchContext& ctx) override {
-    const std::string& impl = ctx.params().get_string("endpoint_impl");
+    const std::string& impl = ctx.params().get(kEndpointImpl);
     kbsim::Graph g = ctx.topology();
     std::vector<std::string> endpoints;
     for (const auto& n : g.nodes)

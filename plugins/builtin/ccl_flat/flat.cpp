@@ -176,7 +176,8 @@ ccl::Launch flat_launch(const char* kernel, const ccl::Collective& c) {
     throw kbsim::BenchError("NOT_SUPPORTED", std::string(kernel) +
                                                  ": the tensor must have a shard on every cube's pe0 (the wiring "
                                                  "covers every cube)");
-  return {kernel, c.cube_w * c.cube_h, 1, ccl::pack(FlatArgs{c.cube_w, c.cube_h, c.setup.params.get_int("slot_size")})};
+  return {kernel, c.cube_w * c.cube_h, 1,
+          ccl::pack(FlatArgs{c.cube_w, c.cube_h, c.setup.params.get(kbsim::ccl_param::kSlotSize)})};
 }
 
 class Ring final : public ccl::Algorithm {

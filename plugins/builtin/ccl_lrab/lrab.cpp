@@ -131,21 +131,23 @@ void lrab_kernel(tl::Program& tl, const tl::Args& args) {
   tl.store(shard->ptr, r.acc());
 }
 
+constexpr kbsim::StringParam kRoot{"root", "center",
+                                   "root cube of each SIP: center ((h//2)*w + w//2, the reference's) or corner "
+                                   "(the south-east cube)"};
+
 class Lrab final : public ccl::Algorithm {
  public:
   static kbsim::CclInfo info() {
     return {"lrab_hierarchical_allreduce",
             "the reference's allreduce: pe0 of each cube reduces to a root cube per SIP (rows, then the root "
             "column), the roots exchange over the SIP topology, then the sum is broadcast back; one message per hop",
-            {kbsim::param_string("root", "center",
-                                 "root cube of each SIP: center ((h//2)*w + w//2, the reference's) or corner "
-                                 "(the south-east cube)")},
+            {kRoot},
             {"ring_1d", "torus_2d", "mesh_2d_no_wrap"},
             {"tcm", "sram", "hbm"}};
   }
 
   std::vector<ccl::Wire> wiring(const ccl::Setup& s) const override {
-    s.params.check(root(s.params) >= 0, "root", "must be center or corner, got '" + s.params.get_string("root") + "'");
+    s.params.check(root(s.params) >= 0, kRoot, "must be center or corner, got '" + s.params.get(kRoot) + "'");
     std::vector<ccl::Wire> w;
     const unsigned cw = s.system.cube_w, ch = s.system.cube_h;
     for (unsigned sip = 0; sip < s.world_size; ++sip)
@@ -176,7 +178,7 @@ class Lrab final : public ccl::Algorithm {
 
  private:
   static int root(const kbsim::Params& p) {
-    const std::string& r = p.get_string("root");
+    const std::string& r = p.get(kRoot);
     return r == "center" ? 0 : r == "corner" ? 1 : -1;
   }
 };

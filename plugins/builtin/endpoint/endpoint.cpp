@@ -8,6 +8,12 @@
 
 namespace {
 
+constexpr kbsim::NodeParam kSendTo{"send_to", "", "destination node id; empty: send nothing"};
+constexpr kbsim::IntParam kSendBytes{"send_bytes", 4096, "payload bytes per packet"};
+constexpr kbsim::IntParam kCount{"count", 1, "packets to send"};
+constexpr kbsim::FloatParam kStartNs{"start_ns", 0.0, "time of the first packet"};
+constexpr kbsim::FloatParam kIntervalNs{"interval_ns", 0.0, "time between packets (0: all at once)"};
+
 struct Packet final : kbsim::Message {
   static constexpr std::string_view kName = "endpoint.Packet";
   static constexpr kbsim::TypeId kType = kbsim::type_id(kName);
@@ -29,10 +35,10 @@ class Endpoint final : public kbsim::Component {
         lat_sum_(stat(kStatLatencySumNs)),
         last_(stat(kStatLastArrivalNs)) {
     const auto& p = params();
-    p.check(p.get_int("send_bytes") >= 0, "send_bytes", "must be >= 0");
-    p.check(p.get_int("count") >= 0, "count", "must be >= 0");
-    p.check(p.get_float("start_ns") >= 0, "start_ns", "must be >= 0");
-    p.check(p.get_float("interval_ns") >= 0, "interval_ns", "must be >= 0");
+    p.check(p.get(kSendBytes) >= 0, kSendBytes, "must be >= 0");
+    p.check(p.get(kCount) >= 0, kCount, "must be >= 0");
+    p.check(p.get(kStartNs) >= 0, kStartNs, "must be >= 0");
+    p.check(p.get(kIntervalNs) >= 0, kIntervalNs, "must be >= 0");
   }
 
   // Statistics, declared once: info() lists them, stat() binds them.
@@ -53,11 +59,7 @@ class Endpoint final : public kbsim::Component {
     kbsim::ComponentInfo i;
     i.type = "endpoint";
     i.summary = "traffic source and sink: sends packets along routed paths and records their latency";
-    i.params = {kbsim::param_node("send_to", "", "destination node id; empty: send nothing"),
-                kbsim::param_int("send_bytes", 4096, "payload bytes per packet"),
-                kbsim::param_int("count", 1, "packets to send"),
-                kbsim::param_float("start_ns", 0.0, "time of the first packet"),
-                kbsim::param_float("interval_ns", 0.0, "time between packets (0: all at once)")};
+    i.params = {kSendTo, kSendBytes, kCount, kStartNs, kIntervalNs};
     i.ports = {{"*", "any link; packets leave on the first hop of their route"}};
     i.stats = {kStatSent,         kStatReceived,     kStatBytesReceived, kStatLatencyMinNs,
                kStatLatencyMaxNs, kStatLatencySumNs, kStatLastArrivalNs};
@@ -65,21 +67,21 @@ class Endpoint final : public kbsim::Component {
   }
 
   void setup() override {
-    const kbsim::NodeIndex to = params().get_node("send_to");  // the core checked it names a node
-    if (to == kbsim::kNoNode || params().get_int("count") == 0) return;
-    params().check(to != index(), "send_to", "names this endpoint itself; give another node");
+    const kbsim::NodeIndex to = params().get(kSendTo);  // the core checked it names a node
+    if (to == kbsim::kNoNode || params().get(kCount) == 0) return;
+    params().check(to != index(), kSendTo, "names this endpoint itself; give another node");
     route_ = &route_to(to);
-    schedule(kbsim::ns_to_ticks(params().get_float("start_ns")));
+    schedule(kbsim::ns_to_ticks(params().get(kStartNs)));
   }
 
   void on_timer(std::uint64_t, kbsim::Ref<kbsim::Message>) override {
     auto pkt = kbsim::make_message<Packet>();
-    pkt->bytes = static_cast<std::uint64_t>(params().get_int("send_bytes"));
+    pkt->bytes = static_cast<std::uint64_t>(params().get(kSendBytes));
     pkt->route = route_;
     pkt->sent_at = now();
     send(route_->ports.front(), std::move(pkt));
-    if (++sent_.count < static_cast<std::uint64_t>(params().get_int("count")))
-      schedule(kbsim::ns_to_ticks(params().get_float("interval_ns")));
+    if (++sent_.count < static_cast<std::uint64_t>(params().get(kCount)))
+      schedule(kbsim::ns_to_ticks(params().get(kIntervalNs)));
   }
 
   void on_message(kbsim::PortIndex, kbsim::Ref<kbsim::Message> msg) override {

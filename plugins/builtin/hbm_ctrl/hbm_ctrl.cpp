@@ -19,6 +19,17 @@ using kbsim::Tick;
 using kbsim::ahbm::MemOp;
 using kbsim::ahbm::MemRequest;
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 0.0,
+                                        "decode overhead, paid once per transaction on its first flit"};
+constexpr kbsim::FloatParam kSwitchPenaltyNs{"switch_penalty_ns", 0.0,
+                                             "extra time when a PC turns between read and write"};
+constexpr kbsim::FloatParam kEfficiency{
+    "efficiency", 1.0, "sustained fraction of peak; the topology compiler applies it to the router link"};
+constexpr kbsim::IntParam kNumPcs{"num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"};
+constexpr kbsim::FloatParam kPcBwGbs{"pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"};
+constexpr kbsim::IntParam kBurstBytes{"burst_bytes", 0,
+                                      "burst size and PC striping unit (0: cube.memory_map.burst_bytes)"};
+
 /// A memory-map attribute of the system as a number, or `fallback` (explicit topologies have none).
 double attr(std::span<const kbsim::RawParam> attrs, const char* name, double fallback) {
   const kbsim::ParamValue* v = kbsim::find_attr(attrs, name);
@@ -31,8 +42,8 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
  public:
   explicit HbmCtrl(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx),
-        overhead_(overhead_param(false)),
-        switch_penalty_(kbsim::ns_to_ticks(params().get_float("switch_penalty_ns"))),
+        overhead_(overhead_param(kOverheadNs, false)),
+        switch_penalty_(kbsim::ns_to_ticks(params().get(kSwitchPenaltyNs))),
         reads_(stat(kStatReads)),
         writes_(stat(kStatWrites)),
         bytes_(stat(kStatBytes)),
@@ -40,16 +51,14 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
         pc_busy_(stat(kStatPcBusyNs)) {
     const auto& p = params();
     auto attrs = system_attrs();
-    num_pcs_ = p.get_int("num_pcs") ? p.get_int("num_pcs")
-                                    : static_cast<std::int64_t>(attr(attrs, "ahbm.hbm_channels_per_pe", 8));
-    burst_ = p.get_int("burst_bytes") ? p.get_int("burst_bytes")
-                                      : static_cast<std::int64_t>(attr(attrs, "ahbm.burst_bytes", 256));
-    pc_bw_ = p.get_float("pc_bw_gbs") > 0 ? p.get_float("pc_bw_gbs") : attr(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
+    num_pcs_ = p.get(kNumPcs) ? p.get(kNumPcs) : static_cast<std::int64_t>(attr(attrs, "ahbm.hbm_channels_per_pe", 8));
+    burst_ = p.get(kBurstBytes) ? p.get(kBurstBytes) : static_cast<std::int64_t>(attr(attrs, "ahbm.burst_bytes", 256));
+    pc_bw_ = p.get(kPcBwGbs) > 0 ? p.get(kPcBwGbs) : attr(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
     auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-    p.check(pow2(num_pcs_), "num_pcs", "must be a power of two (got " + std::to_string(num_pcs_) + ")");
-    p.check(pow2(burst_), "burst_bytes", "must be a power of two (got " + std::to_string(burst_) + ")");
-    p.check(p.get_float("switch_penalty_ns") >= 0, "switch_penalty_ns", "must be >= 0");
-    p.check(p.get_float("efficiency") > 0 && p.get_float("efficiency") <= 1, "efficiency", "must be in (0, 1]");
+    p.check(pow2(num_pcs_), kNumPcs, "must be a power of two (got " + std::to_string(num_pcs_) + ")");
+    p.check(pow2(burst_), kBurstBytes, "must be a power of two (got " + std::to_string(burst_) + ")");
+    p.check(p.get(kSwitchPenaltyNs) >= 0, kSwitchPenaltyNs, "must be >= 0");
+    p.check(p.get(kEfficiency) > 0 && p.get(kEfficiency) <= 1, kEfficiency, "must be in (0, 1]");
     while ((std::int64_t{1} << shift_) < burst_) ++shift_;
     pc_avail_.assign(static_cast<std::size_t>(num_pcs_), 0);
     pc_dir_.assign(static_cast<std::size_t>(num_pcs_), kNone);
@@ -68,13 +77,7 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     i.type = "hbm_ctrl";
     i.summary =
         "per-PE HBM controller: address-striped pseudo-channels, per-flit write commit, reads streamed as the PCs read";
-    i.params = {kbsim::param_float("overhead_ns", 0.0, "decode overhead, paid once per transaction on its first flit"),
-                kbsim::param_float("switch_penalty_ns", 0.0, "extra time when a PC turns between read and write"),
-                kbsim::param_float("efficiency", 1.0,
-                                   "sustained fraction of peak; the topology compiler applies it to the router link"),
-                kbsim::param_int("num_pcs", 0, "pseudo-channels (0: cube.memory_map.hbm_channels_per_pe)"),
-                kbsim::param_float("pc_bw_gbs", 0.0, "bandwidth per PC (0: cube.memory_map.hbm_channel_bw_gbs)"),
-                kbsim::param_int("burst_bytes", 0, "burst size and PC striping unit (0: cube.memory_map.burst_bytes)")};
+    i.params = {kOverheadNs, kSwitchPenaltyNs, kEfficiency, kNumPcs, kPcBwGbs, kBurstBytes};
     i.ports = {{"router_to_hbm", "from its PE's router: requests", kbsim::message_types<MemRequest>()},
                {"hbm_to_router", "to its PE's router: responses"}};
     i.stats = {kStatReads, kStatWrites, kStatBytes, kStatBursts, kStatPcBusyNs};

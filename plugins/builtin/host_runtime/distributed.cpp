@@ -70,16 +70,17 @@ void Distributed::init_process_group(const CclConfig& ccl, std::string_view back
   if (!listed(e.info->sip_topologies, topo))
     throw ConfigError(ccl.source + ": CCL algorithm " + ccl.algorithm + " does not support SIP topology " + topo +
                       " (it supports " + joined(e.info->sip_topologies) + ")");
-  if (!listed(e.info->buffer_kinds, p.get_string("buffer_kind")))
-    p.check(false, "buffer_kind",
+  using ccl_param::kBufferKind, ccl_param::kWorldSize;
+  if (!listed(e.info->buffer_kinds, p.get(kBufferKind)))
+    p.check(false, kBufferKind,
             "is not supported by " + ccl.algorithm + " (it supports " + joined(e.info->buffer_kinds) + ")");
-  p.check(p.get_int("world_size") >= 0, "world_size", "must be >= 0 (0: one rank per SIP)");
-  const auto ws = static_cast<unsigned>(p.get_int("world_size"));
-  p.check(ws <= shape_.sips, "world_size",
+  p.check(p.get(kWorldSize) >= 0, kWorldSize, "must be >= 0 (0: one rank per SIP)");
+  const auto ws = static_cast<unsigned>(p.get(kWorldSize));
+  p.check(ws <= shape_.sips, kWorldSize,
           "asks for " + std::to_string(ws) + " ranks; the system has " + std::to_string(shape_.sips) + " SIPs");
   const unsigned world = ws ? ws : shape_.sips;
   if (world != shape_.sips && shape_.topology != ccl::SipTopology::kRing1d)
-    p.check(false, "world_size", "must cover every SIP of a " + topo + " grid");
+    p.check(false, kWorldSize, "must cover every SIP of a " + topo + " grid");
   install(algo->wiring({shape_, world, p}), cfg);
   owned_ = std::move(a);
   algorithm_ = algo;

@@ -25,8 +25,9 @@ bool direction_less(const std::string& a, const std::string& b) {
 
 pe::IpcqConfig ipcq_config(const Params& p) {
   // The values the core's reading of ccl.yaml checked only for type (it does not know what they mean).
-  auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {
-    const std::string& v = p.get_string(key);
+  using namespace ccl_param;
+  auto one_of = [&](const StringParam& key, std::initializer_list<const char*> allowed) {
+    const std::string& v = p.get(key);
     std::string list;
     for (const char* a : allowed) {
       if (v == a) return;
@@ -34,22 +35,21 @@ pe::IpcqConfig ipcq_config(const Params& p) {
     }
     p.check(false, key, "must be one of " + list + ", got '" + v + "'");
   };
-  one_of("buffer_kind", {"tcm", "sram", "hbm"});
-  one_of("backpressure", {"sleep", "poll"});
-  p.check(p.get_int("n_slots") >= 1 && p.get_int("n_slots") <= 1024, "n_slots", "must be between 1 and 1024");
-  p.check(p.get_int("slot_size") >= 1 && p.get_int("slot_size") <= (std::int64_t{1} << 30), "slot_size",
+  one_of(kBufferKind, {"tcm", "sram", "hbm"});
+  one_of(kBackpressure, {"sleep", "poll"});
+  p.check(p.get(kNSlots) >= 1 && p.get(kNSlots) <= 1024, kNSlots, "must be between 1 and 1024");
+  p.check(p.get(kSlotSize) >= 1 && p.get(kSlotSize) <= (std::int64_t{1} << 30), kSlotSize,
           "must be between 1 byte and 1 GiB");
-  p.check(p.get_int("vc_chunk_size") == 256, "vc_chunk_size",
+  p.check(p.get(kVcChunkSize) == 256, kVcChunkSize,
           "other than 256 is not modelled: IPCQ messages cross links in the topology's flits (flit_bytes)");
-  p.check(p.get_int("ipcq_credit_size_bytes") >= 0 && p.get_int("ipcq_credit_size_bytes") <= 4096,
-          "ipcq_credit_size_bytes", "must be between 0 and 4096");
+  p.check(p.get(kCreditBytes) >= 0 && p.get(kCreditBytes) <= 4096, kCreditBytes, "must be between 0 and 4096");
   pe::IpcqConfig c;
-  const std::string& kind = p.get_string("buffer_kind");
+  const std::string& kind = p.get(kBufferKind);
   c.buffer_kind = kind == "sram" ? pe::BufferKind::kSram : kind == "hbm" ? pe::BufferKind::kHbm : pe::BufferKind::kTcm;
-  c.backpressure = p.get_string("backpressure") == "poll" ? pe::Backpressure::kPoll : pe::Backpressure::kSleep;
-  c.n_slots = static_cast<std::uint32_t>(p.get_int("n_slots"));
-  c.slot_size = static_cast<std::uint64_t>(p.get_int("slot_size"));
-  c.credit_bytes = static_cast<std::uint32_t>(p.get_int("ipcq_credit_size_bytes"));
+  c.backpressure = p.get(kBackpressure) == "poll" ? pe::Backpressure::kPoll : pe::Backpressure::kSleep;
+  c.n_slots = static_cast<std::uint32_t>(p.get(kNSlots));
+  c.slot_size = static_cast<std::uint64_t>(p.get(kSlotSize));
+  c.credit_bytes = static_cast<std::uint32_t>(p.get(kCreditBytes));
   return c;
 }
 

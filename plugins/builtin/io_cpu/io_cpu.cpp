@@ -21,10 +21,14 @@ using kbsim::ahbm::MemRequest;
 using kbsim::ahbm::PeRef;
 namespace names = kbsim::ahbm::names;
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 10.0, "command processing overhead per message"};
+
 class IoCpu final : public kbsim::ahbm::CommandNode {
  public:
   explicit IoCpu(const kbsim::ComponentContext& ctx)
-      : CommandNode(ctx, kStatResponses), commands_(stat(kStatCommands)), responses_(stat(kStatResponses)) {}
+      : CommandNode(ctx, kOverheadNs, kStatResponses),
+        commands_(stat(kStatCommands)),
+        responses_(stat(kStatResponses)) {}
 
   // Statistics, declared once: info() lists them, stat() binds them.
   static constexpr kbsim::StatDef kStatCommands{"commands", kbsim::StatKind::kCounter, "requests",
@@ -38,7 +42,7 @@ class IoCpu final : public kbsim::ahbm::CommandNode {
     i.summary =
         "IO chiplet command processor: fans memory requests, kernel launches (stamped with the start barrier) and MMU "
         "updates out to cube M_CPUs and aggregates their answers";
-    i.params = {kbsim::param_float("overhead_ns", 10.0, "command processing overhead per message")};
+    i.params = {kOverheadNs};
     i.ports = {{"io_internal", "to and from the IO chiplet's io_noc"}};
     i.stats = {kStatCommands, kStatResponses};
     return i;

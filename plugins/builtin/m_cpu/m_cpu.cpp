@@ -24,10 +24,12 @@ using kbsim::ahbm::MemRequest;
 using kbsim::ahbm::PeRef;
 namespace names = kbsim::ahbm::names;
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 5.0, "processing overhead per message"};
+
 class MCpu final : public kbsim::ahbm::CommandNode {
  public:
   explicit MCpu(const kbsim::ComponentContext& ctx)
-      : CommandNode(ctx, kStatAnswers),
+      : CommandNode(ctx, kOverheadNs, kStatAnswers),
         dma_reads_(stat(kStatDmaReads)),
         dma_writes_(stat(kStatDmaWrites)),
         responses_(stat(kStatResponses)),
@@ -49,7 +51,7 @@ class MCpu final : public kbsim::ahbm::CommandNode {
     kbsim::ComponentInfo i;
     i.type = "m_cpu";
     i.summary = "cube management CPU: relays commands to its PEs and memory requests through its DMA";
-    i.params = {kbsim::param_float("overhead_ns", 5.0, "processing overhead per message")};
+    i.params = {kOverheadNs};
     i.ports = {{"router_to_mcpu", "from its router"}, {"mcpu_to_router", "to its router"}};
     i.stats = {kStatDmaReads, kStatDmaWrites, kStatResponses, kStatCommands, kStatAnswers};
     return i;

@@ -15,11 +15,13 @@ struct MeshEvent final : kbsim::Message {
   void load(kbsim::ByteReader&) override {}
 };
 
+constexpr kbsim::IntParam kSeed{"seed", 1, "seed of the generator; each node mixes in its own index"};
+
 class MeshNode final : public kbsim::Component {
  public:
   explicit MeshNode(const kbsim::ComponentContext& ctx)
       : Component(ctx),
-        rng_(kbsim::Rng::derive(static_cast<std::uint64_t>(params().get_int("seed")), index())),
+        rng_(kbsim::Rng::derive(static_cast<std::uint64_t>(params().get(kSeed)), index())),
         stat_received_(stat(kStatReceived)),
         ports_(static_cast<std::uint32_t>(out_ports().size())) {}
 
@@ -31,7 +33,7 @@ class MeshNode final : public kbsim::Component {
     kbsim::ComponentInfo i;
     i.type = "mesh_node";
     i.summary = "message-mesh node: forwards every event it receives to a random neighbour";
-    i.params = {kbsim::param_int("seed", 1, "seed of the generator; each node mixes in its own index")};
+    i.params = {kSeed};
     i.ports = {{"mesh", "links to neighbours (the bench gives four: +x, -x, +y, -y)"}};
     i.stats = {kStatReceived};
     return i;

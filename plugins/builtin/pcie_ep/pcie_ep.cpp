@@ -14,11 +14,13 @@ namespace {
 using kbsim::Ref;
 using kbsim::ahbm::MemRequest;
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 5.0, "protocol overhead per message, each direction"};
+
 class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInitiator {
  public:
   explicit PcieEp(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx),
-        overhead_(overhead_param(true)),
+        overhead_(overhead_param(kOverheadNs, true)),
         requests_(stat(kStatHostRequests)),
         errors_(stat(kStatHostErrors)),
         forwarded_(stat(kStatForwarded)) {}
@@ -35,7 +37,7 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
     kbsim::ComponentInfo i;
     i.type = "pcie_ep";
     i.summary = "PCIe endpoint: host memory requests enter here; store-and-forward for traffic passing through";
-    i.params = {kbsim::param_float("overhead_ns", 5.0, "protocol overhead per message, each direction")};
+    i.params = {kOverheadNs};
     i.ports = {{"pcie", "to and from the tray switch"}, {"io_internal", "to and from the IO chiplet's io_noc"}};
     i.stats = {kStatHostRequests, kStatHostErrors, kStatForwarded};
     return i;

@@ -43,6 +43,18 @@ using kbsim::ahbm::HostCommand;
 using pe::StageType;
 using pe_cpu::DataOps;
 
+constexpr kbsim::FloatParam kDispatchNs{"dispatch_ns", 0.0,
+                                        "dispatch cost of each command a kernel issues, paid before it"};
+constexpr kbsim::FloatParam kClockGhz{"clock_ghz", 1.0, "clock of tl.cycles(n): n / clock_ghz ns"};
+constexpr kbsim::IntParam kStackKib{"stack_kib", 256, "stack of each kernel's fiber"};
+constexpr kbsim::IntParam kScratchKib{"scratch_kib", 1024,
+                                      "TCM scratch per kernel run for compute results and constants"};
+constexpr kbsim::NodeParam kScheduler{"scheduler", "pe_scheduler",
+                                      "its PE's scheduler (in the PE template, a component name means that sibling)"};
+constexpr kbsim::NodeParam kMmu{"mmu", "pe_mmu", "its PE's MMU; empty: virtual addresses are physical"};
+constexpr kbsim::NodeParam kGemm{"gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself"};
+constexpr kbsim::NodeParam kIpcq{"ipcq", "pe_ipcq", "its PE's inter-PE queues (tl.send / tl.recv); empty: none"};
+
 /// Thrown inside the fiber out of the tl call that was waiting when a command
 /// failed. Not a std::exception, so a kernel catching those does not absorb it.
 struct CommandFailed {};
@@ -65,18 +77,18 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   using Component::send;  // beside tl.send
   explicit PeCpu(const kbsim::ComponentContext& ctx)
       : Component(ctx),
-        dispatch_(kbsim::ns_to_ticks(params().get_float("dispatch_ns"))),
-        clock_ghz_(params().get_float("clock_ghz")),
-        stack_bytes_(static_cast<std::size_t>(params().get_int("stack_kib")) * 1024),
-        scratch_bytes_(static_cast<std::uint64_t>(params().get_int("scratch_kib")) * 1024),
+        dispatch_(kbsim::ns_to_ticks(params().get(kDispatchNs))),
+        clock_ghz_(params().get(kClockGhz)),
+        stack_bytes_(static_cast<std::size_t>(params().get(kStackKib)) * 1024),
+        scratch_bytes_(static_cast<std::uint64_t>(params().get(kScratchKib)) * 1024),
         launches_(stat(kStatLaunches)),
         commands_(stat(kStatCommands)),
         kernel_ns_(stat(kStatKernelNs)),
         ipcq_calls_(stat(kStatIpcqCalls)) {
-    params().check(params().get_float("dispatch_ns") >= 0, "dispatch_ns", "must be >= 0");
-    params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
-    params().check(params().get_int("stack_kib") >= 16, "stack_kib", "must be >= 16");
-    params().check(params().get_int("scratch_kib") >= 0, "scratch_kib", "must be >= 0");
+    params().check(params().get(kDispatchNs) >= 0, kDispatchNs, "must be >= 0");
+    params().check(clock_ghz_ > 0, kClockGhz, "must be > 0");
+    params().check(params().get(kStackKib) >= 16, kStackKib, "must be >= 16");
+    params().check(params().get(kScratchKib) >= 0, kScratchKib, "must be >= 0");
   }
 
   /// A kernel still waiting (a run that stopped or got stuck) unwinds from its wait, on its own stack.
@@ -101,15 +113,7 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     kbsim::ComponentInfo i;
     i.type = "pe_cpu";
     i.summary = "PE control CPU: runs launched kernels (tl API) on fibers, issuing commands to the PE scheduler";
-    i.params = {kbsim::param_float("dispatch_ns", 0.0, "dispatch cost of each command a kernel issues, paid before it"),
-                kbsim::param_float("clock_ghz", 1.0, "clock of tl.cycles(n): n / clock_ghz ns"),
-                kbsim::param_int("stack_kib", 256, "stack of each kernel's fiber"),
-                kbsim::param_int("scratch_kib", 1024, "TCM scratch per kernel run for compute results and constants"),
-                kbsim::param_node("scheduler", "pe_scheduler",
-                                  "its PE's scheduler (in the PE template, a component name means that sibling)"),
-                kbsim::param_node("mmu", "pe_mmu", "its PE's MMU; empty: virtual addresses are physical"),
-                kbsim::param_node("gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself"),
-                kbsim::param_node("ipcq", "pe_ipcq", "its PE's inter-PE queues (tl.send / tl.recv); empty: none")};
+    i.params = {kDispatchNs, kClockGhz, kStackKib, kScratchKib, kScheduler, kMmu, kGemm, kIpcq};
     i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers",
                 kbsim::message_types<HostCommand>()},
                {"pe_internal", "to and from the PE scheduler and the PE_IPCQ: PE commands, IPCQ calls and results",
@@ -122,18 +126,18 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     const auto pe = kbsim::ahbm::pe_of(id());
     if (!pe) fail("a pe_cpu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_cpu)");
     self_ = *pe;
-    const kbsim::NodeIndex scheduler = params().get_node("scheduler");
+    const kbsim::NodeIndex scheduler = params().get(kScheduler);
     if (scheduler == kbsim::kNoNode) fail("needs a PE scheduler (parameter 'scheduler')");
     scheduler_ = out_port_to(scheduler);
     if (scheduler_ == kbsim::kNoPort) fail("has no pe_internal link to " + std::string(node_id(scheduler)));
-    const kbsim::NodeIndex mmu = params().get_node("mmu");
+    const kbsim::NodeIndex mmu = params().get(kMmu);
     mmu_ = mmu == kbsim::kNoNode ? nullptr : kbsim::ahbm::as_translator(peer(mmu));  // none: VAs are physical
     ops_ = DataOps(mmu_);
     memory_view_ = find_view("memory");
     memory_ = &service<kbsim::MemoryStore>();
     kernels_ = &service<kbsim::KernelCatalogue>();
-    gemm_engine_ = params().get_node("gemm");
-    if (const kbsim::NodeIndex q = params().get_node("ipcq"); q != kbsim::kNoNode) {
+    gemm_engine_ = params().get(kGemm);
+    if (const kbsim::NodeIndex q = params().get(kIpcq); q != kbsim::kNoNode) {
       ipcq_ = kbsim::pe::as_ipcq(peer(q));
       to_ipcq_ = out_port_to(q);
       if (!ipcq_ || to_ipcq_ == kbsim::kNoPort)

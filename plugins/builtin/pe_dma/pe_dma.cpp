@@ -35,12 +35,23 @@ using kbsim::ahbm::MemRequest;
 using kbsim::pe::StageType;
 using kbsim::pe::TileToken;
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 0.0, "setup time per transfer, once it holds its channel"};
+constexpr kbsim::BoolParam kStageReadRequestChannel{
+    "stage_read_request_channel", true,
+    "a DMA_READ stage's request crosses routers on the request channel, without their "
+    "overhead (a tile read costs its data leg, as in the reference's pipeline); "
+    "false: it pays every overhead, as data does"};
+constexpr kbsim::NodeParam kMmu{"mmu", "pe_mmu",
+                                "its PE's MMU (in the PE template, a component name means that sibling); "
+                                "empty: addresses are physical"};
+constexpr kbsim::NodeParam kIpcq{"ipcq", "pe_ipcq", "its PE's inter-PE queues, whose traffic it carries; empty: none"};
+
 class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, public kbsim::ahbm::MemInitiator {
  public:
   explicit PeDma(const kbsim::ComponentContext& ctx)
       : StageEngineOf(ctx),
-        overhead_(overhead_param(false)),  // setup per transfer, not paid by traffic passing through
-        request_channel_(params().get_bool("stage_read_request_channel")),
+        overhead_(overhead_param(kOverheadNs, false)),  // setup per transfer, not paid by traffic passing through
+        request_channel_(params().get(kStageReadRequestChannel)),
         reads_(stat(kStatReads)),
         writes_(stat(kStatWrites)),
         bytes_(stat(kStatBytes)),
@@ -71,16 +82,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     i.summary =
         "PE DMA engine: reads and writes any physical address, and runs the PE's DMA_READ / DMA_WRITE tile stages; "
         "read and write channels of capacity 1";
-    i.params = {
-        kbsim::param_float("overhead_ns", 0.0, "setup time per transfer, once it holds its channel"),
-        kbsim::param_bool("stage_read_request_channel", true,
-                          "a DMA_READ stage's request crosses routers on the request channel, without their "
-                          "overhead (a tile read costs its data leg, as in the reference's pipeline); "
-                          "false: it pays every overhead, as data does"),
-        kbsim::param_node("mmu", "pe_mmu",
-                          "its PE's MMU (in the PE template, a component name means that sibling); "
-                          "empty: addresses are physical"),
-        kbsim::param_node("ipcq", "pe_ipcq", "its PE's inter-PE queues, whose traffic it carries; empty: none")};
+    i.params = {kOverheadNs, kStageReadRequestChannel, kMmu, kIpcq};
     i.ports = {{"pe_to_router", "to its PE's router: requests out, answers back"},
                {"router_to_pe", "from its PE's router"},
                {"pe_internal", "PE-internal control links: tile tokens from and to the other engines"},
@@ -92,9 +94,9 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
 
   void setup() override {
     // No MMU (or no translator there): stage addresses are physical.
-    const kbsim::NodeIndex mmu = params().get_node("mmu");
+    const kbsim::NodeIndex mmu = params().get(kMmu);
     mmu_ = mmu == kbsim::kNoNode ? nullptr : kbsim::ahbm::as_translator(peer(mmu));
-    if (const kbsim::NodeIndex q = params().get_node("ipcq"); q != kbsim::kNoNode) {
+    if (const kbsim::NodeIndex q = params().get(kIpcq); q != kbsim::kNoNode) {
       ipcq_ = kbsim::pe::as_ipcq(peer(q));
       to_ipcq_ = out_port_to(q);
       if (!ipcq_ || to_ipcq_ == kbsim::kNoPort)

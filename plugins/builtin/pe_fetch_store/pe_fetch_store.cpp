@@ -13,17 +13,21 @@ using kbsim::pe::StageType;
 using kbsim::pe::TcmRequest;
 using kbsim::pe::TileToken;
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 0.0, "time added to every stage after the TCM access"};
+constexpr kbsim::NodeParam kTcm{"tcm", "pe_tcm",
+                                "its PE's TCM (in the PE template, a component name means that sibling)"};
+
 class PeFetchStore final : public kbsim::pe::StageEngine {
  public:
   explicit PeFetchStore(const kbsim::ComponentContext& ctx)
       : StageEngine(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        overhead_(kbsim::ns_to_ticks(params().get(kOverheadNs))),
         fetches_(stat(kStatFetches)),
         stores_(stat(kStatStores)),
         fetch_bytes_(stat(kStatFetchBytes)),
         store_bytes_(stat(kStatStoreBytes)),
         busy_(stat(kStatBusyNs)) {
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
+    params().check(params().get(kOverheadNs) >= 0, kOverheadNs, "must be >= 0");
   }
 
   // Statistics, declared once: info() lists them, stat() binds them.
@@ -40,9 +44,7 @@ class PeFetchStore final : public kbsim::pe::StageEngine {
     kbsim::ComponentInfo i;
     i.type = "pe_fetch_store";
     i.summary = "PE TCM <-> register file transfers: FETCH reads and STORE writes PE_TCM";
-    i.params = {
-        kbsim::param_float("overhead_ns", 0.0, "time added to every stage after the TCM access"),
-        kbsim::param_node("tcm", "pe_tcm", "its PE's TCM (in the PE template, a component name means that sibling)")};
+    i.params = {kOverheadNs, kTcm};
     i.ports = {{"pe_internal", "PE-internal links: tile tokens from and to the other engines"},
                {"pe_data", "PE-internal data links: TCM requests to and answers from pe_tcm"}};
     i.stats = {kStatFetches, kStatStores, kStatFetchBytes, kStatStoreBytes, kStatBusyNs};
@@ -50,7 +52,7 @@ class PeFetchStore final : public kbsim::pe::StageEngine {
   }
 
   void setup() override {
-    const kbsim::NodeIndex tcm = params().get_node("tcm");
+    const kbsim::NodeIndex tcm = params().get(kTcm);
     if (tcm == kbsim::kNoNode) fail("needs a TCM (parameter 'tcm')");
     tcm_port_ = out_port_to(tcm);
     if (tcm_port_ == kbsim::kNoPort)

@@ -8,24 +8,26 @@ namespace {
 
 using kbsim::pe::StageType;
 
+constexpr kbsim::IntParam kMacsPerCycle{"macs_per_cycle", 4096, "multiply-accumulates per clock cycle"};
+constexpr kbsim::FloatParam kClockGhz{"clock_ghz", 1.0, "clock frequency"};
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 0.0, "fixed time added to every stage"};
+
 class PeGemm final : public kbsim::pe::ComputeEngine {
  public:
   explicit PeGemm(const kbsim::ComponentContext& ctx)
       : ComputeEngine(ctx, StageType::kGemm),
-        macs_per_cycle_(static_cast<std::uint64_t>(params().get_int("macs_per_cycle"))),
-        clock_ghz_(params().get_float("clock_ghz")),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))) {
-    params().check(params().get_int("macs_per_cycle") > 0, "macs_per_cycle", "must be > 0");
-    params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
+        macs_per_cycle_(static_cast<std::uint64_t>(params().get(kMacsPerCycle))),
+        clock_ghz_(params().get(kClockGhz)),
+        overhead_(kbsim::ns_to_ticks(params().get(kOverheadNs))) {
+    params().check(params().get(kMacsPerCycle) > 0, kMacsPerCycle, "must be > 0");
+    params().check(clock_ghz_ > 0, kClockGhz, "must be > 0");
+    params().check(params().get(kOverheadNs) >= 0, kOverheadNs, "must be >= 0");
   }
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i =
         base_info("pe_gemm", "PE MAC array: a GEMM stage takes ceil(m*k*n / macs_per_cycle) cycles", StageType::kGemm);
-    i.params.insert(i.params.begin(), {kbsim::param_int("macs_per_cycle", 4096, "multiply-accumulates per clock cycle"),
-                                       kbsim::param_float("clock_ghz", 1.0, "clock frequency"),
-                                       kbsim::param_float("overhead_ns", 0.0, "fixed time added to every stage")});
+    i.params.insert(i.params.begin(), {kMacsPerCycle, kClockGhz, kOverheadNs});
     return i;
   }
 

@@ -25,21 +25,35 @@ using kbsim::Ref;
 using kbsim::Tick;
 using pe::IpcqCall;
 
+constexpr kbsim::FloatParam kTcmBwGbs{"tcm_bw_gbs", 512.0, "slot write/read bandwidth with TCM slots"};
+constexpr kbsim::FloatParam kTcmLatencyNs{"tcm_latency_ns", 0.0, "slot access setup with TCM slots"};
+constexpr kbsim::FloatParam kSramBwGbs{"sram_bw_gbs", 512.0, "slot write/read bandwidth with cube-SRAM slots"};
+constexpr kbsim::FloatParam kSramLatencyNs{"sram_latency_ns", 2.0, "slot access setup with cube-SRAM slots"};
+constexpr kbsim::FloatParam kSramHopBwGbs{"sram_hop_bw_gbs", 128.0,
+                                          "PE-to-SRAM-bank hop paid on top (the SRAM's router link)"};
+constexpr kbsim::FloatParam kHbmBwGbs{"hbm_bw_gbs", 256.0, "slot write/read bandwidth with PE-local HBM slots"};
+constexpr kbsim::FloatParam kHbmLatencyNs{"hbm_latency_ns", 6.0, "slot access setup with HBM slots"};
+constexpr kbsim::FloatParam kHbmHopBwGbs{"hbm_hop_bw_gbs", 256.0,
+                                         "PE-to-HBM-bank hop paid on top (the HBM's router link)"};
+constexpr kbsim::FloatParam kPollIntervalNs{
+    "poll_interval_ns", 1.0, "backpressure 'poll': how often a blocked send re-reads its cached pointers"};
+constexpr kbsim::NodeParam kDma{"dma", "pe_dma", "its PE's DMA engine, which carries sends and credits"};
+
 class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim::Waiting {
  public:
   explicit PeIpcq(const kbsim::ComponentContext& ctx)
       : Component(ctx),
-        poll_(kbsim::ns_to_ticks(params().get_float("poll_interval_ns"))),
+        poll_(kbsim::ns_to_ticks(params().get(kPollIntervalNs))),
         sent_(stat(kStatSent)),
         received_(stat(kStatReceived)),
         credits_(stat(kStatCredits)),
         stalls_(stat(kStatStalls)),
         bytes_sent_(stat(kStatBytesSent)) {
-    for (const char* p : {"tcm_bw_gbs", "sram_bw_gbs", "sram_hop_bw_gbs", "hbm_bw_gbs", "hbm_hop_bw_gbs"})
-      params().check(params().get_float(p) > 0, p, "must be > 0");
-    for (const char* p : {"tcm_latency_ns", "sram_latency_ns", "hbm_latency_ns"})
-      params().check(params().get_float(p) >= 0, p, "must be >= 0");
-    params().check(params().get_float("poll_interval_ns") > 0, "poll_interval_ns", "must be > 0");
+    for (const kbsim::FloatParam* p : {&kTcmBwGbs, &kSramBwGbs, &kSramHopBwGbs, &kHbmBwGbs, &kHbmHopBwGbs})
+      params().check(params().get(*p) > 0, *p, "must be > 0");
+    for (const kbsim::FloatParam* p : {&kTcmLatencyNs, &kSramLatencyNs, &kHbmLatencyNs})
+      params().check(params().get(*p) >= 0, *p, "must be >= 0");
+    params().check(params().get(kPollIntervalNs) > 0, kPollIntervalNs, "must be > 0");
   }
 
   static constexpr kbsim::StatDef kStatSent{"sent", kbsim::StatKind::kCounter, "messages", "sends put on the fabric"};
@@ -55,18 +69,8 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     kbsim::ComponentInfo i;
     i.type = "pe_ipcq";
     i.summary = "PE inter-PE queues: rx/tx rings per installed direction, sends as single DMA writes, credits back";
-    i.params = {
-        kbsim::param_float("tcm_bw_gbs", 512.0, "slot write/read bandwidth with TCM slots"),
-        kbsim::param_float("tcm_latency_ns", 0.0, "slot access setup with TCM slots"),
-        kbsim::param_float("sram_bw_gbs", 512.0, "slot write/read bandwidth with cube-SRAM slots"),
-        kbsim::param_float("sram_latency_ns", 2.0, "slot access setup with cube-SRAM slots"),
-        kbsim::param_float("sram_hop_bw_gbs", 128.0, "PE-to-SRAM-bank hop paid on top (the SRAM's router link)"),
-        kbsim::param_float("hbm_bw_gbs", 256.0, "slot write/read bandwidth with PE-local HBM slots"),
-        kbsim::param_float("hbm_latency_ns", 6.0, "slot access setup with HBM slots"),
-        kbsim::param_float("hbm_hop_bw_gbs", 256.0, "PE-to-HBM-bank hop paid on top (the HBM's router link)"),
-        kbsim::param_float("poll_interval_ns", 1.0,
-                           "backpressure 'poll': how often a blocked send re-reads its cached pointers"),
-        kbsim::param_node("dma", "pe_dma", "its PE's DMA engine, which carries sends and credits")};
+    i.params = {kTcmBwGbs, kTcmLatencyNs, kSramBwGbs,   kSramLatencyNs,  kSramHopBwGbs,
+                kHbmBwGbs, kHbmLatencyNs, kHbmHopBwGbs, kPollIntervalNs, kDma};
     i.ports = {{"pe_internal", "from and to the PE CPU (calls) and the PE DMA (packets and credits)",
                 kbsim::message_types<IpcqCall, pe::IpcqPacket, pe::IpcqCredit>()}};
     i.stats = {kStatSent, kStatBytesSent, kStatReceived, kStatCredits, kStatStalls};
@@ -77,7 +81,7 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     const auto pe = kbsim::ahbm::pe_of(id());
     if (!pe) fail("a pe_ipcq must be part of a PE (sip{S}.cube{C}.pe{P}.pe_ipcq)");
     self_ = *pe;
-    dma_ = params().get_node("dma");
+    dma_ = params().get(kDma);
     if (dma_ == kbsim::kNoNode) fail("needs its PE's DMA engine (parameter 'dma')");
     to_dma_ = out_port_to(dma_);
     if (to_dma_ == kbsim::kNoPort) fail("has no pe_internal link to " + std::string(node_id(dma_)));
@@ -169,12 +173,12 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   std::uint64_t tag(const Queue& q, Tag t) const { return static_cast<std::uint64_t>(&q - queues_.data()) << 8 | t; }
 
   Tick slot_access(std::uint64_t n) const {
-    auto bw = [&](const char* p) { return kbsim::serialization_ticks(n, params().get_float(p)); };
-    auto lat = [&](const char* p) { return kbsim::ns_to_ticks(params().get_float(p)); };
+    auto bw = [&](const kbsim::FloatParam& p) { return kbsim::serialization_ticks(n, params().get(p)); };
+    auto lat = [&](const kbsim::FloatParam& p) { return kbsim::ns_to_ticks(params().get(p)); };
     switch (cfg_.buffer_kind) {
-      case pe::BufferKind::kTcm: return bw("tcm_bw_gbs") + lat("tcm_latency_ns");
-      case pe::BufferKind::kSram: return bw("sram_bw_gbs") + lat("sram_latency_ns") + bw("sram_hop_bw_gbs");
-      case pe::BufferKind::kHbm: return bw("hbm_bw_gbs") + lat("hbm_latency_ns") + bw("hbm_hop_bw_gbs");
+      case pe::BufferKind::kTcm: return bw(kTcmBwGbs) + lat(kTcmLatencyNs);
+      case pe::BufferKind::kSram: return bw(kSramBwGbs) + lat(kSramLatencyNs) + bw(kSramHopBwGbs);
+      case pe::BufferKind::kHbm: return bw(kHbmBwGbs) + lat(kHbmLatencyNs) + bw(kHbmHopBwGbs);
     }
     return 0;
   }

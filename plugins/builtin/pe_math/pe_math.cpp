@@ -11,24 +11,26 @@ namespace {
 
 using kbsim::pe::StageType;
 
+constexpr kbsim::IntParam kLanes{"lanes", 64, "output elements per clock cycle"};
+constexpr kbsim::FloatParam kClockGhz{"clock_ghz", 1.0, "clock frequency"};
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 2.0, "minimum time of a stage"};
+
 class PeMath final : public kbsim::pe::ComputeEngine {
  public:
   explicit PeMath(const kbsim::ComponentContext& ctx)
       : ComputeEngine(ctx, StageType::kMath),
-        lanes_(static_cast<std::uint64_t>(params().get_int("lanes"))),
-        clock_ghz_(params().get_float("clock_ghz")),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))) {
-    params().check(params().get_int("lanes") > 0, "lanes", "must be > 0");
-    params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
+        lanes_(static_cast<std::uint64_t>(params().get(kLanes))),
+        clock_ghz_(params().get(kClockGhz)),
+        overhead_(kbsim::ns_to_ticks(params().get(kOverheadNs))) {
+    params().check(params().get(kLanes) > 0, kLanes, "must be > 0");
+    params().check(clock_ghz_ > 0, kClockGhz, "must be > 0");
+    params().check(params().get(kOverheadNs) >= 0, kOverheadNs, "must be >= 0");
   }
 
   static kbsim::ComponentInfo info() {
     kbsim::ComponentInfo i = base_info(
         "pe_math", "PE SIMD unit: a MATH stage takes max(overhead, ceil(m*n / lanes) cycles)", StageType::kMath);
-    i.params.insert(i.params.begin(), {kbsim::param_int("lanes", 64, "output elements per clock cycle"),
-                                       kbsim::param_float("clock_ghz", 1.0, "clock frequency"),
-                                       kbsim::param_float("overhead_ns", 2.0, "minimum time of a stage")});
+    i.params.insert(i.params.begin(), {kLanes, kClockGhz, kOverheadNs});
     return i;
   }
 

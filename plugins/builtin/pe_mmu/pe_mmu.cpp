@@ -20,19 +20,22 @@ namespace {
 using kbsim::Ref;
 using kbsim::ahbm::HostCommand;
 
+constexpr kbsim::IntParam kPageSize{"page_size", 4096, "page size in bytes (power of two); regions may be smaller"};
+constexpr kbsim::FloatParam kTlbOverheadNs{"tlb_overhead_ns", 0.0, "time each translation costs its caller"};
+
 class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
  public:
   explicit PeMmu(const kbsim::ComponentContext& ctx)
       : Component(ctx),
-        page_size_(params().get_int("page_size")),
-        overhead_(kbsim::ns_to_ticks(params().get_float("tlb_overhead_ns"))),
+        page_size_(params().get(kPageSize)),
+        overhead_(kbsim::ns_to_ticks(params().get(kTlbOverheadNs))),
         maps_(stat(kStatMaps)),
         unmaps_(stat(kStatUnmaps)),
         pages_(stat(kStatPages)),
         translations_(stat(kStatTranslations)),
         faults_(stat(kStatFaults)) {
-    params().check(page_size_ > 0 && (page_size_ & (page_size_ - 1)) == 0, "page_size", "must be a power of two");
-    params().check(params().get_float("tlb_overhead_ns") >= 0, "tlb_overhead_ns", "must be >= 0");
+    params().check(page_size_ > 0 && (page_size_ & (page_size_ - 1)) == 0, kPageSize, "must be a power of two");
+    params().check(params().get(kTlbOverheadNs) >= 0, kTlbOverheadNs, "must be >= 0");
     const auto pe = kbsim::ahbm::pe_of(id());
     if (!pe) fail("a pe_mmu must be part of a PE (sip{S}.cube{C}.pe{P}.pe_mmu)");
     self_ = *pe;
@@ -52,8 +55,7 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
     kbsim::ComponentInfo i;
     i.type = "pe_mmu";
     i.summary = "PE MMU: installs VA->PA mappings sent over the fabric and translates for the PE's engines";
-    i.params = {kbsim::param_int("page_size", 4096, "page size in bytes (power of two); regions may be smaller"),
-                kbsim::param_float("tlb_overhead_ns", 0.0, "time each translation costs its caller")};
+    i.params = {kPageSize, kTlbOverheadNs};
     i.ports = {{"command", "to and from its PE's router: mapping commands from the M_CPU and their answers",
                 kbsim::message_types<HostCommand>()}};
     i.stats = {kStatMaps, kStatUnmaps, kStatPages, kStatTranslations, kStatFaults};

@@ -26,21 +26,32 @@ using kbsim::pe::CommandKind;
 using kbsim::pe::Pipeline;
 using kbsim::pe::TileToken;
 
+constexpr kbsim::IntParam kTileM{"tile_m", 32, "GEMM / MATH tile rows when the command leaves them 0"};
+constexpr kbsim::IntParam kTileK{"tile_k", 64, "GEMM tile depth when the command leaves it 0"};
+constexpr kbsim::IntParam kTileN{"tile_n", 32, "GEMM / MATH tile columns when the command leaves them 0"};
+constexpr kbsim::IntParam kMaxInflightTiles{"max_inflight_tiles", 4,
+                                            "tiles of the command being fed that may be in flight (TCM tile buffers)"};
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 0.0, "dispatch time per command, before its first tile is fed"};
+constexpr kbsim::NodeParam kDma{"dma", "pe_dma", "the DMA engine of its PE (a PE template name means that sibling)"};
+constexpr kbsim::NodeParam kFetchStore{"fetch_store", "pe_fetch_store", "the fetch/store engine of its PE"};
+constexpr kbsim::NodeParam kGemm{"gemm", "pe_gemm", "the GEMM engine of its PE"};
+constexpr kbsim::NodeParam kMath{"math", "pe_math", "the MATH engine of its PE"};
+
 class PeScheduler final : public kbsim::Component {
  public:
   explicit PeScheduler(const kbsim::ComponentContext& ctx)
       : Component(ctx),
-        tile_m_(static_cast<std::uint32_t>(params().get_int("tile_m"))),
-        tile_k_(static_cast<std::uint32_t>(params().get_int("tile_k"))),
-        tile_n_(static_cast<std::uint32_t>(params().get_int("tile_n"))),
-        max_inflight_(static_cast<std::uint32_t>(params().get_int("max_inflight_tiles"))),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        tile_m_(static_cast<std::uint32_t>(params().get(kTileM))),
+        tile_k_(static_cast<std::uint32_t>(params().get(kTileK))),
+        tile_n_(static_cast<std::uint32_t>(params().get(kTileN))),
+        max_inflight_(static_cast<std::uint32_t>(params().get(kMaxInflightTiles))),
+        overhead_(kbsim::ns_to_ticks(params().get(kOverheadNs))),
         commands_(stat(kStatCommands)),
         tiles_(stat(kStatTiles)),
         composite_(stat(kStatCompositeCommands)) {
-    for (const char* p : {"tile_m", "tile_k", "tile_n", "max_inflight_tiles"})
-      params().check(params().get_int(p) > 0 && params().get_int(p) <= 1 << 20, p, "must be in 1 .. 1048576");
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
+    for (const kbsim::IntParam& p : {kTileM, kTileK, kTileN, kMaxInflightTiles})
+      params().check(params().get(p) > 0 && params().get(p) <= 1 << 20, p, "must be in 1 .. 1048576");
+    params().check(params().get(kOverheadNs) >= 0, kOverheadNs, "must be >= 0");
   }
 
   // Statistics, declared once: info() lists them, stat() binds them.
@@ -53,16 +64,7 @@ class PeScheduler final : public kbsim::Component {
     kbsim::ComponentInfo i;
     i.type = "pe_scheduler";
     i.summary = "PE dispatcher: turns commands into tile pipelines and feeds them one command at a time";
-    i.params = {kbsim::param_int("tile_m", 32, "GEMM / MATH tile rows when the command leaves them 0"),
-                kbsim::param_int("tile_k", 64, "GEMM tile depth when the command leaves it 0"),
-                kbsim::param_int("tile_n", 32, "GEMM / MATH tile columns when the command leaves them 0"),
-                kbsim::param_int("max_inflight_tiles", 4,
-                                 "tiles of the command being fed that may be in flight (TCM tile buffers)"),
-                kbsim::param_float("overhead_ns", 0.0, "dispatch time per command, before its first tile is fed"),
-                kbsim::param_node("dma", "pe_dma", "the DMA engine of its PE (a PE template name means that sibling)"),
-                kbsim::param_node("fetch_store", "pe_fetch_store", "the fetch/store engine of its PE"),
-                kbsim::param_node("gemm", "pe_gemm", "the GEMM engine of its PE"),
-                kbsim::param_node("math", "pe_math", "the MATH engine of its PE")};
+    i.params = {kTileM, kTileK, kTileN, kMaxInflightTiles, kOverheadNs, kDma, kFetchStore, kGemm, kMath};
     i.ports = {{"pe_internal",
                 "PE-internal links: commands from and back to pe_cpu, tile tokens to and from the engines",
                 kbsim::message_types<Command, TileToken>()}};

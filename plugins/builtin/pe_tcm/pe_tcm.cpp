@@ -15,18 +15,21 @@ using kbsim::ahbm::MemOp;
 using kbsim::ahbm::MemRequest;
 using kbsim::pe::TcmRequest;
 
+constexpr kbsim::FloatParam kReadBwGbs{"read_bw_gbs", 512.0, "read channel bandwidth (0 = unlimited)"};
+constexpr kbsim::FloatParam kWriteBwGbs{"write_bw_gbs", 512.0, "write channel bandwidth (0 = unlimited)"};
+
 class PeTcm final : public kbsim::ahbm::MemoryNode {
  public:
   explicit PeTcm(const kbsim::ComponentContext& ctx)
       : MemoryNode(ctx),
-        read_bw_(params().get_float("read_bw_gbs")),
-        write_bw_(params().get_float("write_bw_gbs")),
+        read_bw_(params().get(kReadBwGbs)),
+        write_bw_(params().get(kWriteBwGbs)),
         reads_(stat(kStatReads)),
         writes_(stat(kStatWrites)),
         read_busy_(stat(kStatReadBusyNs)),
         write_busy_(stat(kStatWriteBusyNs)) {
-    params().check(read_bw_ >= 0, "read_bw_gbs", "must be >= 0 (0 = unlimited)");
-    params().check(write_bw_ >= 0, "write_bw_gbs", "must be >= 0 (0 = unlimited)");
+    params().check(read_bw_ >= 0, kReadBwGbs, "must be >= 0 (0 = unlimited)");
+    params().check(write_bw_ >= 0, kWriteBwGbs, "must be >= 0 (0 = unlimited)");
   }
 
   // Statistics, declared once: info() lists them, stat() binds them.
@@ -43,8 +46,7 @@ class PeTcm final : public kbsim::ahbm::MemoryNode {
     kbsim::ComponentInfo i;
     i.type = "pe_tcm";
     i.summary = "PE tightly coupled memory: independent read and write channels of capacity 1";
-    i.params = {kbsim::param_float("read_bw_gbs", 512.0, "read channel bandwidth (0 = unlimited)"),
-                kbsim::param_float("write_bw_gbs", 512.0, "write channel bandwidth (0 = unlimited)")};
+    i.params = {kReadBwGbs, kWriteBwGbs};
     i.ports = {{"pe_data", "PE-internal data links: fabric requests via pe_dma"},
                {"pe_internal", "PE-internal control links: TCM requests from pe_fetch_store"}};
     i.stats = {kStatReads, kStatWrites, kStatReadBusyNs, kStatWriteBusyNs};

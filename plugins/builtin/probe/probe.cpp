@@ -229,14 +229,16 @@ std::uint64_t checked_bytes(std::int64_t bytes) {
   return static_cast<std::uint64_t>(bytes);
 }
 
+// The parameters of the command and the bench (both take case and bytes).
+constexpr StringParam kCase{"case", "all", "one case (e.g. h2d-2hop) or all"};
+constexpr BoolParam kJson{"json", false, "print one JSON object instead of tables"};
+constexpr IntParam kBytes{"bytes", 32768, "transfer size of the cases (1 .. 2^30)"};
+constexpr BoolParam kCheck{"check", true, "fail (SELF_CHECK) when an invariant fails; false: only record them"};
+
 class Probe final : public Command {
  public:
   static CommandInfo info() {
-    CommandInfo i{"probe",
-                  "measure the memory paths of an AHBM system and check invariants",
-                  {param_string("case", "all", "one case (e.g. h2d-2hop) or all"),
-                   param_bool("json", false, "print one JSON object instead of tables"),
-                   param_int("bytes", 32768, "transfer size of the cases (1 .. 2^30)")}};
+    CommandInfo i{"probe", "measure the memory paths of an AHBM system and check invariants", {kCase, kJson, kBytes}};
     i.splits = true;  // as the probe bench: through a BenchMemClient, and statistics
     return i;
   }
@@ -245,11 +247,11 @@ class Probe final : public Command {
     const Params& o = ctx.options();
     const Graph& graph = ctx.topology();
     std::unique_ptr<System> current;
-    Report report = measure(graph, o.get_string("case"), checked_bytes(o.get_int("bytes")), [&]() -> System& {
+    Report report = measure(graph, o.get(kCase), checked_bytes(o.get(kBytes)), [&]() -> System& {
       current = ctx.build(graph);
       return *current;
     });
-    if (o.get_bool("json"))
+    if (o.get(kJson))
       print_json(report);
     else
       print_text(report);
@@ -266,11 +268,8 @@ class Probe final : public Command {
 class ProbeBench final : public Bench {
  public:
   static BenchInfo info() {
-    BenchInfo i{"probe",
-                "the probe's memory-path cases and invariants as metrics (see kbsim probe)",
-                {param_string("case", "all", "one case (e.g. h2d-2hop) or all"),
-                 param_int("bytes", 32768, "transfer size of the cases (1 .. 2^30)"),
-                 param_bool("check", true, "fail (SELF_CHECK) when an invariant fails; false: only record them")}};
+    BenchInfo i{
+        "probe", "the probe's memory-path cases and invariants as metrics (see kbsim probe)", {kCase, kBytes, kCheck}};
     i.splits = true;  // it drives the initiators through a BenchMemClient, and reads statistics
     i.reads_topology = true;
     return i;
@@ -279,8 +278,8 @@ class ProbeBench final : public Bench {
   void run(BenchContext& ctx) override {
     const Params& p = ctx.params();
     const Graph& graph = ctx.topology();
-    Report report = measure(graph, p.get_string("case"), checked_bytes(p.get_int("bytes")),
-                            [&]() -> System& { return ctx.build(graph); });
+    Report report =
+        measure(graph, p.get(kCase), checked_bytes(p.get(kBytes)), [&]() -> System& { return ctx.build(graph); });
     Metrics& m = ctx.metrics();
     m.set("routing", report.routing);
     m.set("bytes", report.bytes);
@@ -301,7 +300,7 @@ class ProbeBench final : public Bench {
     }
     ctx.note(std::to_string(report.cases.size()) + " cases, " + std::to_string(report.invariants.size()) +
              " invariants, routing " + report.routing);
-    if (!failed.empty() && p.get_bool("check")) throw BenchError("SELF_CHECK", failed);
+    if (!failed.empty() && p.get(kCheck)) throw BenchError("SELF_CHECK", failed);
   }
 };
 

@@ -12,11 +12,17 @@ namespace {
 
 using kbsim::ahbm::MemRequest;
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 2.0, "access overhead per request (serial)"};
+constexpr kbsim::IntParam kSizeMb{"size_mb", 32, "capacity (informational; addresses are checked against 32 MiB)"};
+
 class Sram final : public kbsim::ahbm::MemoryNode {
  public:
   explicit Sram(const kbsim::ComponentContext& ctx)
-      : MemoryNode(ctx), overhead_(overhead_param(true)), requests_(stat(kStatRequests)), bytes_(stat(kStatBytes)) {
-    params().check(params().get_int("size_mb") > 0, "size_mb", "must be > 0");
+      : MemoryNode(ctx),
+        overhead_(overhead_param(kOverheadNs, true)),
+        requests_(stat(kStatRequests)),
+        bytes_(stat(kStatBytes)) {
+    params().check(params().get(kSizeMb) > 0, kSizeMb, "must be > 0");
   }
 
   // Statistics, declared once: info() lists them, stat() binds them.
@@ -27,8 +33,7 @@ class Sram final : public kbsim::ahbm::MemoryNode {
     kbsim::ComponentInfo i;
     i.type = "sram";
     i.summary = "cube shared SRAM: terminal scratchpad answering reads and writes";
-    i.params = {kbsim::param_float("overhead_ns", 2.0, "access overhead per request (serial)"),
-                kbsim::param_int("size_mb", 32, "capacity (informational; addresses are checked against 32 MiB)")};
+    i.params = {kOverheadNs, kSizeMb};
     i.ports = {{"router_to_sram", "from its router: requests", kbsim::message_types<kbsim::ahbm::MemRequest>()},
                {"sram_to_router", "to its router: responses"}};
     i.stats = {kStatRequests, kStatBytes};

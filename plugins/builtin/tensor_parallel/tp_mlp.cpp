@@ -23,6 +23,11 @@ double value(std::int64_t i, std::int64_t salt) { return static_cast<double>((i 
 
 float f16(double v) { return static_cast<float>(round_to(v, DType::kF16)); }
 
+constexpr IntParam kB{"B", 1, "batch rows"};
+constexpr IntParam kDIn{"D_in", 512, "input features"};
+constexpr IntParam kDHidden{"D_hidden", 2048, "hidden features (split over the ranks by fc1's columns and fc2's rows)"};
+constexpr IntParam kDOut{"D_out", 512, "output features"};
+
 class TpMlp final : public Bench {
  public:
   static BenchInfo info() {
@@ -30,9 +35,7 @@ class TpMlp final : public Bench {
         "tp-mlp",
         "Megatron tensor-parallel MLP: ColumnParallelLinear then RowParallelLinear (all_reduce) over every rank; "
         "--verify-data checks the output against the MLP computed directly",
-        {param_int("B", 1, "batch rows"), param_int("D_in", 512, "input features"),
-         param_int("D_hidden", 2048, "hidden features (split over the ranks by fc1's columns and fc2's rows)"),
-         param_int("D_out", 512, "output features")}};
+        {kB, kDIn, kDHidden, kDOut}};
     i.splits = true;  // it drives the system through the host runtime only
     i.reads_topology = true;
     return i;
@@ -40,16 +43,15 @@ class TpMlp final : public Bench {
 
   void run(BenchContext& ctx) override {
     const Params& p = ctx.params();
-    const std::int64_t b = p.get_int("B"), din = p.get_int("D_in"), dh = p.get_int("D_hidden"),
-                       dout = p.get_int("D_out");
-    for (const char* k : {"B", "D_in", "D_hidden", "D_out"})
-      p.check(p.get_int(k) >= 1 && p.get_int(k) <= 65536, k, "must be in 1..65536");
+    const std::int64_t b = p.get(kB), din = p.get(kDIn), dh = p.get(kDHidden), dout = p.get(kDOut);
+    for (const IntParam* k : {&kB, &kDIn, &kDHidden, &kDOut})
+      p.check(p.get(*k) >= 1 && p.get(*k) <= 65536, *k, "must be in 1..65536");
     System& sys = ctx.configured();
     auto& rt = sys.service<rt::Runtime>();
     auto& dist = sys.service<rt::Distributed>();
     dist.init_process_group(ctx.ccl());
     const unsigned ws = dist.get_world_size();
-    p.check(dh % ws == 0, "D_hidden", "must be a multiple of the world size " + std::to_string(ws));
+    p.check(dh % ws == 0, kDHidden, "must be a multiple of the world size " + std::to_string(ws));
     rt::tp::ParallelState state(dist);
 
     // The whole model, as the host knows it: x (B, D_in), W1 (D_in, D_hidden), W2 (D_hidden, D_out).

@@ -84,23 +84,25 @@ std::vector<std::string> files_of(const fs::path& root) {
   return out;
 }
 
+constexpr kbsim::IntParam kPort{"port", 8765, "TCP port (0: any free one; the address is printed)"};
+constexpr kbsim::StringParam kHost{"host", "127.0.0.1", "address to listen on (loopback unless you say otherwise)"};
+constexpr kbsim::BoolParam kNoOpen{"no-open", false, "do not open a browser"};
+constexpr kbsim::StringParam kResults{"results", "", "result folders to show, comma-separated (kbsim run --out DIR)"};
+
 class Web final : public kbsim::Command {
  public:
   static kbsim::CommandInfo info() {
     return {"web",
             "an interactive viewer of the system and of runs' results, in the browser (a local HTTP server)",
-            {kbsim::param_int("port", 8765, "TCP port (0: any free one; the address is printed)"),
-             kbsim::param_string("host", "127.0.0.1", "address to listen on (loopback unless you say otherwise)"),
-             kbsim::param_bool("no-open", false, "do not open a browser"),
-             kbsim::param_string("results", "", "result folders to show, comma-separated (kbsim run --out DIR)")}};
+            {kPort, kHost, kNoOpen, kResults}};
   }
 
   int run(kbsim::CommandContext& ctx) override {
     const kbsim::Params& o = ctx.options();
-    const std::int64_t port = o.get_int("port");
-    o.check(port >= 0 && port <= 65535, "port", "must be in 0..65535");
+    const std::int64_t port = o.get(kPort);
+    o.check(port >= 0 && port <= 65535, kPort, "must be in 0..65535");
     folders_.clear();
-    std::stringstream list(o.get_string("results"));
+    std::stringstream list(o.get(kResults));
     for (std::string item; std::getline(list, item, ',');) {
       if (item.empty()) continue;
       std::error_code ec;
@@ -113,7 +115,7 @@ class Web final : public kbsim::Command {
 
     httplib::Server svr;
     routes(svr);
-    const std::string host = o.get_string("host");
+    const std::string host = o.get(kHost);
     int bound = static_cast<int>(port);
     if (port == 0) {
       bound = svr.bind_to_any_port(host);
@@ -127,7 +129,7 @@ class Web final : public kbsim::Command {
     std::printf("kbsim web: serving the viewer at %s (%zu result folder(s); Ctrl-C stops it)\n", url.c_str(),
                 folders_.size());
     std::fflush(stdout);
-    if (!o.get_bool("no-open")) open_browser(url);
+    if (!o.get(kNoOpen)) open_browser(url);
 
     g_stop = false;
     struct sigaction sa {};

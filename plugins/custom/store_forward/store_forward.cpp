@@ -7,14 +7,16 @@
 
 namespace {
 
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 0.0, "per-message overhead before sending on"};
+
 class StoreForward final : public kbsim::Component {
  public:
   explicit StoreForward(const kbsim::ComponentContext& ctx)
       : Component(ctx),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))),
+        overhead_(kbsim::ns_to_ticks(params().get(kOverheadNs))),
         transactions_(stat(kStatTransactions)),
         bytes_(stat(kStatBytes)) {
-    params().check(params().get_float("overhead_ns") >= 0.0, "overhead_ns", "must be >= 0");
+    params().check(params().get(kOverheadNs) >= 0.0, kOverheadNs, "must be >= 0");
     set_transit_cost(overhead_);
   }
 
@@ -27,7 +29,7 @@ class StoreForward final : public kbsim::Component {
     kbsim::ComponentInfo i;
     i.type = "store_forward";
     i.summary = "transit node that receives a whole message, then sends it on (store-and-forward)";
-    i.params = {kbsim::param_float("overhead_ns", 0.0, "per-message overhead before sending on")};
+    i.params = {kOverheadNs};
     i.ports = {{"*", "any number of links of any kind, in and out"}};
     i.stats = {kStatTransactions, kStatBytes};
     return i;

@@ -19,18 +19,23 @@ namespace {
 
 using kbsim::pe::StageType;
 
+constexpr kbsim::IntParam kRows{"rows", 32, "array rows (the k extent of a fold)"};
+constexpr kbsim::IntParam kCols{"cols", 32, "array columns (the n extent of a fold)"};
+constexpr kbsim::FloatParam kClockGhz{"clock_ghz", 1.0, "clock frequency"};
+constexpr kbsim::FloatParam kOverheadNs{"overhead_ns", 0.0, "fixed time added to every stage"};
+
 class SystolicGemm final : public kbsim::pe::ComputeEngine {
  public:
   explicit SystolicGemm(const kbsim::ComponentContext& ctx)
       : ComputeEngine(ctx, StageType::kGemm),
-        rows_(static_cast<std::uint64_t>(params().get_int("rows"))),
-        cols_(static_cast<std::uint64_t>(params().get_int("cols"))),
-        clock_ghz_(params().get_float("clock_ghz")),
-        overhead_(kbsim::ns_to_ticks(params().get_float("overhead_ns"))) {
-    params().check(params().get_int("rows") > 0, "rows", "must be > 0");
-    params().check(params().get_int("cols") > 0, "cols", "must be > 0");
-    params().check(clock_ghz_ > 0, "clock_ghz", "must be > 0");
-    params().check(params().get_float("overhead_ns") >= 0, "overhead_ns", "must be >= 0");
+        rows_(static_cast<std::uint64_t>(params().get(kRows))),
+        cols_(static_cast<std::uint64_t>(params().get(kCols))),
+        clock_ghz_(params().get(kClockGhz)),
+        overhead_(kbsim::ns_to_ticks(params().get(kOverheadNs))) {
+    params().check(params().get(kRows) > 0, kRows, "must be > 0");
+    params().check(params().get(kCols) > 0, kCols, "must be > 0");
+    params().check(clock_ghz_ > 0, kClockGhz, "must be > 0");
+    params().check(params().get(kOverheadNs) >= 0, kOverheadNs, "must be >= 0");
   }
 
   static kbsim::ComponentInfo info() {
@@ -38,10 +43,7 @@ class SystolicGemm final : public kbsim::pe::ComputeEngine {
         base_info("systolic_gemm",
                   "weight-stationary systolic array: ceil(k/rows) * ceil(n/cols) folds of m + rows + cols - 1 cycles",
                   StageType::kGemm);
-    i.params.insert(i.params.begin(), {kbsim::param_int("rows", 32, "array rows (the k extent of a fold)"),
-                                       kbsim::param_int("cols", 32, "array columns (the n extent of a fold)"),
-                                       kbsim::param_float("clock_ghz", 1.0, "clock frequency"),
-                                       kbsim::param_float("overhead_ns", 0.0, "fixed time added to every stage")});
+    i.params.insert(i.params.begin(), {kRows, kCols, kClockGhz, kOverheadNs});
     return i;
   }
 

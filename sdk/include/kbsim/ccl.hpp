@@ -39,18 +39,26 @@ struct CclInfo {
   std::vector<std::string> buffer_kinds;    ///< IPCQ slot memories it supports (empty: any)
 };
 
-/// The `defaults` section's parameters; an algorithm's entry may override any of them.
+/// The `defaults` section's parameters (an algorithm's entry may override any of them), each declared once.
+namespace ccl_param {
+inline constexpr StringParam kAlgorithm{"algorithm", "lrab_hierarchical_allreduce",
+                                        "the CCL algorithm all_reduce runs"};
+inline constexpr StringParam kBufferKind{"buffer_kind", "tcm",
+                                         "IPCQ slot memory: tcm (PE TCM), sram (cube SRAM) or hbm (PE-local HBM)"};
+inline constexpr StringParam kBackpressure{"backpressure", "sleep",
+                                           "a send facing a full ring: sleep (woken by the credit) or poll"};
+inline constexpr IntParam kNSlots{"n_slots", 4, "slots per direction's rx ring"};
+inline constexpr IntParam kSlotSize{"slot_size", 4096, "bytes per slot; one message must fit"};
+inline constexpr IntParam kVcChunkSize{"vc_chunk_size", 256,
+                                       "PE_DMA communication-channel chunk; kbsim moves every message in link flits "
+                                       "(the topology's flit_bytes), so only 256 is accepted"};
+inline constexpr IntParam kCreditBytes{"ipcq_credit_size_bytes", 16, "size of a credit message on the fast path"};
+inline constexpr IntParam kWorldSize{"world_size", 0, "ranks (one per SIP); 0 = the SIP count"};
+}  // namespace ccl_param
+
 inline std::vector<ParamSpec> ccl_default_params() {
-  return {param_string("algorithm", "lrab_hierarchical_allreduce", "the CCL algorithm all_reduce runs"),
-          param_string("buffer_kind", "tcm", "IPCQ slot memory: tcm (PE TCM), sram (cube SRAM) or hbm (PE-local HBM)"),
-          param_string("backpressure", "sleep", "a send facing a full ring: sleep (woken by the credit) or poll"),
-          param_int("n_slots", 4, "slots per direction's rx ring"),
-          param_int("slot_size", 4096, "bytes per slot; one message must fit"),
-          param_int("vc_chunk_size", 256,
-                    "PE_DMA communication-channel chunk; kbsim moves every message in link flits "
-                    "(the topology's flit_bytes), so only 256 is accepted"),
-          param_int("ipcq_credit_size_bytes", 16, "size of a credit message on the fast path"),
-          param_int("world_size", 0, "ranks (one per SIP); 0 = the SIP count")};
+  using namespace ccl_param;
+  return {kAlgorithm, kBufferKind, kBackpressure, kNSlots, kSlotSize, kVcChunkSize, kCreditBytes, kWorldSize};
 }
 
 struct CclConfig {

@@ -16,16 +16,17 @@ class Forwarder : public Component {
  public:
   explicit Forwarder(const ComponentContext& ctx)
       : Component(ctx),
-        overhead_(ns_to_ticks(params().get_float("overhead_ns"))),
+        overhead_(ns_to_ticks(params().get(kOverheadNs))),
         transactions_(stat(kStatTransactions)),
         flits_(stat(kStatFlits)),
         bytes_(stat(kStatBytes)) {
-    params().check(params().get_float("overhead_ns") >= 0.0, "overhead_ns", "must be >= 0");
+    params().check(params().get(kOverheadNs) >= 0.0, kOverheadNs, "must be >= 0");
     set_transit_cost(overhead_);
   }
 
   /// Parameters, ports and statistics every forwarder has; extend them in a derived info().
-  // Statistics, declared once: info() lists them, stat() binds them.
+  // Declared once: info() lists them, the constructor reads and binds them.
+  static constexpr FloatParam kOverheadNs{"overhead_ns", 0.0, "per-transaction overhead, paid once on the first flit"};
   static constexpr StatDef kStatTransactions{"transactions", StatKind::kCounter, "",
                                              "messages whose first flit passed"};
   static constexpr StatDef kStatFlits{"flits", StatKind::kCounter, "", "flits forwarded"};
@@ -35,7 +36,7 @@ class Forwarder : public Component {
     ComponentInfo i;
     i.type = std::move(type);
     i.summary = std::move(summary);
-    i.params = {param_float("overhead_ns", 0.0, "per-transaction overhead, paid once on the first flit")};
+    i.params = {kOverheadNs};
     i.ports = {{"*", "any number of links of any kind, in and out"}};
     i.stats = {kStatTransactions, kStatFlits, kStatBytes};
     i.flit_aware = true;

@@ -14,9 +14,10 @@ namespace kbsim::ahbm {
 
 class CommandNode : public MemoryNode, public CommandTarget {
  public:
-  /// `answers_stat`: the statistic that counts merged answers.
-  CommandNode(const ComponentContext& ctx, const StatDef& answers_stat)
-      : MemoryNode(ctx), overhead_(overhead_param(true)), answers_(stat(answers_stat)) {}
+  /// `overhead`: the node's overhead parameter (paid once per message); `answers_stat`: the statistic that counts
+  /// merged answers.
+  CommandNode(const ComponentContext& ctx, const FloatParam& overhead, const StatDef& answers_stat)
+      : MemoryNode(ctx), overhead_(overhead_param(overhead, true)), answers_(stat(answers_stat)) {}
 
   void setup() override { memory_view_ = find_view("memory"); }
 

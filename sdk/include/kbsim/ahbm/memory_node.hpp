@@ -24,11 +24,11 @@ class MemoryNode : public Component {
   }
   const names::Location& where() const noexcept { return where_; }
 
-  /// The component's `overhead_ns` parameter in ticks, checked to be >= 0. With
-  /// `transit`, routing also charges it for passing through this node.
-  Tick overhead_param(bool transit) {
-    double ns = params().get_float("overhead_ns");
-    params().check(ns >= 0, "overhead_ns", "must be >= 0");
+  /// The component's overhead parameter `declared` (its own handle, "overhead_ns" by convention) in ticks, checked
+  /// to be >= 0. With `transit`, routing also charges it for passing through this node.
+  Tick overhead_param(const FloatParam& declared, bool transit) {
+    double ns = params().get(declared);
+    params().check(ns >= 0, declared, "must be >= 0");
     Tick t = ns_to_ticks(ns);
     if (transit) set_transit_cost(t);
     return t;

@@ -29,13 +29,16 @@ class ComputeEngine : public StageEngine {
                                          "output elements (m x n per stage)"};
   static constexpr StatDef kStatBusyNs{"busy_ns", StatKind::kValue, "ns", "time the engine held the compute slot"};
 
+  static constexpr StringParam kSharedResource{
+      "shared_resource", "accel_slot",
+      "compute slot shared with the PE's other compute engines (semaphore <pe>.<name>)"};
+
   /// The parameters, ports and statistics every compute engine has; add the latency model's parameters.
   static ComponentInfo base_info(std::string type, std::string summary, StageType serves) {
     ComponentInfo i;
     i.type = std::move(type);
     i.summary = std::move(summary);
-    i.params = {param_string("shared_resource", "accel_slot",
-                             "compute slot shared with the PE's other compute engines (semaphore <pe>.<name>)")};
+    i.params = {kSharedResource};
     i.ports = {{"pe_internal", "PE-internal links (tile tokens in and out)"}};
     i.stats = {kStatOps, serves == StageType::kGemm ? kStatMacs : kStatElements, kStatBusyNs};
     return i;
@@ -43,7 +46,7 @@ class ComputeEngine : public StageEngine {
 
   void setup() override {
     slots_ = &service<Slots>();
-    slot_ = slots_->slot(sibling(id(), params().get_string("shared_resource")), 1);
+    slot_ = slots_->slot(sibling(id(), params().get(kSharedResource)), 1);
   }
 
   void on_timer(std::uint64_t tag, Ref<Message> msg) override {
