@@ -559,6 +559,25 @@ TEST(ResolveParams, HandlesDeclareAndReadAParameterByOneName) {
             "t.yaml:4:9: x.impl needs parameter 'target' (where to send)");
 }
 
+TEST(SystemAttributes, APublishedAttributeIsReadByItsHandleInItsType) {
+  std::vector<RawParam> attrs;
+  put_attr(attrs, kCount, 5, "gen");
+  put_attr(attrs, kDelay, 2.5, "gen");
+  put_attr(attrs, kTarget, "mem", "gen");
+  ASSERT_EQ(attrs.size(), 3u);
+  EXPECT_EQ(attrs[0].name, "count");
+  EXPECT_EQ(attr(attrs, kCount), 5);
+  EXPECT_EQ(attr(attrs, kDelay), 2.5);
+  EXPECT_EQ(attr(attrs, kTarget), "mem");
+  constexpr FloatParam kCountAsFloat{"count", 0.0, "an int attribute reads as a float"};
+  EXPECT_EQ(attr(attrs, kCountAsFloat), 5.0);
+  constexpr IntParam kMissing{"missing", 7, "not published"};
+  EXPECT_EQ(attr(attrs, kMissing), std::nullopt);
+  EXPECT_EQ(attr_or(attrs, kMissing), 7) << "a reader that can do without it takes the declared default";
+  constexpr IntParam kTargetAsInt{"target", 0, "published as a string"};
+  EXPECT_EQ(attr(attrs, kTargetAsInt), std::nullopt) << "another type is not this attribute";
+}
+
 TEST(ResolveParams, ReadingAnUndeclaredOrMistypedParameterIsAnError) {
   Params p = core::resolve_params(specs(), {{"target", std::string("m"), "o"}}, "x.impl", "o");
   EXPECT_THROW(p.get_int("nope"), Error);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kbsim/ahbm/names.hpp"
+#include "kbsim/ahbm/system_attrs.hpp"
 #include "kbsim/text.hpp"
 
 namespace kbsim::ahbm_topology {
@@ -162,23 +163,24 @@ void build_cube(const AhbmSpec& s, const MeshLayout& m, Builder& b, unsigned sip
 }
 
 void publish(const AhbmSpec& s, Graph& g) {
-  auto put = [&](const char* name, ParamValue v) { g.attrs.push_back({name, std::move(v), s.source}); };
-  auto i = [](std::uint64_t v) { return ParamValue{static_cast<std::int64_t>(v)}; };
-  put("ahbm.sips", i(s.sips));
-  put("ahbm.sip_w", i(s.sip_w));
-  put("ahbm.sip_h", i(s.sip_h));
-  put("ahbm.sip_topology", s.sip_topology);
-  put("ahbm.cube_w", i(s.cube_w));
-  put("ahbm.cube_h", i(s.cube_h));
-  put("ahbm.cubes_per_sip", i(s.cubes_per_sip()));
-  put("ahbm.pes_per_cube", i(s.pes_per_cube()));
-  put("ahbm.io_chiplets", i(s.io_chiplets.size()));
-  put("ahbm.hbm_bytes_per_cube", i(s.hbm_bytes_per_cube()));
-  put("ahbm.hbm_slice_bytes", i(s.slice_bytes()));
-  put("ahbm.hbm_channels_per_pe", i(s.hbm_channels_per_pe));
-  put("ahbm.hbm_channel_bw_gbs", s.hbm_channel_bw_gbs);
-  put("ahbm.burst_bytes", i(s.burst_bytes));
-  put("ahbm.ns_per_mm", s.ns_per_mm);
+  using namespace ahbm::attrs;
+  auto put = [&](const auto& a, auto v) { put_attr(g.attrs, a, v, s.source); };
+  auto i = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  put(kSips, i(s.sips));
+  put(kSipW, i(s.sip_w));
+  put(kSipH, i(s.sip_h));
+  put(kSipTopology, s.sip_topology);
+  put(kCubeW, i(s.cube_w));
+  put(kCubeH, i(s.cube_h));
+  put(kCubesPerSip, i(s.cubes_per_sip()));
+  put(kPesPerCube, i(s.pes_per_cube()));
+  put(kIoChiplets, i(s.io_chiplets.size()));
+  put(kHbmBytesPerCube, i(s.hbm_bytes_per_cube()));
+  put(kHbmSliceBytes, i(s.slice_bytes()));
+  put(kHbmChannelsPerPe, i(s.hbm_channels_per_pe));
+  put(kHbmChannelBwGbs, s.hbm_channel_bw_gbs);
+  put(kBurstBytes, i(s.burst_bytes));
+  put(kNsPerMm, s.ns_per_mm);
 }
 
 }  // namespace

@@ -406,7 +406,7 @@ class PeDmaPerf final : public kbsim::Bench {
     const std::string& op_name = p.get(kOp);
     check_params(p, map);
     const MemOp op = op_name == "read" ? MemOp::kRead : MemOp::kWrite;
-    const auto* w = kbsim::find_attr(graph.attrs, "ahbm.cube_w");  // absent: one row of cubes
+    const auto* w = kbsim::find_attr(graph.attrs, kbsim::ahbm::attrs::kCubeW.name);  // absent: one row of cubes
     Layout layout{map.sips, map.cubes_per_sip, map.pes_per_cube,
                   w && std::holds_alternative<std::int64_t>(*w) ? static_cast<unsigned>(std::get<std::int64_t>(*w))
                                                                 : map.cubes_per_sip};

@@ -30,14 +30,6 @@ constexpr kbsim::FloatParam kPcBwGbs{"pc_bw_gbs", 0.0, "bandwidth per PC (0: cub
 constexpr kbsim::IntParam kBurstBytes{"burst_bytes", 0,
                                       "burst size and PC striping unit (0: cube.memory_map.burst_bytes)"};
 
-/// A memory-map attribute of the system as a number, or `fallback` (explicit topologies have none).
-double attr(std::span<const kbsim::RawParam> attrs, const char* name, double fallback) {
-  const kbsim::ParamValue* v = kbsim::find_attr(attrs, name);
-  if (const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr) return static_cast<double>(*i);
-  if (const auto* d = v ? std::get_if<double>(v) : nullptr) return *d;
-  return fallback;
-}
-
 class HbmCtrl final : public kbsim::ahbm::MemoryNode {
  public:
   explicit HbmCtrl(const kbsim::ComponentContext& ctx)
@@ -51,9 +43,11 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
         pc_busy_(stat(kStatPcBusyNs)) {
     const auto& p = params();
     auto attrs = system_attrs();
-    num_pcs_ = p.get(kNumPcs) ? p.get(kNumPcs) : static_cast<std::int64_t>(attr(attrs, "ahbm.hbm_channels_per_pe", 8));
-    burst_ = p.get(kBurstBytes) ? p.get(kBurstBytes) : static_cast<std::int64_t>(attr(attrs, "ahbm.burst_bytes", 256));
-    pc_bw_ = p.get(kPcBwGbs) > 0 ? p.get(kPcBwGbs) : attr(attrs, "ahbm.hbm_channel_bw_gbs", 32.0);
+    // Unset here: the system's memory map (an explicit topology publishes none: the attributes' defaults).
+    namespace attrs_of = kbsim::ahbm::attrs;
+    num_pcs_ = p.get(kNumPcs) ? p.get(kNumPcs) : kbsim::attr_or(attrs, attrs_of::kHbmChannelsPerPe);
+    burst_ = p.get(kBurstBytes) ? p.get(kBurstBytes) : kbsim::attr_or(attrs, attrs_of::kBurstBytes);
+    pc_bw_ = p.get(kPcBwGbs) > 0 ? p.get(kPcBwGbs) : kbsim::attr_or(attrs, attrs_of::kHbmChannelBwGbs);
     auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
     p.check(pow2(num_pcs_), kNumPcs, "must be a power of two (got " + std::to_string(num_pcs_) + ")");
     p.check(pow2(burst_), kBurstBytes, "must be a power of two (got " + std::to_string(burst_) + ")");

@@ -14,7 +14,7 @@ class Distributed final : public rt::Distributed {
  public:
   explicit Distributed(System& system);
   static Distributed* create(System& system, Simulator&) {
-    return find_attr(system.attrs(), "ahbm.sips") ? new Distributed(system) : nullptr;
+    return find_attr(system.attrs(), ahbm::attrs::kSips.name) ? new Distributed(system) : nullptr;
   }
 
   void init_process_group(const CclConfig& ccl, std::string_view backend) override;

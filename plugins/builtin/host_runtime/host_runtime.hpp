@@ -35,7 +35,7 @@ class HostRuntime final : public rt::Runtime,
   ~HostRuntime() override;
   /// None on a system that is not an AHBM one (its graph publishes no memory map).
   static HostRuntime* create(System& system, Simulator& sim) {
-    return find_attr(system.attrs(), "ahbm.sips") ? new HostRuntime(system, &sim) : nullptr;
+    return find_attr(system.attrs(), ahbm::attrs::kSips.name) ? new HostRuntime(system, &sim) : nullptr;
   }
   /// A warning for a likely mistake that is not an error (the reference's debug warnings), at --log-level debug,
   /// as SIP 0's PCIe endpoint's (where the host's work enters).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -96,6 +97,39 @@ inline const ParamValue* find_attr(std::span<const RawParam> attrs, std::string_
   for (const auto& a : attrs)
     if (a.name == name) return &a.value;
   return nullptr;
+}
+
+// System attributes declared once, as parameter handles (ParamHandle: name, default, meaning): a front-end publishes
+// them with put_attr, components and benches read them with attr (the value, or nullopt when the system does not
+// publish it in that type) or attr_or (the handle's default then).
+inline void put_attr(std::vector<RawParam>& out, const IntParam& a, std::int64_t v, const std::string& origin) {
+  out.push_back({std::string(a.name), v, origin});
+}
+inline void put_attr(std::vector<RawParam>& out, const FloatParam& a, double v, const std::string& origin) {
+  out.push_back({std::string(a.name), v, origin});
+}
+inline void put_attr(std::vector<RawParam>& out, const StringParam& a, std::string v, const std::string& origin) {
+  out.push_back({std::string(a.name), std::move(v), origin});
+}
+inline std::optional<std::int64_t> attr(std::span<const RawParam> attrs, const IntParam& a) {
+  const ParamValue* v = find_attr(attrs, a.name);
+  if (const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr) return *i;
+  return std::nullopt;
+}
+inline std::optional<double> attr(std::span<const RawParam> attrs, const FloatParam& a) {
+  const ParamValue* v = find_attr(attrs, a.name);
+  if (const auto* d = v ? std::get_if<double>(v) : nullptr) return *d;
+  if (const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr) return static_cast<double>(*i);
+  return std::nullopt;
+}
+inline std::optional<std::string> attr(std::span<const RawParam> attrs, const StringParam& a) {
+  const ParamValue* v = find_attr(attrs, a.name);
+  if (const auto* s = v ? std::get_if<std::string>(v) : nullptr) return *s;
+  return std::nullopt;
+}
+template <ParamType K, class D>
+auto attr_or(std::span<const RawParam> attrs, const ParamHandle<K, D>& a) {
+  return attr(attrs, a).value_or(a.def);
 }
 
 }  // namespace kbsim

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "kbsim/ahbm/phys_addr.hpp"
-#include "kbsim/graph.hpp"
+#include "kbsim/ahbm/system_attrs.hpp"
 
 namespace kbsim::ahbm {
 
-/// What the topology compiler publishes in Graph::attrs (names in `from`).
+/// What the topology compiler publishes in Graph::attrs (system_attrs.hpp).
 struct MemoryMap {
   unsigned sips = 1;
   unsigned cubes_per_sip = 16;
@@ -23,23 +23,22 @@ struct MemoryMap {
 
   /// Read from a generated topology's attributes; throws ConfigError if absent.
   static MemoryMap from(std::span<const RawParam> attrs) {
-    auto get = [&](const char* name) -> std::int64_t {
-      const ParamValue* v = find_attr(attrs, name);
-      if (const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr) return *i;
-      throw ConfigError(std::string("the topology does not publish the AHBM attribute '") + name +
+    auto get = [&](const IntParam& a) -> std::int64_t {
+      if (const auto v = attr(attrs, a)) return *v;
+      throw ConfigError("the topology does not publish the AHBM attribute '" + std::string(a.name) +
                         "' (is it an AHBM system: topology.yaml)?");
     };
+    using namespace kbsim::ahbm::attrs;
     MemoryMap m;
-    m.sips = static_cast<unsigned>(get("ahbm.sips"));
-    m.cubes_per_sip = static_cast<unsigned>(get("ahbm.cubes_per_sip"));
-    m.pes_per_cube = static_cast<unsigned>(get("ahbm.pes_per_cube"));
-    m.io_chiplets = static_cast<unsigned>(get("ahbm.io_chiplets"));
-    m.hbm_bytes_per_cube = static_cast<std::uint64_t>(get("ahbm.hbm_bytes_per_cube"));
-    m.slice_bytes = static_cast<std::uint64_t>(get("ahbm.hbm_slice_bytes"));
+    m.sips = static_cast<unsigned>(get(kSips));
+    m.cubes_per_sip = static_cast<unsigned>(get(kCubesPerSip));
+    m.pes_per_cube = static_cast<unsigned>(get(kPesPerCube));
+    m.io_chiplets = static_cast<unsigned>(get(kIoChiplets));
+    m.hbm_bytes_per_cube = static_cast<std::uint64_t>(get(kHbmBytesPerCube));
+    m.slice_bytes = static_cast<std::uint64_t>(get(kHbmSliceBytes));
     auto in = [](std::int64_t v, std::int64_t hi) { return v > 0 && v <= hi; };
-    if (!in(get("ahbm.sips"), kMaxSips) || !in(get("ahbm.cubes_per_sip"), kCubeDies) ||
-        !in(get("ahbm.pes_per_cube"), 16) || !in(get("ahbm.io_chiplets"), kIoDies) ||
-        get("ahbm.hbm_slice_bytes") <= 0 || get("ahbm.hbm_bytes_per_cube") <= 0 ||
+    if (!in(get(kSips), kMaxSips) || !in(get(kCubesPerSip), kCubeDies) || !in(get(kPesPerCube), 16) ||
+        !in(get(kIoChiplets), kIoDies) || get(kHbmSliceBytes) <= 0 || get(kHbmBytesPerCube) <= 0 ||
         m.slice_bytes * m.pes_per_cube < m.hbm_bytes_per_cube)
       throw ConfigError("the topology's AHBM memory-map attributes are inconsistent or out of range");
     return m;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "kbsim/ahbm/host_command.hpp"
+#include "kbsim/ahbm/system_attrs.hpp"
 #include "kbsim/graph.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/tl/dtype.hpp"
@@ -51,21 +52,22 @@ struct SystemShape {
 
   /// From the AHBM front-end's system attributes; ConfigError if they are missing.
   static SystemShape from(std::span<const RawParam> attrs) {
-    auto get = [&](const char* key) -> const ParamValue& {
-      if (const ParamValue* p = find_attr(attrs, key)) return *p;
-      throw ConfigError(std::string("collectives need an AHBM system: the topology publishes no '") + key + "'");
+    auto need = [&](const auto& a) {
+      if (auto v = attr(attrs, a)) return *v;
+      throw ConfigError("collectives need an AHBM system: the topology publishes no '" + std::string(a.name) + "'");
     };
-    auto u = [&](const char* key) { return static_cast<unsigned>(std::get<std::int64_t>(get(key))); };
+    auto u = [&](const IntParam& a) { return static_cast<unsigned>(need(a)); };
+    using namespace kbsim::ahbm::attrs;
     SystemShape s;
-    s.sips = u("ahbm.sips");
-    s.sip_w = u("ahbm.sip_w");
-    s.sip_h = u("ahbm.sip_h");
-    const auto& name = std::get<std::string>(get("ahbm.sip_topology"));
+    s.sips = u(kSips);
+    s.sip_w = u(kSipW);
+    s.sip_h = u(kSipH);
+    const std::string name = need(kSipTopology);
     for (std::size_t i = 0; i < std::size(kSipTopologyNames); ++i)
       if (kSipTopologyNames[i] == name) s.topology = static_cast<SipTopology>(i);
-    s.cube_w = u("ahbm.cube_w");
-    s.cube_h = u("ahbm.cube_h");
-    s.pes_per_cube = u("ahbm.pes_per_cube");
+    s.cube_w = u(kCubeW);
+    s.cube_h = u(kCubeH);
+    s.pes_per_cube = u(kPesPerCube);
     return s;
   }
 };
