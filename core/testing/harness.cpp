@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "component/simulation.hpp"
 #include "kbsim/testing.hpp"
@@ -34,6 +35,18 @@ fs::path first_existing(const std::vector<fs::path>& candidates) {
     if (!c.empty() && fs::exists(c, ec)) return c;
   return {};
 }
+
+}  // namespace
+
+fs::path kbsim_binary() {
+  if (const char* env = std::getenv("KBSIM_BIN"); env && *env) return env;
+  const fs::path here = own_dir();  // build/lib beside build/bin, or <prefix>/<libdir> with <prefix>/<bindir>
+  if (fs::path p = first_existing({here / ".." / "bin" / "kbsim", here / KBSIM_LIB_TO_BIN / "kbsim"}); !p.empty())
+    return fs::weakly_canonical(p);
+  return "kbsim";  // on the PATH
+}
+
+namespace {
 
 /// The neighbour component: hands what arrives to the test's Neighbour and sends what is injected.
 class NeighbourNode final : public Component {

@@ -22,49 +22,6 @@ const core::Registry& shared_registry() {
   return *reg;
 }
 
-std::filesystem::path temp_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "kbsim";
-  for (char& c : name)
-    if (c == '/') c = '_';
-  auto dir = std::filesystem::temp_directory_path() / ("kbsim-test-" + std::to_string(::getpid()) + "-" + name);
-  static std::string prepared;  // wiped once per test, then shared by its calls
-  if (prepared != dir.string()) {
-    std::filesystem::remove_all(dir);
-    prepared = dir.string();
-  }
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p);
-  out << text;
-}
-
-CliResult run_kbsim(const std::string& args) { return run_kbsim_with("", args); }
-
-CliResult run_kbsim_with(const std::string& prefix, const std::string& args) {
-  static int calls = 0;
-  auto dir = temp_dir() / ("cli" + std::to_string(++calls));
-  std::filesystem::create_directories(dir);
-  std::string cmd = prefix + (prefix.empty() ? "" : " ") + std::string(KBSIM_BIN) + " " + args + " >" +
-                    (dir / "out").string() + " 2>" + (dir / "err").string() + " </dev/null";
-  int status = std::system(cmd.c_str());
-  CliResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(dir / "out");
-  r.err = read_file(dir / "err");
-  return r;
-}
-
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
   return core::load_topology(file, overrides, shared_registry());
 }

@@ -11,6 +11,7 @@
 #include "component/simulation.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
+#include "kbsim/testing_cli.hpp"
 #include "plugin/registry.hpp"
 #include "topology/topology.hpp"
 
@@ -22,21 +23,13 @@ std::unique_ptr<core::Registry> builtin_registry();
 /// One registry with the builtin plugins, loaded once and shared by the tests that only read it.
 const core::Registry& shared_registry();
 
-/// A fresh, empty directory for this test (under the system temp dir).
-std::filesystem::path temp_dir();
-
-std::string read_file(const std::filesystem::path& p);
-void write_file(const std::filesystem::path& p, const std::string& text);
-
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-/// Run `kbsim <args>` through the shell; stdout and stderr are captured.
-CliResult run_kbsim(const std::string& args);
-/// The same, behind a launcher such as "mpirun -np 2" (with its environment assignments first).
-CliResult run_kbsim_with(const std::string& prefix, const std::string& args);
+// The command-line test kit of the SDK (kbsim/testing_cli.hpp): temp_dir, read_file, write_file, run_kbsim.
+using testkit::CliResult;
+using testkit::read_file;
+using testkit::run_kbsim;
+using testkit::run_kbsim_with;
+using testkit::temp_dir;
+using testkit::write_file;
 
 /// core::load_topology / parse_topology with the shared builtin registry (its topology front-ends).
 Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "build.hpp"
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 #include "test_load.hpp"
 
 namespace kbsim {
@@ -120,13 +120,13 @@ TEST(Svg, XmlCheckerCatchesMistakes) {
 }
 
 TEST(Svg, WritesThreeWellFormedPictures) {
-  const fs::path dir = test::temp_dir() / "new" / "pictures";  // created if missing
+  const fs::path dir = testkit::temp_dir() / "new" / "pictures";  // created if missing
   auto files = ahbm_topology::write_svgs(default_system(), dir);
   ASSERT_EQ(files.size(), 3u);
   for (const char* name : {"system.svg", "sip.svg", "cube.svg"}) {
     ASSERT_TRUE(fs::is_regular_file(dir / name)) << name;
     EXPECT_FALSE(fs::exists(dir / (std::string(name) + ".tmp"))) << name;
-    const std::string text = test::read_file(dir / name);
+    const std::string text = testkit::read_file(dir / name);
     EXPECT_EQ(xml_problem(text), "") << name;
     EXPECT_NE(text.find("xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos) << name;
     EXPECT_NE(text.find("viewBox=\""), std::string::npos) << name;
@@ -137,9 +137,9 @@ TEST(Svg, WritesThreeWellFormedPictures) {
 
 TEST(Svg, CubeShowsTheRouterMesh) {
   auto sys = default_system();
-  const fs::path dir = test::temp_dir();
+  const fs::path dir = testkit::temp_dir();
   ahbm_topology::write_svgs(sys, dir);
-  const std::string cube = test::read_file(dir / "cube.svg");
+  const std::string cube = testkit::read_file(dir / "cube.svg");
   std::size_t present = 0;
   for (bool p : sys.mesh.present) present += p;
   EXPECT_EQ(present, 32u);
@@ -152,9 +152,9 @@ TEST(Svg, CubeShowsTheRouterMesh) {
 }
 
 TEST(Svg, SipAndSystem) {
-  const fs::path dir = test::temp_dir();
+  const fs::path dir = testkit::temp_dir();
   ahbm_topology::write_svgs(default_system(), dir);
-  const std::string sip = test::read_file(dir / "sip.svg"), system = test::read_file(dir / "system.svg");
+  const std::string sip = testkit::read_file(dir / "sip.svg"), system = testkit::read_file(dir / "system.svg");
   EXPECT_EQ(count(sip, "class=\"cube\""), 16u);
   for (const char* label :
        {">cube0<", ">cube15<", ">(3,3)<", ">io0<", ">pcie_ep<", ">io_cpu<", ">io_noc<", ">io_ucie-P0<", ">io_ucie-P1<"})
@@ -168,20 +168,20 @@ TEST(Svg, SipAndSystem) {
 
 TEST(Svg, SameInputSameBytes) {
   auto sys = default_system();
-  const fs::path a = test::temp_dir() / "a", b = test::temp_dir() / "b";
+  const fs::path a = testkit::temp_dir() / "a", b = testkit::temp_dir() / "b";
   ahbm_topology::write_svgs(sys, a);
   ahbm_topology::write_svgs(default_system(), b);
   ahbm_topology::write_svgs(sys, a);  // overwrites in place
   for (const char* name : {"system.svg", "sip.svg", "cube.svg"})
-    EXPECT_EQ(test::read_file(a / name), test::read_file(b / name)) << name;
+    EXPECT_EQ(testkit::read_file(a / name), testkit::read_file(b / name)) << name;
 }
 
 TEST(Svg, SixSipTorus) {
   auto sys =
       default_system({"system.sips.count=6", "system.sips.topology=torus_2d", "system.sips.w=3", "system.sips.h=2"});
-  const fs::path dir = test::temp_dir();
+  const fs::path dir = testkit::temp_dir();
   ahbm_topology::write_svgs(sys, dir);
-  const std::string system = test::read_file(dir / "system.svg");
+  const std::string system = testkit::read_file(dir / "system.svg");
   EXPECT_EQ(xml_problem(system), "");
   EXPECT_EQ(count(system, "class=\"sip\""), 6u);
   EXPECT_NE(system.find(">sip5<"), std::string::npos);
@@ -192,20 +192,20 @@ TEST(Svg, SixSipTorus) {
 
 TEST(Svg, LabelsAreEscaped) {
   auto sys = default_system({"system.switch.impl=a<b&c\"d"});
-  const fs::path dir = test::temp_dir();
+  const fs::path dir = testkit::temp_dir();
   ahbm_topology::write_svgs(sys, dir);
-  const std::string system = test::read_file(dir / "system.svg");
+  const std::string system = testkit::read_file(dir / "system.svg");
   EXPECT_EQ(xml_problem(system), "");
   EXPECT_NE(system.find("a&lt;b&amp;c&quot;d"), std::string::npos);
 }
 
 TEST(Svg, UnwritableDirectoryIsAConfigError) {
-  const fs::path file = test::temp_dir() / "plain-file";
-  test::write_file(file, "not a directory\n");
+  const fs::path file = testkit::temp_dir() / "plain-file";
+  testkit::write_file(file, "not a directory\n");
   auto sys = default_system();
   EXPECT_THROW(ahbm_topology::write_svgs(sys, file / "sub"), ConfigError);
   EXPECT_THROW(ahbm_topology::write_svgs(sys, file), ConfigError);
-  const fs::path taken = test::temp_dir() / "taken";  // a directory where sip.svg should go
+  const fs::path taken = testkit::temp_dir() / "taken";  // a directory where sip.svg should go
   fs::create_directories(taken / "sip.svg" / "x");
   EXPECT_THROW(ahbm_topology::write_svgs(sys, taken), ConfigError);
   EXPECT_FALSE(fs::exists(taken / "sip.svg.tmp"));
@@ -218,8 +218,8 @@ TEST(Svg, UnwritableDirectoryIsAConfigError) {
 }
 
 TEST(Svg, CommandLine) {
-  const fs::path dir = test::temp_dir() / "cli";
-  auto r = test::run_kbsim("topology --topology " KBSIM_SOURCE_DIR "/topology.yaml --svg " + dir.string());
+  const fs::path dir = testkit::temp_dir() / "cli";
+  auto r = testkit::run_kbsim("topology --topology " KBSIM_SOURCE_DIR "/topology.yaml --svg " + dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* name : {"system.svg", "sip.svg", "cube.svg"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << r.out;

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 
 using ::testing::HasSubstr;
 
@@ -22,13 +22,14 @@ struct Panel {
 void PrintTo(const Panel& p, std::ostream* os) { *os << p.name; }
 
 rapidjson::Document run_panel(const Panel& p, const std::string& extra = "") {
-  const auto dir = test::temp_dir();
-  const test::CliResult r = test::run_kbsim("run --bench gqa-attention --param panel=" + p.name +
-                                            " --param scale=validation --verify-data --out " + dir.string() + extra);
+  const auto dir = testkit::temp_dir();
+  const testkit::CliResult r =
+      testkit::run_kbsim("run --bench gqa-attention --param panel=" + p.name +
+                         " --param scale=validation --verify-data --out " + dir.string() + extra);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("verified:"));
   rapidjson::Document d;
-  d.Parse(test::read_file(dir / "results.json").c_str());
+  d.Parse(testkit::read_file(dir / "results.json").c_str());
   return d;
 }
 
@@ -61,11 +62,11 @@ INSTANTIATE_TEST_SUITE_P(Panels, GqaPanels,
                          [](const auto& info) { return info.param.name; });
 
 TEST(GqaAttention, RefusesAnUnknownPanelAndASequenceTheRanksDoNotDivide) {
-  const auto dir = test::temp_dir();
-  auto bad = test::run_kbsim("run --bench gqa-attention --param panel=triple_user --out " + dir.string());
+  const auto dir = testkit::temp_dir();
+  auto bad = testkit::run_kbsim("run --bench gqa-attention --param panel=triple_user --out " + dir.string());
   EXPECT_EQ(bad.code, 3);
   EXPECT_THAT(bad.err, HasSubstr("panel"));
-  auto odd = test::run_kbsim("run --bench gqa-attention --param s_kv=100 --out " + dir.string());
+  auto odd = testkit::run_kbsim("run --bench gqa-attention --param s_kv=100 --out " + dir.string());
   EXPECT_EQ(odd.code, 3);
   EXPECT_THAT(odd.err, HasSubstr("multiple of the panel's 8 ranks"));
 }

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -17,19 +17,19 @@ namespace kbsim {
 namespace {
 
 struct FidelityRun {
-  test::CliResult cli;
+  testkit::CliResult cli;
   rapidjson::Document results;
   bool written = false;
 };
 
 FidelityRun run_fidelity(const std::string& extra) {
   static int runs = 0;
-  auto out = test::temp_dir() / ("fidelity" + std::to_string(++runs));
+  auto out = testkit::temp_dir() / ("fidelity" + std::to_string(++runs));
   FidelityRun r;
-  r.cli = test::run_kbsim("run --bench fidelity " + extra + " --out " + out.string());
+  r.cli = testkit::run_kbsim("run --bench fidelity " + extra + " --out " + out.string());
   if (std::filesystem::exists(out / "results.json")) {
     r.written = true;
-    r.results.Parse(test::read_file(out / "results.json").c_str());
+    r.results.Parse(testkit::read_file(out / "results.json").c_str());
   }
   std::filesystem::remove_all(out);
   return r;

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 
 using ::testing::HasSubstr;
 
@@ -22,7 +22,7 @@ namespace kbsim {
 namespace {
 
 struct BenchRun {
-  test::CliResult cli;
+  testkit::CliResult cli;
   rapidjson::Document doc;
   bool ok = false;
   const rapidjson::Value& metrics() const { return doc["metrics"]; }
@@ -33,11 +33,11 @@ struct BenchRun {
 
 BenchRun run(const std::string& args) {
   static int n = 0;
-  auto out = test::temp_dir() / ("gemm" + std::to_string(++n));
+  auto out = testkit::temp_dir() / ("gemm" + std::to_string(++n));
   BenchRun r;
-  r.cli = test::run_kbsim("run " + args + " --out " + out.string());
+  r.cli = testkit::run_kbsim("run " + args + " --out " + out.string());
   if (std::filesystem::exists(out / "results.json")) {
-    r.doc.Parse(test::read_file(out / "results.json").c_str());
+    r.doc.Parse(testkit::read_file(out / "results.json").c_str());
     r.ok = !r.doc.HasParseError();
   }
   std::filesystem::remove_all(out);

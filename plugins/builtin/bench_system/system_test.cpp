@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 
 using ::testing::HasSubstr;
 
@@ -18,13 +18,13 @@ const std::string kTwoSwitch = "run --bench system --topology " KBSIM_SOURCE_DIR
 
 rapidjson::Document results(const std::filesystem::path& out) {
   rapidjson::Document d;
-  d.Parse(test::read_file(out / "results.json").c_str());
+  d.Parse(testkit::read_file(out / "results.json").c_str());
   return d;
 }
 
 TEST(SystemBench, RunsAnyTopologyUntilNothingIsLeft) {
-  auto out = test::temp_dir() / "system_all";
-  auto r = test::run_kbsim(kTwoSwitch + " --out " + out.string());
+  auto out = testkit::temp_dir() / "system_all";
+  auto r = testkit::run_kbsim(kTwoSwitch + " --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("nothing left to do"));
   auto d = results(out);
@@ -36,8 +36,8 @@ TEST(SystemBench, RunsAnyTopologyUntilNothingIsLeft) {
 }
 
 TEST(SystemBench, StopsAtAGivenTime) {
-  auto out = test::temp_dir() / "system_until";
-  auto r = test::run_kbsim(kTwoSwitch + " --param until_ns=20 --out " + out.string());
+  auto out = testkit::temp_dir() / "system_until";
+  auto r = testkit::run_kbsim(kTwoSwitch + " --param until_ns=20 --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   auto d = results(out);
   EXPECT_FALSE(d["metrics"]["idle"].GetBool());

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 
 namespace kbsim {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 
 rapidjson::Document probe_json(const std::string& extra) {
-  auto r = test::run_kbsim("probe --json " + extra);
+  auto r = testkit::run_kbsim("probe --json " + extra);
   EXPECT_EQ(r.code, 0) << r.err;
   rapidjson::Document d;
   d.Parse(r.out.c_str());
@@ -108,7 +108,7 @@ TEST(Probe, StoreAndForwardTransitsSlowTheLocalWritePastTheCutThroughBound) {
 }
 
 TEST(Probe, TextReportShowsColumnsRoutesAndInvariants) {
-  auto r = test::run_kbsim("probe --case h2d-2hop");
+  auto r = testkit::run_kbsim("probe --case h2d-2hop");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* s : {"Actual", "Ovhd", "Drain", "Wire", "Eff.BW", "BN.BW", "Util", "h2d-2hop", "sip0.cube0.ucie-S",
                         "routing: distance", "<BN:128GB/s>", "drain:256ns", "[v] PASS"})
@@ -118,7 +118,7 @@ TEST(Probe, TextReportShowsColumnsRoutesAndInvariants) {
 
 TEST(Probe, AFailingInvariantGivesExitCode6) {
   // The IO chiplet moved to the far (south) edge: more "hops" now means closer.
-  auto r = test::run_kbsim("probe --set 'sip.io_chiplets.0.cube_ports=[{cube: {xy: [0, 3]}, cube_side: S}]'");
+  auto r = testkit::run_kbsim("probe --set 'sip.io_chiplets.0.cube_ports=[{cube: {xy: [0, 3]}, cube_side: S}]'");
   EXPECT_EQ(r.code, 6);
   EXPECT_THAT(r.out, HasSubstr("[x] FAIL h2d latency rises strictly with hops"));
   EXPECT_THAT(r.err,
@@ -127,21 +127,21 @@ TEST(Probe, AFailingInvariantGivesExitCode6) {
 }
 
 TEST(Probe, BadCaseAndNonAhbmTopologyAreClearErrors) {
-  auto r = test::run_kbsim("probe --case h2d-2hops");
+  auto r = testkit::run_kbsim("probe --case h2d-2hops");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown case 'h2d-2hops'"));
   EXPECT_THAT(r.err, HasSubstr("closest: h2d-2hop"));
-  auto n = test::run_kbsim("probe --case 1");  // a text option stays text, even when it looks like a number
+  auto n = testkit::run_kbsim("probe --case 1");  // a text option stays text, even when it looks like a number
   EXPECT_EQ(n.code, 2);
   EXPECT_THAT(n.err, HasSubstr("unknown case '1'"));
-  auto t = test::run_kbsim("probe --topology " KBSIM_SOURCE_DIR "/examples/topologies/two_switch.yaml");
+  auto t = testkit::run_kbsim("probe --topology " KBSIM_SOURCE_DIR "/examples/topologies/two_switch.yaml");
   EXPECT_EQ(t.code, 3);
   EXPECT_THAT(t.err, HasSubstr("does not publish the AHBM attribute"));
 }
 
 TEST(Probe, IsDeterministic) {
-  auto a = test::run_kbsim("probe --json");
-  auto b = test::run_kbsim("probe --json");
+  auto a = testkit::run_kbsim("probe --json");
+  auto b = testkit::run_kbsim("probe --json");
   ASSERT_EQ(a.code, 0);
   EXPECT_EQ(a.out, b.out);
 }
@@ -154,7 +154,7 @@ namespace {
 
 TEST(Probe, AComponentThatCannotServeTheRequestIsASimulationError) {
   // A plain forwarder in place of the HBM controller: the request's flits end there.
-  auto r = test::run_kbsim("probe --case h2d-1hop --set 'cube.components.hbm_ctrl={impl: builtin.forwarding}'");
+  auto r = testkit::run_kbsim("probe --case h2d-1hop --set 'cube.components.hbm_ctrl={impl: builtin.forwarding}'");
   EXPECT_EQ(r.code, 5);
   EXPECT_THAT(r.err, ::testing::HasSubstr("ns: sip0.cube0.hbm_ctrl.pe0: flit arrived off its route"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "harness.hpp"
 #include "kbsim/rt/tensor_parallel.hpp"
+#include "kbsim/testing_cli.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::Return;
@@ -69,14 +69,14 @@ TEST(Mappings, CopyIsTheIdentityReduceIsAnAllReduceTheOthersAreNotSupported) {
   EXPECT_THAT(bench_error([&] { rt::tp::gather_from_tp_region(x); }), HasSubstr("not supported"));
 }
 
-rapidjson::Document tp_mlp(const std::string& args, test::CliResult* cli = nullptr) {
-  const auto dir = test::temp_dir();
-  test::CliResult r = test::run_kbsim("run --bench tp-mlp --verify-data --out " + dir.string() + " " + args);
+rapidjson::Document tp_mlp(const std::string& args, testkit::CliResult* cli = nullptr) {
+  const auto dir = testkit::temp_dir();
+  testkit::CliResult r = testkit::run_kbsim("run --bench tp-mlp --verify-data --out " + dir.string() + " " + args);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("verified: every rank's 512 outputs"));
   if (cli) *cli = r;
   rapidjson::Document d;
-  d.Parse(test::read_file(dir / "results.json").c_str());
+  d.Parse(testkit::read_file(dir / "results.json").c_str());
   return d;
 }
 
@@ -99,8 +99,9 @@ TEST(TpMlp, FourRanksAndEveryAlgorithmAgree) {
 }
 
 TEST(TpMlp, AHiddenSizeTheRanksDoNotDivideIsAConfigError) {
-  const auto dir = test::temp_dir();
-  auto r = test::run_kbsim("run --bench tp-mlp --param D_hidden=1000 --set system.sips.count=3 --out " + dir.string());
+  const auto dir = testkit::temp_dir();
+  auto r =
+      testkit::run_kbsim("run --bench tp-mlp --param D_hidden=1000 --set system.sips.count=3 --out " + dir.string());
   EXPECT_EQ(r.code, 3);
   EXPECT_THAT(r.err, HasSubstr("D_hidden"));
   EXPECT_THAT(r.err, HasSubstr("multiple of the world size 3"));

@@ -16,7 +16,7 @@
 #include <iostream>
 #include <string>
 
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 
 extern char** environ;
 
@@ -36,7 +36,7 @@ class WebServer {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_addclose(&fa, out[0]);
-    const std::string cmd = "exec " + std::string(KBSIM_BIN) + " web --no-open --port 0 " + args;
+    const std::string cmd = "exec " + kbsim::testkit::kbsim_binary().string() + " web --no-open --port 0 " + args;
     const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
     if (posix_spawn(&pid_, "/bin/sh", &fa, nullptr, const_cast<char**>(argv), environ) != 0)
       throw std::runtime_error("spawn");
@@ -86,7 +86,7 @@ const std::pair<fs::path, fs::path>& runs() {
     const fs::path a = fs::current_path() / "web-runs" / "lrab", b = fs::current_path() / "web-runs" / "ring";
     for (const auto& [dir, algo] : {std::pair{a, "lrab_hierarchical_allreduce"}, std::pair{b, "ring_allreduce"}}) {
       fs::create_directories(dir);
-      auto r = kbsim::test::run_kbsim(
+      auto r = kbsim::testkit::run_kbsim(
           "run --bench ccl-allreduce --param n_elem=4096 --set ccl.algorithm=" + std::string(algo) + " --trace " +
           (dir / "trace.json").string() + " --out " + dir.string());
       if (r.code != 0) throw std::runtime_error(r.err);
@@ -149,10 +149,10 @@ TEST(Web, FilesOutsideTheServedFoldersAreRefused) {
 }
 
 TEST(Web, ABadResultsFolderOrTopologyIsAnErrorBeforeServing) {
-  auto missing = kbsim::test::run_kbsim("web --no-open --port 0 --results /nonexistent/folder");
+  auto missing = kbsim::testkit::run_kbsim("web --no-open --port 0 --results /nonexistent/folder");
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("--results /nonexistent/folder: not a folder"));
-  auto bad = kbsim::test::run_kbsim("web --no-open --port 0 --set system.sips.count=0");
+  auto bad = kbsim::testkit::run_kbsim("web --no-open --port 0 --set system.sips.count=0");
   EXPECT_EQ(bad.code, 3);
 }
 

@@ -114,4 +114,8 @@ class Harness {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The kbsim command this harness belongs to: the build tree's or the installed one beside this library (the
+/// KBSIM_BIN environment variable, when set, names another). kbsim/testing_cli.hpp runs it.
+std::filesystem::path kbsim_binary();
+
 }  // namespace kbsim::testkit
