@@ -104,7 +104,6 @@ std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size) {
   return mine;
 }
 
-
 std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const SweepOptions& o,
                                const std::function<PointRecord(const SweepPoint&, const std::string&)>& run_one) {
   const std::size_t n = points.size();

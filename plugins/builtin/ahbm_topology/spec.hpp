@@ -35,7 +35,7 @@ inline double route_mm(double distance_mm, double routing_weight_mm) {
 struct LinkSpec {
   double bw_gbs = 0.0;  ///< 0 = unlimited
   double distance_mm = 0.0;
-  double latency_ns = 0.0;  ///< added to distance_mm x ns_per_mm (e.g. SerDes and protocol latency)
+  double latency_ns = 0.0;         ///< added to distance_mm x ns_per_mm (e.g. SerDes and protocol latency)
   double routing_weight_mm = 0.0;  ///< see route_mm; 0: unset
   double route_mm() const { return kbsim::ahbm_topology::route_mm(distance_mm, routing_weight_mm); }
 };
