@@ -9,6 +9,7 @@
 #include "component/simulation.hpp"
 #include "kbsim/testing.hpp"
 #include "plugin/registry.hpp"
+#include "topology/topology.hpp"
 
 namespace kbsim::testkit {
 
@@ -100,12 +101,12 @@ struct Harness::Impl {
   }
 };
 
-Harness::Harness(Options options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
-  core::Registry& reg = impl_->registry;
-  for (const auto& d : impl_->options.plugin_dirs) reg.add_search_dir(d, true);
+namespace {
+/// Load `reg` as the options say: the test's plugin directories, then kbsim's own, then the components files.
+void load(core::Registry& reg, const Options& options) {
+  for (const auto& d : options.plugin_dirs) reg.add_search_dir(d, true);
   fs::path components;
-  if (impl_->options.kbsim_plugins) {
+  if (options.kbsim_plugins) {
     // Installed: <prefix>/lib[/<multiarch>]/libkbsim_testing.so; built: <build>/lib/.
     const fs::path here = own_dir();
     if (fs::path p = first_existing({here / "kbsim" / "plugins", here / ".." / "kbsim" / "plugins",
@@ -118,7 +119,14 @@ Harness::Harness(Options options) : impl_(std::make_unique<Impl>()) {
   }
   reg.discover();
   if (!components.empty()) reg.load_components_file(components);
-  for (const auto& f : impl_->options.components_files) reg.load_components_file(f);
+  for (const auto& f : options.components_files) reg.load_components_file(f);
+}
+}  // namespace
+
+Harness::Harness(Options options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  core::Registry& reg = impl_->registry;
+  load(reg, impl_->options);
   reg.add_component_type({NeighbourNode::info(), &make_neighbour}, "(testkit)");
   reg.map_impl(kNeighbourImpl, "(testkit)", kNeighbourType, "testkit");
   impl_->graph.source = "testkit";
@@ -186,5 +194,42 @@ Component& Harness::component_under_test() { return impl_->built().component(Nod
 const Stat& Harness::stat(std::string_view name) const { return impl_->built().system().stat(impl_->options.id, name); }
 
 System& Harness::system() { return impl_->built().system(); }
+
+struct Plugins::Impl {
+  core::Registry registry;
+  std::vector<std::unique_ptr<PluginDescriptor>> added;  ///< kept: the registry refers to what they hold
+};
+
+Plugins::Plugins(Options options) : impl_(std::make_unique<Impl>()) { load(impl_->registry, options); }
+
+Plugins::~Plugins() = default;
+
+void Plugins::add(PluginDescriptor plugin, const std::string& library) {
+  core::Registry& reg = impl_->registry;
+  const PluginDescriptor& d = *impl_->added.emplace_back(std::make_unique<PluginDescriptor>(std::move(plugin)));
+  for (const auto& c : d.components) {
+    reg.add_component_type(c, library);
+    reg.map_impl(library + "." + c.info.type, library, c.info.type, "testkit Plugins::add");
+  }
+  for (const auto& b : d.benches) reg.add_bench_type(b, library);
+  for (const auto& e : d.extensions) reg.add_extension(e, library);
+  for (const auto& v : d.services) reg.add_service_type(v, library);
+  for (const auto& m : d.messages) reg.add_message_type(m, library);
+  if (!d.ccl.empty() || !d.frontends.empty() || !d.commands.empty() || !d.observers.empty())
+    throw Error(
+        "testkit: Plugins::add registers component types, benches, extensions, services and message "
+        "types; load a library for the rest");
+}
+
+Graph Plugins::load_topology(const fs::path& file, const std::vector<std::string>& overrides) const {
+  return core::load_topology(file, overrides, impl_->registry);
+}
+
+Graph Plugins::parse_topology(const std::string& yaml, const std::string& name,
+                              const std::vector<std::string>& overrides) const {
+  return core::parse_topology(yaml, name, overrides, impl_->registry);
+}
+
+std::unique_ptr<System> Plugins::build(const Graph& graph) const { return core::simulated(graph, impl_->registry); }
 
 }  // namespace kbsim::testkit

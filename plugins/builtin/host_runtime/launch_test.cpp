@@ -6,11 +6,13 @@
 
 #include <stdexcept>
 
-#include "harness.hpp"
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
+#include "kbsim/pe/kernels.hpp"
+#include "kbsim/pe/memory_store.hpp"
+#include "kbsim/testing.hpp"
 
 namespace kbsim {
 namespace {
@@ -80,9 +82,11 @@ void k_composite(tl::Program& tl, const tl::Args& args) {
   seen.push_back(1);   // reached before the composite is done
 }
 
-core::Registry& registry() {
-  static std::unique_ptr<core::Registry> reg = [] {
-    auto r = test::builtin_registry();
+/// kbsim's own plugins and this file's kernels, loaded once.
+const testkit::Plugins& plugins() {
+  static const std::unique_ptr<testkit::Plugins> loaded = [] {
+    auto p = std::make_unique<testkit::Plugins>();
+    PluginDescriptor kernels_here{};
     const std::pair<const char*, tl::KernelFn> kernels[] = {
         {"t-cycles", &k_cycles},
         {"t-cycles-by-pe", &k_cycles_by_pe},
@@ -97,10 +101,11 @@ core::Registry& registry() {
         {"t-compute", &k_compute},
         {"t-composite", &k_composite},
     };
-    for (const auto& [name, fn] : kernels) kbsim::test::add_kernel(*r, name, fn, "launch_test kernel");
-    return r;
+    for (const auto& [name, fn] : kernels) add_kernel(kernels_here, name, fn, "launch_test kernel");
+    p->add(std::move(kernels_here), "launch_test");
+    return p;
   }();
-  return *reg;
+  return *loaded;
 }
 
 struct Client final : HostCommand::Client {
@@ -115,8 +120,7 @@ class Launch : public ::testing::Test {
     build({});
   }
   void build(const std::vector<std::string>& overrides) {
-    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
-    sim_ = core::simulated(graph_, registry());
+    sim_ = plugins().build(plugins().load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides));
   }
   Ref<HostCommand> command(const std::string& kernel, std::vector<PeRef> targets, tl::Args args = {}) {
     auto cmd = make_message<HostCommand>();
@@ -153,8 +157,7 @@ class Launch : public ::testing::Test {
   }
   static double ns(Tick t) { return ticks_to_ns(t); }
 
-  Graph graph_;
-  std::unique_ptr<core::SimulatedSystem> sim_;
+  std::unique_ptr<System> sim_;
   Client client_;
 };
 

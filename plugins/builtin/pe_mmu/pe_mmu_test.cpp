@@ -4,11 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness.hpp"
 #include "kbsim/ahbm/host_command.hpp"
+#include "kbsim/testing.hpp"
 
 namespace kbsim {
 namespace {
+
+/// kbsim's own plugins, loaded once for the file.
+const testkit::Plugins& plugins() {
+  static const testkit::Plugins p;
+  return p;
+}
 
 using ahbm::HostCommand;
 using ahbm::MmuEntry;
@@ -23,8 +29,7 @@ class PeMmu : public ::testing::Test {
  protected:
   void SetUp() override { build({}); }
   void build(const std::vector<std::string>& overrides) {
-    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
-    sim_ = core::simulated(graph_, test::shared_registry());
+    sim_ = plugins().build(plugins().load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides));
   }
   /// Submit a map or unmap of `entries` to IO_CPU, targeting the PEs they name.
   Ref<HostCommand> submit(HostCommand::Kind kind, std::vector<MmuEntry> entries) {
@@ -49,8 +54,7 @@ class PeMmu : public ::testing::Test {
     return sim_->route_info(from, to, "memory").latency_ns();
   }
 
-  Graph graph_;
-  std::unique_ptr<core::SimulatedSystem> sim_;
+  std::unique_ptr<System> sim_;
   Client client_;
 };
 
@@ -142,12 +146,17 @@ TEST_F(PeMmu, OverheadIsTheTlbParameterAndBadCommandsAreRefused) {
   EXPECT_EQ(none->completion.error_code, "NO_TARGET");
   EXPECT_EQ(bad->completion.error_code, "NO_TARGET");
   EXPECT_THAT(bad->completion.error_message, ::testing::HasSubstr("sip0.cube16"));
-  EXPECT_THAT(test::config_error([] {
-                auto g = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml",
-                                                    {"cube.pe_template.components.pe_mmu.attrs.page_size=1000"});
-                core::Simulation s(g, test::shared_registry());
-              }),
-              ::testing::HasSubstr("power of two"));
+  EXPECT_THROW(
+      {
+        try {
+          plugins().build(plugins().load_topology(KBSIM_SOURCE_DIR "/topology.yaml",
+                                                  {"cube.pe_template.components.pe_mmu.attrs.page_size=1000"}));
+        } catch (const ConfigError& e) {
+          EXPECT_THAT(e.what(), ::testing::HasSubstr("power of two"));
+          throw;
+        }
+      },
+      ConfigError);
 }
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include "kbsim/component.hpp"
 #include "kbsim/message.hpp"
 #include "kbsim/params.hpp"
+#include "kbsim/plugin.hpp"
 #include "kbsim/time.hpp"
 
 namespace kbsim::testkit {
@@ -108,6 +109,38 @@ class Harness {
   const Stat& stat(std::string_view name) const;
   /// The whole system, for anything else (routes, other statistics, services).
   System& system();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The plugins a test runs with, loaded as the kbsim command loads them (Options: plugin directories, components
+/// files, kbsim's own), plus what the test registers in-process (add): it reads topologies with their front-ends and
+/// builds systems of them, as a bench would. The systems it builds must not outlive it.
+///
+///   kbsim::testkit::Plugins plugins;
+///   auto sys = plugins.build(plugins.load_topology("topology.yaml", {"system.sips.count=2"}));
+///   sys->run();
+class Plugins {
+ public:
+  explicit Plugins(Options options = {});
+  ~Plugins();
+  Plugins(const Plugins&) = delete;
+  Plugins& operator=(const Plugins&) = delete;
+
+  /// Register what `plugin` provides as if a library named `library` had been loaded (fill it as a KBSIM_PLUGIN
+  /// body does: add_kernel(plugin, ...), add_component<T>(plugin), ...). A component type gets the implementation
+  /// name `<library>.<type>`.
+  void add(PluginDescriptor plugin, const std::string& library = "test");
+  /// A topology file with --set style overrides, as `kbsim run --topology FILE --set ...` reads it; ConfigError
+  /// naming file:line:column.
+  Graph load_topology(const std::filesystem::path& file, const std::vector<std::string>& overrides = {}) const;
+  /// The same from YAML text; `name` stands for the file in messages.
+  Graph parse_topology(const std::string& yaml, const std::string& name = "test.yaml",
+                       const std::vector<std::string>& overrides = {}) const;
+  /// A system of `graph`: every component built and set up (ConfigError for a bad graph).
+  std::unique_ptr<System> build(const Graph& graph) const;
 
  private:
   struct Impl;
