@@ -200,7 +200,7 @@ struct Plugins::Impl {
   std::vector<std::unique_ptr<PluginDescriptor>> added;  ///< kept: the registry refers to what they hold
 };
 
-Plugins::Plugins(Options options) : impl_(std::make_unique<Impl>()) { load(impl_->registry, options); }
+Plugins::Plugins(const Options& options) : impl_(std::make_unique<Impl>()) { load(impl_->registry, options); }
 
 Plugins::~Plugins() = default;
 

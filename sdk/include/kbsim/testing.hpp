@@ -124,7 +124,7 @@ class Harness {
 ///   sys->run();
 class Plugins {
  public:
-  explicit Plugins(Options options = {});
+  explicit Plugins(const Options& options = {});
   ~Plugins();
   Plugins(const Plugins&) = delete;
   Plugins& operator=(const Plugins&) = delete;
