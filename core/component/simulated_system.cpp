@@ -68,9 +68,7 @@ Component& SimulatedSystem::component(NodeIndex n) { return sim_.component(n); }
 const Stat& SimulatedSystem::stat(std::string_view node, std::string_view name) const {
   const NodeIndex n = sim_.lookup_node(node);
   if (n == kNoNode) throw SimError("no node '" + std::string(node) + "'");
-  const auto& specs = sim_.nodes_[n].type->info.stats;
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) return sim_.node_stats(n)[i];
+  if (const Stat* s = sim_.find_stat(n, name)) return *s;
   throw SimError(std::string(node) + " has no statistic '" + std::string(name) + "'");
 }
 

@@ -297,12 +297,16 @@ NodeIndex Simulation::find_node(std::string_view id) const {
   return it->second;
 }
 
-Stat& Simulation::stat(NodeIndex self, std::string_view name) {
-  const Node& n = nodes_[self];
-  const auto& specs = n.type->info.stats;
+Stat* Simulation::find_stat(NodeIndex n, std::string_view name) {
+  const auto& specs = nodes_[n].type->info.stats;
   for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) return stats_[el_->stat_begin[self] + i];
-  throw Error(n.impl + ": statistic '" + std::string(name) + "' is not declared in the component's info");
+    if (specs[i].name == name) return &stats_[el_->stat_begin[n] + i];
+  return nullptr;
+}
+
+Stat& Simulation::stat(NodeIndex self, std::string_view name) {
+  if (Stat* s = find_stat(self, name)) return *s;
+  throw Error(nodes_[self].impl + ": statistic '" + std::string(name) + "' is not declared in the component's info");
 }
 
 void Simulation::log(NodeIndex self, LogLevel level, std::string_view text) {

@@ -141,6 +141,8 @@ class Simulation final : public Simulator, private EventTarget {
   void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
   void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
   [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
+  /// Node `n`'s statistic `name` as its type declares it (nullptr: none), for both ways of asking.
+  Stat* find_stat(NodeIndex n, std::string_view name);
   /// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
   void check_type(const Link& link, const Message& msg) const;
 
