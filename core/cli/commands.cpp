@@ -20,7 +20,7 @@
 #include "run/bench_runner.hpp"
 #include "run/command_runner.hpp"
 #include "split/split_executor.hpp"
-#include "topology/ccl_config.hpp"
+#include "topology/section_config.hpp"
 #include "topology/topology.hpp"
 
 namespace fs = std::filesystem;
@@ -68,7 +68,7 @@ void add_common(CLI::App* app, Common& c) {
       ->type_name("FILE");
   app->add_option("--set", c.sets,
                   "override a topology value by dotted path, e.g. nodes.sw0.impl=custom.store_forward "
-                  "(ccl.KEY=VALUE: a ccl.yaml default)")
+                  "(SECTION.KEY=VALUE: a value of a configuration section, 'kbsim list sections')")
       ->type_name("KEY=VALUE");
   app->add_option("--log-level", c.log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -97,17 +97,6 @@ std::unique_ptr<core::Registry> make_registry(const Common& c) {
 
 fs::path topology_file(const Common& c) {
   return c.topology.empty() ? data_dir() / "topology.yaml" : fs::path(c.topology);
-}
-
-/// An output the run will write: refused before simulating (usage error) if it cannot be.
-void check_output(const std::string& option, const fs::path& path) {
-  if (path.empty()) return;
-  std::error_code ec;
-  auto refuse = [&](const std::string& why) { throw UsageError(option + " " + path.string() + ": " + why); };
-  if (fs::is_directory(path, ec)) refuse("is a directory; give a file name");
-  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(parent, ec)) refuse("its folder " + parent.string() + " does not exist");
-  if (::access(parent.c_str(), W_OK | X_OK) != 0) refuse("its folder " + parent.string() + " is not writable");
 }
 
 /// The --out folder, made before simulating (usage error if it cannot be); removed again if the run fails
@@ -141,32 +130,95 @@ class OutDir {
   bool kept_ = false;
 };
 
-int cmd_run(const Common& c, core::RunOptions opts, bool bench_given, const std::string& out, double max_wall_s) {
+/// What plugins add to `kbsim run`: an option per configuration section (--NAME FILE) and the observers' flags.
+class PluginRunOptions {
+ public:
+  void add(CLI::App* run, const core::Registry& reg) {
+    for (const auto& [name, entry] : reg.sections()) {
+      Value& v = sections_.emplace_back(Value{name, {}, false});
+      declare(entry.from.path, "configuration section", name, [&] {
+        run->add_option(
+               "--" + name, v.text,
+               entry.type->summary + " (default: " + name + ".yaml); --set " + name + ".KEY=VALUE overrides its values")
+            ->type_name("FILE");
+      });
+    }
+    for (const auto& [name, entry] : reg.observers())
+      for (const RunFlag& f : entry.type->info.flags) {
+        Value& v = flags_.emplace_back(Value{f.spec.name, {}, false});
+        v.spec = &f.spec;
+        declare(entry.from.path, "run observer", name, [&] {
+          if (f.spec.type == ParamType::kBool)
+            run->add_flag_function(
+                "--" + f.spec.name, [&v](std::int64_t n) { v.on = n > 0; }, f.spec.doc);
+          else
+            run->add_option("--" + f.spec.name, v.text, f.spec.doc)->type_name(f.value_name);
+        });
+      }
+    run_ = run;
+  }
+
+  /// Into the run's options: the sections' files (given, or NAME.yaml in `data`) and the flags given.
+  void apply(core::RunOptions& opts, const fs::path& data) const {
+    for (const Value& s : sections_) {
+      std::error_code ec;
+      if (run_->count("--" + s.name))
+        opts.section_files[s.name] = s.text;
+      else if (fs::exists(data / (s.name + ".yaml"), ec))
+        opts.section_files[s.name] = data / (s.name + ".yaml");
+    }
+    for (const Value& f : flags_) {
+      if (run_->count("--" + f.name) == 0) continue;
+      const std::string origin = "--" + f.name;
+      if (f.spec->type == ParamType::kBool)
+        opts.flags.push_back({f.name, ParamValue{f.on}, origin});
+      else if (f.spec->type == ParamType::kString || f.spec->type == ParamType::kNode)
+        opts.flags.push_back({f.name, ParamValue{f.text}, origin + " " + f.text});
+      else
+        opts.flags.push_back({f.name, parse_scalar(f.text), origin + " " + f.text});
+    }
+  }
+
+ private:
+  struct Value {
+    std::string name;
+    std::string text;
+    bool on = false;
+    const ParamSpec* spec = nullptr;
+  };
+  template <class Add>
+  static void declare(const std::string& library, const char* what, const std::string& name, Add add) {
+    try {
+      add();
+    } catch (const CLI::ConstructionError& e) {
+      throw PluginError(library + ": " + what + " '" + name + "' cannot declare its option of kbsim run: " + e.what());
+    }
+  }
+  std::deque<Value> sections_, flags_;
+  CLI::App* run_ = nullptr;
+};
+
+int cmd_run(const Common& c, const core::Registry& reg, core::RunOptions opts, bool bench_given, const std::string& out,
+            double max_wall_s) {
   // Under mpirun every rank runs the bench (its sweep points are shared out); rank 0 writes and reports.
   const bool writer = core::cluster::world().rank == 0;
-  opts.op_log_asked = !opts.trace.empty() || !opts.op_log.empty();
-  if (!writer) {
-    opts.trace.clear();
-    opts.op_log.clear();
-  }
-  check_output("--trace", opts.trace);
-  check_output("--op-log", opts.op_log);
+  opts.writes_outputs = writer;
   std::optional<OutDir> out_dir;
   if (writer) out_dir.emplace(out);
   opts.progress = ::isatty(STDERR_FILENO) != 0;
-  auto reg = make_registry(c);
   opts.topology = topology_file(c);
   // What the user chose: a topology file, or a value of the default one. With no --bench, such a topology is run
   // as it is (the system bench); a bench that builds its own system refuses it (BenchInfo::reads_topology).
-  opts.topology_given = !c.topology.empty() || !std::all_of(c.sets.begin(), c.sets.end(), core::is_ccl_override);
+  opts.topology_given = !c.topology.empty() || !std::all_of(c.sets.begin(), c.sets.end(), [&](const std::string& s) {
+    return core::addresses_section(s, reg);
+  });
   if (bench_given) {
-    opts.bench = reg->resolve_bench(opts.bench);  // a name, or its number in kbsim list benches
+    opts.bench = reg.resolve_bench(opts.bench);  // a name, or its number in kbsim list benches
   } else {
     opts.bench = opts.topology_given ? "system" : "message-mesh";
   }
-  if (opts.ccl.empty()) opts.ccl = data_dir() / "ccl.yaml";
   opts.overrides = c.sets;
-  core::BenchRunner runner(*reg, opts);
+  core::BenchRunner runner(reg, opts);
   RunWatch watch(max_wall_s);
   try {
     runner.run();
@@ -200,8 +252,7 @@ int cmd_run(const Common& c, core::RunOptions opts, bool bench_given, const std:
   }
   for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
   std::printf("  results    %s\n", (fs::path(out) / "results.json").c_str());
-  if (!opts.trace.empty()) std::printf("  trace      %s (open in https://ui.perfetto.dev)\n", opts.trace.c_str());
-  if (!opts.op_log.empty()) std::printf("  op log     %s\n", opts.op_log.c_str());
+  for (const auto& line : runner.written()) std::printf("  %s\n", line.c_str());
   if (runner.interrupted()) {
     std::fprintf(stderr,
                  "kbsim: error: INTERRUPTED: bench %s stopped by %s at sim time %s ns; the results so far are "
@@ -246,18 +297,22 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigne
   return 0;
 }
 
-/// The registry a plugin-provided command needs before the command line can
-/// be parsed: --plugins and --components are picked out of argv first.
+/// The registry `kbsim run` and plugin-provided commands need before the command line can be parsed (they add
+/// options): --plugins, --components and --log-level are picked out of argv first.
 std::unique_ptr<core::Registry> early_registry(int argc, char** argv) {
   Common pre;
+  std::vector<std::string> level;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     for (auto [flag, out] : {std::pair<std::string, std::vector<std::string>*>{"--plugins", &pre.plugins},
-                             {"--components", &pre.components}}) {
+                             {"--components", &pre.components},
+                             {"--log-level", &level}}) {
       if (a == flag && i + 1 < argc) out->push_back(argv[++i]);
       if (a.rfind(flag + "=", 0) == 0) out->push_back(a.substr(flag.size() + 1));
     }
   }
+  for (const std::string& l : level)
+    if (l == "debug" || l == "info" || l == "warn" || l == "error") pre.log_level = l;
   return make_registry(pre);
 }
 
@@ -319,16 +374,7 @@ int run_command_line(int argc, char** argv) {
                   "--topology or a topology --set is given, else message-mesh (builds its own torus)")
       ->type_name("NAME");
   run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
-  run->add_option("--ccl", run_opts.ccl,
-                  "collective configuration (default: ccl.yaml); --set ccl.KEY=VALUE overrides its defaults")
-      ->type_name("FILE");
   run->add_option("--out", out, "directory for results.json and topology.json")->capture_default_str();
-  run->add_flag("--verify-data", run_opts.verify_data,
-                "run the data pass: compute every op's values and check the bench's outputs against a reference");
-  run->add_option("--trace", run_opts.trace, "write a timeline (Chrome/Perfetto trace JSON) to FILE")
-      ->type_name("FILE");
-  run->add_option("--op-log", run_opts.op_log, "write the op log (JSON, records in start order) to FILE")
-      ->type_name("FILE");
   run->add_option("-j,--jobs", run_opts.jobs,
                   "worker processes for a bench's sweep points (default: every core; under mpirun: 1 per rank)")
       ->type_name("N")
@@ -357,14 +403,14 @@ int run_command_line(int argc, char** argv) {
                    "libraries they use (the build writes one for its own plugins)")
       ->type_name("DIR");
   list->add_option("what", list_what,
-                   "components, benches, ccl, commands, services, observers, frontends, libraries, the plural of a "
-                   "model extension kind (e.g. kernels), or all");
+                   "components, benches, commands, services, observers, frontends, sections, libraries, a model "
+                   "extension kind or its plural (e.g. kernels), or all");
 
   CLI::App* info = app.add_subcommand("info",
-                                      "describe a component (implementation or type name), bench, CCL algorithm, "
-                                      "command, service, observer or front-end");
+                                      "describe a component (implementation or type name), bench, command, "
+                                      "service, observer, front-end, configuration section or model extension");
   add_common(info, common);
-  info->add_option("name", info_name, "implementation name, component type, bench or CCL algorithm")->required();
+  info->add_option("name", info_name, "implementation name, component type, bench, section or extension")->required();
 
   CLI::App* topo = app.add_subcommand("topology", "check the topology and summarize it, or dump it as JSON");
   add_common(topo, common);
@@ -385,10 +431,13 @@ int run_command_line(int argc, char** argv) {
   std::string first;
   for (int i = 1; i < argc && first.empty(); ++i)
     if (argv[i][0] != '-') first = argv[i];
-  const bool builtin =
-      first == "run" || first == "list" || first == "info" || first == "topology" || first == "version";
+  const bool builtin = first == "list" || first == "info" || first == "topology" || first == "version";
   std::unique_ptr<core::Registry> early;
-  if (!builtin) {
+  PluginRunOptions plugin_run_options;
+  if (first == "run") {
+    early = early_registry(argc, argv);
+    plugin_run_options.add(run, *early);
+  } else if (!builtin) {
     try {
       early = early_registry(argc, argv);
     } catch (const Error&) {
@@ -396,7 +445,7 @@ int run_command_line(int argc, char** argv) {
     }
   }
   std::deque<PluginCommand> plugin_commands;
-  if (early)
+  if (early && first != "run")
     for (const auto& [name, entry] : early->commands()) {
       if (name == "run" || name == "list" || name == "info" || name == "topology" || name == "version")
         continue;  // built-ins win
@@ -449,7 +498,10 @@ int run_command_line(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
 
-  if (run->parsed()) return cmd_run(common, run_opts, run->count("--bench") > 0, out, max_wall_s);
+  if (run->parsed()) {
+    plugin_run_options.apply(run_opts, data_dir());
+    return cmd_run(common, *early, run_opts, run->count("--bench") > 0, out, max_wall_s);
+  }
   if (list->parsed() && !index_dir.empty()) {
     core::index_plugin_directory(index_dir);
     return 0;

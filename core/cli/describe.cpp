@@ -39,6 +39,34 @@ void section(bool shown, const char* title, const char* none, const Map& entries
     std::printf("  %-22s %-26s %s\n", name.c_str(), entry.from.library.c_str(), summary(entry).c_str());
 }
 
+/// The configuration section that configures extensions of `kind`, or nullptr.
+const SectionInfo* section_of_kind(const core::Registry& reg, const std::string& kind) {
+  for (const auto& [name, entry] : reg.sections())
+    if (entry.type->entry_kind == kind) return entry.type;
+  return nullptr;
+}
+
+/// How `kbsim list` titles the extensions of one kind: "CCL algorithms", or "kernels".
+std::string kind_title(const core::Registry& reg, const std::string& kind) {
+  const SectionInfo* s = section_of_kind(reg, kind);
+  return (s && !s->entry_words.empty() ? s->entry_words : kind) + "s";
+}
+
+void print_extension(const core::Registry& reg, const Extension& ext, const core::Registry::Provided& from) {
+  const SectionInfo* s = section_of_kind(reg, ext.kind);
+  std::printf("%s %s: %s\n", s && !s->entry_words.empty() ? s->entry_words.c_str() : ext.kind.c_str(), ext.name.c_str(),
+              ext.summary.c_str());
+  std::printf("library: %s (%s)\n", from.library.c_str(), from.path.c_str());
+  for (const std::string& line : ext.details) std::printf("%s\n", line.c_str());
+  if (!s) return;
+  std::printf("its own parameters (%s.yaml %s.%s, or --set %s.%s.KEY=VALUE):\n", s->name.c_str(),
+              s->entries_key.c_str(), ext.name.c_str(), s->name.c_str(), ext.name.c_str());
+  print_params(ext.params);
+  std::printf("shared parameters (%s.yaml defaults, or --set %s.KEY=VALUE; an entry of %s may override them):\n",
+              s->name.c_str(), s->name.c_str(), s->entries_key.c_str());
+  print_params(s->defaults);
+}
+
 }  // namespace
 
 std::set<std::string> extension_kinds(const core::Registry& reg) {
@@ -48,10 +76,14 @@ std::set<std::string> extension_kinds(const core::Registry& reg) {
 }
 
 void print_list(const core::Registry& reg, const std::string& what) {
-  std::vector<std::string> known = {"all",      "components", "benches",   "ccl",      "commands",
-                                    "services", "observers",  "frontends", "libraries"};
-  for (const std::string& kind : extension_kinds(reg))
+  std::vector<std::string> known = {"all",       "components", "benches",  "commands", "services",
+                                    "observers", "frontends",  "sections", "libraries"};
+  // An extension kind by its name or its plural ("ccl", "kernels").
+  auto lists_kind = [&](const std::string& kind) { return what == kind || what == kind + "s"; };
+  for (const std::string& kind : extension_kinds(reg)) {
     if (std::find(known.begin(), known.end(), kind + "s") == known.end()) known.push_back(kind + "s");
+    if (lists_kind(kind)) known.push_back(what);
+  }
   if (std::find(known.begin(), known.end(), what) == known.end())
     throw UsageError("list: nothing to list as '" + what + "'" + suggest(what, known));
   bool all = what == "all";
@@ -70,12 +102,6 @@ void print_list(const core::Registry& reg, const std::string& what) {
       std::printf("  %2u  %-22s %s%s\n", ++k, name.c_str(), entry.type->info.reads_topology ? "" : "(own system) ",
                   entry.type->info.summary.c_str());
   }
-  if (all || what == "ccl") {
-    std::printf("ccl algorithms:\n");
-    if (reg.ccl().empty()) std::printf("  (none registered)\n");
-    for (const auto& [name, entry] : reg.ccl())
-      std::printf("  %-22s %s\n", name.c_str(), entry.type->info.summary.c_str());
-  }
   section(all || what == "commands", "commands (plugin-provided subcommands):", "  (none registered)\n", reg.commands(),
           [](const auto& e) { return e.type->info.summary; });
   section(all || what == "services", "services (name, library: summary):", "  (none registered)\n", reg.services(),
@@ -85,9 +111,12 @@ void print_list(const core::Registry& reg, const std::string& what) {
   section(all || what == "frontends", "topology front-ends (name, library: summary):",
           "  (none registered; the explicit nodes+edges form is built in)\n", reg.frontends(),
           [](const auto& e) { return e.type->summary; });
+  section(all || what == "sections",
+          "configuration sections (NAME.yaml, kbsim run --NAME FILE; library: summary):", "  (none registered)\n",
+          reg.sections(), [](const auto& e) { return e.type->summary; });
   for (const std::string& kind : extension_kinds(reg)) {
-    if (!all && what != kind + "s") continue;
-    std::printf("%ss (name, library: summary):\n", kind.c_str());
+    if (!all && !lists_kind(kind)) continue;
+    std::printf("%s (name, library: summary):\n", kind_title(reg, kind).c_str());
     for (const auto& [key, entry] : reg.extensions())
       if (key.first == kind)
         std::printf("  %-22s %-26s %s\n", key.second.c_str(), entry.from.library.c_str(), entry.ext->summary.c_str());
@@ -130,26 +159,6 @@ void print_info(const core::Registry& reg, const std::string& name) {
     print_params(info.params);
     return;
   }
-  if (auto it = reg.ccl().find(name); it != reg.ccl().end()) {
-    const CclInfo& info = it->second.type->info;
-    auto list = [](const std::vector<std::string>& v) {
-      std::string s;
-      for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-      return v.empty() ? std::string("any") : s;
-    };
-    std::printf("ccl algorithm %s: %s\n", info.name.c_str(), info.summary.c_str());
-    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
-    std::printf("sip topologies: %s\n", list(info.sip_topologies).c_str());
-    std::printf("buffer kinds: %s\n", list(info.buffer_kinds).c_str());
-    std::printf("its own parameters (ccl.yaml algorithms.%s, or --set ccl.%s.KEY=VALUE):\n", info.name.c_str(),
-                info.name.c_str());
-    print_params(info.params);
-    std::printf(
-        "shared parameters (ccl.yaml defaults, or --set ccl.KEY=VALUE; an algorithm entry may override "
-        "them):\n");
-    print_params(ccl_default_params());
-    return;
-  }
   if (auto it = reg.commands().find(name); it != reg.commands().end()) {
     const CommandInfo& info = it->second.type->info;
     std::printf("command %s: %s\n", info.name.c_str(), info.summary.c_str());
@@ -173,6 +182,21 @@ void print_info(const core::Registry& reg, const std::string& name) {
     std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
     return;
   }
+  if (auto it = reg.sections().find(name); it != reg.sections().end()) {
+    const SectionInfo& s = *it->second.type;
+    std::printf("configuration section %s: %s\n", name.c_str(), s.summary.c_str());
+    std::printf("library: %s (%s)\n", it->second.from.library.c_str(), it->second.from.path.c_str());
+    std::printf("file: %s.yaml beside topology.yaml, or kbsim run --%s FILE; --set %s.KEY=VALUE\n", name.c_str(),
+                name.c_str(), name.c_str());
+    if (!s.entry_kind.empty())
+      std::printf("entries: %s, one per %s (kbsim list %s)\n", s.entries_key.c_str(), s.entry_words.c_str(),
+                  s.entry_kind.c_str());
+    std::printf("defaults ");
+    print_params(s.defaults);
+    return;
+  }
+  for (const auto& [key, entry] : reg.extensions())
+    if (key.second == name) return print_extension(reg, *entry.ext, entry.from);
   std::vector<std::string> names;
   for (const auto& [n, e] : reg.impls()) names.push_back(n);
   for (const auto& [n, e] : reg.components()) names.push_back(n);

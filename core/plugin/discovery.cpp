@@ -26,7 +26,7 @@ Registry::~Registry() {
   // Types point into the libraries' descriptors: forget them before unloading.
   components_.clear();
   benches_.clear();
-  ccl_.clear();
+  sections_.clear();
   commands_.clear();
   observers_.clear();
   services_.clear();
@@ -92,7 +92,7 @@ std::string kind_words(const Offer& o) {
   switch (o.kind) {
     case OfferKind::kComponent: return "component type";
     case OfferKind::kBench: return "bench";
-    case OfferKind::kCcl: return "CCL algorithm";
+    case OfferKind::kSection: return "configuration section";
     case OfferKind::kCommand: return "command";
     case OfferKind::kObserver: return "run observer";
     case OfferKind::kService: return "service";
@@ -113,7 +113,7 @@ void Registry::check_offers(const fs::path& file, const std::vector<Offer>& offe
     switch (o.kind) {
       case OfferKind::kComponent: return in(components_, o.name);
       case OfferKind::kBench: return in(benches_, o.name);
-      case OfferKind::kCcl: return in(ccl_, o.name);
+      case OfferKind::kSection: return in(sections_, o.name);
       case OfferKind::kCommand: return in(commands_, o.name);
       case OfferKind::kObserver: return in(observers_, o.name);
       case OfferKind::kService: return in(services_, o.name);

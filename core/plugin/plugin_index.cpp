@@ -20,7 +20,7 @@ namespace {
 //   KIND <TAB> NAME [<TAB> DETAIL]
 constexpr const char* kMagic = "kbsim-plugin-index";
 constexpr int kFormat = 1;
-constexpr std::array<const char*, 9> kKindNames = {"component", "bench",     "ccl",       "command", "observer",
+constexpr std::array<const char*, 9> kKindNames = {"component", "bench",     "section",   "command", "observer",
                                                    "service",   "front-end", "extension", "message"};
 
 std::vector<std::string> split_tabs(const std::string& line) {
@@ -54,7 +54,7 @@ std::vector<Offer> offers_of(const PluginDescriptor& d) {
   std::vector<Offer> out;
   for (const auto& c : d.components) out.push_back({OfferKind::kComponent, c.info.type, {}});
   for (const auto& b : d.benches) out.push_back({OfferKind::kBench, b.info.name, {}});
-  for (const auto& a : d.ccl) out.push_back({OfferKind::kCcl, a.info.name, {}});
+  for (const auto& s : d.sections) out.push_back({OfferKind::kSection, s.name, {}});
   for (const auto& c : d.commands) out.push_back({OfferKind::kCommand, c.info.name, {}});
   for (const auto& o : d.observers) out.push_back({OfferKind::kObserver, o.info.name, {}});
   for (const auto& v : d.services) out.push_back({OfferKind::kService, v.info.name, {}});

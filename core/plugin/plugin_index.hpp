@@ -23,7 +23,7 @@ inline constexpr const char* kPluginIndexFile = "kbsim-plugins.index";
 enum class OfferKind : std::uint8_t {
   kComponent,
   kBench,
-  kCcl,
+  kSection,
   kCommand,
   kObserver,
   kService,

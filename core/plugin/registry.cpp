@@ -22,9 +22,9 @@ const std::map<std::string, Registry::BenchEntry>& Registry::benches() const {
   load_pending_kind(OfferKind::kBench);
   return benches_;
 }
-const std::map<std::string, Registry::CclEntry>& Registry::ccl() const {
-  load_pending_kind(OfferKind::kCcl);
-  return ccl_;
+const std::map<std::string, Registry::SectionEntry>& Registry::sections() const {
+  load_pending_kind(OfferKind::kSection);
+  return sections_;
 }
 const std::map<std::string, Registry::CommandEntry>& Registry::commands() const {
   load_pending_kind(OfferKind::kCommand);
@@ -84,8 +84,9 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
     if (auto it = benches_.find(b.info.name); it != benches_.end()) dup("bench", b.info.name, it->second.from.path);
     check_bench_info(b.info, from.path);
   }
-  for (const auto& a : d.ccl)
-    if (auto it = ccl_.find(a.info.name); it != ccl_.end()) dup("CCL algorithm", a.info.name, it->second.from.path);
+  for (const auto& s : d.sections)
+    if (auto it = sections_.find(s.name); it != sections_.end())
+      dup("configuration section", s.name, it->second.from.path);
   for (const auto& c : d.commands)
     if (auto it = commands_.find(c.info.name); it != commands_.end()) dup("command", c.info.name, it->second.from.path);
   for (const auto& o : d.observers)
@@ -105,7 +106,7 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
                         std::string(it->second.type->name) + "' (from " + it->second.from.path + "): rename one");
   for (const auto& c : d.components) components_.emplace(c.info.type, ComponentEntry{&c, from});
   for (const auto& b : d.benches) benches_.emplace(b.info.name, BenchEntry{&b, from});
-  for (const auto& a : d.ccl) ccl_.emplace(a.info.name, CclEntry{&a, from});
+  for (const auto& s : d.sections) sections_.emplace(s.name, SectionEntry{&s, from});
   for (const auto& c : d.commands) commands_.emplace(c.info.name, CommandEntry{&c, from});
   for (const auto& o : d.observers) observers_.emplace(o.info.name, ObserverEntry{&o, from});
   for (const auto& v : d.services) services_.emplace(v.info.name, ServiceEntry{&v, from});

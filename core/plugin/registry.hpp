@@ -1,6 +1,6 @@
 // Plugin discovery and the registry of what plugins provide (component types,
-// benches, CCL algorithms, commands, run observers, services, topology
-// front-ends, model extensions), plus the implementation-name map from
+// benches, commands, run observers, services, topology front-ends,
+// configuration sections, model extensions), plus the implementation-name map from
 // components.yaml.
 #pragma once
 
@@ -84,7 +84,7 @@ class Registry {
   };
   using ComponentEntry = Entry<ComponentType>;
   using BenchEntry = Entry<BenchType>;
-  using CclEntry = Entry<CclType>;
+  using SectionEntry = Entry<SectionInfo>;
   using CommandEntry = Entry<CommandType>;
   using ObserverEntry = Entry<ObserverType>;
   using ServiceEntry = Entry<ServiceType>;
@@ -102,7 +102,8 @@ class Registry {
   };
   const std::map<std::string, ComponentEntry>& components() const;
   const std::map<std::string, BenchEntry>& benches() const;
-  const std::map<std::string, CclEntry>& ccl() const;
+  /// The configuration sections plugins declare (kbsim/config_section.hpp).
+  const std::map<std::string, SectionEntry>& sections() const;
   const std::map<std::string, ImplEntry>& impls() const noexcept { return impls_; }
   const std::map<std::string, CommandEntry>& commands() const;
   const std::map<std::string, ObserverEntry>& observers() const;
@@ -139,7 +140,7 @@ class Registry {
   std::vector<LibraryEntry> library_list_;
   std::map<std::string, ComponentEntry> components_;
   std::map<std::string, BenchEntry> benches_;
-  std::map<std::string, CclEntry> ccl_;
+  std::map<std::string, SectionEntry> sections_;
   std::map<std::string, ImplEntry> impls_;
   std::map<std::string, CommandEntry> commands_;
   std::map<std::string, ObserverEntry> observers_;

@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "kbsim/errors.hpp"
-#include "kbsim/op_record.hpp"
 #include "plugin/params_resolve.hpp"
 #include "plugin/registry.hpp"
 
@@ -78,35 +77,6 @@ void write_graph(JsonWriter& w, const Graph& g, const Registry& registry) {
     w.field("latency_ns", e.latency_ns);
     w.field("flit_bytes", std::uint64_t{e.flit_bytes});
     if (distance) w.field("route_mm", e.route_mm);
-    w.end_object();
-  }
-  w.end_array();
-  w.end_object();
-}
-
-void write_op_log(JsonWriter& w, const OpLogView& log) {
-  w.begin_object();
-  w.key("records");
-  w.begin_array();
-  for (const OpRecord* r : log.by_start()) {
-    w.begin_object();
-    w.field("seq", r->seq);
-    w.field("t_start", ticks_to_ns(r->t_start));
-    w.field("t_end", ticks_to_ns(r->t_end));
-    w.field("component_id", std::string(r->component_id));
-    w.field("op_kind", std::string(r->kind));
-    w.field("op_name", r->name);
-    w.key("params");
-    w.begin_object();
-    for (const OpParam& p : r->params) {
-      w.key(p.key);
-      std::visit([&](const auto& v) { w.value(v); }, p.value);
-    }
-    w.end_object();
-    w.key("dependency_ids");
-    w.begin_array();
-    for (std::uint64_t d : r->dependency_ids) w.value(d);
-    w.end_array();
     w.end_object();
   }
   w.end_array();

@@ -1,4 +1,4 @@
-// JSON output: results.json, the resolved graph, metrics, the op log
+// JSON output: results.json, the resolved graph, metrics
 // (written with the SDK's JSON kit, kbsim/json/json.hpp).
 #pragma once
 
@@ -17,9 +17,6 @@ using json::JsonWriter;
 using json::write_json_file;
 using json::write_json_stdout;
 }  // namespace kbsim::core
-namespace kbsim {
-class OpLogView;
-}
 namespace kbsim::core {
 
 void write_param_value(JsonWriter& w, const ParamValue& v);
@@ -30,7 +27,5 @@ void write_metrics(JsonWriter& w, const Metrics& m);
 void write_metrics_fields(JsonWriter& w, const Metrics& m);
 /// The graph with every node's parameters resolved against its component's declarations.
 void write_graph(JsonWriter& w, const Graph& g, const Registry& registry);
-/// The op log's records in stable t_start order, times in ns.
-void write_op_log(JsonWriter& w, const OpLogView& log);
 
 }  // namespace kbsim::core

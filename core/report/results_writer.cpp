@@ -279,7 +279,6 @@ void write_results(const std::filesystem::path& dir, const RunRecord& run, const
   files.json(dir / "results.json", [&](JsonWriter& w) { writer.results_json(w); });
   if (!run.points->empty()) files.json(dir / "points.json", [&](JsonWriter& w) { writer.points_json(w); });
   for (const auto& [name, content] : *run.files) files.text(dir / name, content);
-  if (!run.op_log_file.empty()) files.json(run.op_log_file, [&](JsonWriter& w) { write_op_log(w, *run.op_log); });
   for (const auto& o : *run.observers) o->commit();
   files.commit();
 }

@@ -54,7 +54,6 @@ struct RunRecord {
   Metrics config_sections;
   const std::vector<std::unique_ptr<RunObserver>>* observers = nullptr;  ///< their sections follow "op_log"
   const OpLog* op_log = nullptr;
-  std::filesystem::path op_log_file;  ///< --op-log (empty: none)
   const Metrics* metrics = nullptr;
   const std::vector<PointRecord>* points = nullptr;
   const std::vector<std::pair<std::string, std::string>>* files = nullptr;  ///< the bench's own: name, content

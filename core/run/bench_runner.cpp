@@ -12,7 +12,7 @@
 #include "report/results_writer.hpp"
 #include "run/saved_points.hpp"
 #include "sim/watch.hpp"
-#include "topology/ccl_config.hpp"
+#include "topology/section_config.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
@@ -33,24 +33,61 @@ BenchRunner::BenchRunner(const Registry& registry, RunOptions options, unsigned 
       state_(registry, options_.partition, depth > 0, split_refusal()) {
   params_ = resolve_params(type_->info.params, parse_param_args(options_.params, type_->info.params),
                            "bench " + options_.bench, "bench " + options_.bench);
-  request_ = {options_.bench, options_.verify_data, options_.trace, options_.op_log};
   all_overrides_ = options_.overrides;
-  ccl_overrides_ = take_ccl_overrides(options_.overrides);
-  ccl_ = options_.ccl.empty() ? parse_ccl("", "(built-in CCL defaults)", ccl_overrides_, registry)
-                              : load_ccl(options_.ccl, ccl_overrides_, registry);
+  read_sections();
   if (options_.topology_given && !type_->info.reads_topology) {
     const std::vector<std::string>& sets = options_.overrides;  // the topology's own
     const std::string what = sets.empty() ? "--topology " + options_.topology.string() : "--set " + sets.front();
     throw UsageError(what + ": bench " + options_.bench + " builds its own system and reads no topology (kbsim info " +
                      options_.bench + "); to run a topology as it is, use --bench system, or leave out --bench");
   }
-  // Observers decide now whether they take part; a bad request (say, an
-  // unwritable --trace path) fails before the run.
-  for (const auto& [name, entry] : registry.observers())
-    if (RunObserver* o = entry.type->create(request_)) observers_.emplace_back(o);
+  start_observers();
 }
 
 BenchRunner::~BenchRunner() = default;
+
+void BenchRunner::read_sections() {
+  for (const auto& [name, entry] : registry_.sections()) {
+    const std::vector<std::string> overrides = take_section_overrides(options_.overrides, name);
+    auto file = options_.section_files.find(name);
+    sections_.emplace(name, load_section(*entry.type, file == options_.section_files.end() ? "" : file->second,
+                                         overrides, registry_));
+  }
+}
+
+void BenchRunner::start_observers() {
+  std::vector<ParamSpec> declared;
+  for (const auto& [name, entry] : registry_.observers())
+    for (const RunFlag& f : entry.type->info.flags) declared.push_back(f.spec);
+  request_ = {options_.bench, resolve_params(declared, options_.flags, "kbsim run", "kbsim run"),
+              options_.writes_outputs};
+  // Observers decide now whether they take part; a bad request (say, an unwritable --trace path) fails before the
+  // run.
+  for (const auto& [name, entry] : registry_.observers())
+    if (RunObserver* o = entry.type->create(request_)) {
+      observers_.emplace_back(o);
+      observer_infos_.push_back(&entry.type->info);
+    }
+}
+
+const Section& BenchRunner::section(std::string_view name) const {
+  auto it = sections_.find(name);
+  if (it == sections_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, s] : sections_) names.push_back(n);
+    throw ConfigError("bench '" + options_.bench + "' read the configuration section '" + std::string(name) +
+                      "', which no loaded plugin declares" + suggest(std::string(name), names));
+  }
+  sections_read_.emplace(name);
+  return it->second;
+}
+
+std::vector<std::string> BenchRunner::written() const {
+  std::vector<std::string> out;
+  for (const auto& o : observers_)
+    if (std::string line = o->written(); !line.empty()) out.push_back(std::move(line));
+  return out;
+}
 
 const Graph& BenchRunner::loaded_topology() {
   if (!topology_)
@@ -87,11 +124,11 @@ System& BenchRunner::configured() {
   require_reads_topology("configured()");
   if (!configured_) {
     configured_ = &build_from(loaded_topology(), nullptr);
-    // The op log runs only when something consumes it: an observer or a dump.
-    bool keep = !options_.op_log.empty() || type_->info.reads_op_log;
+    // The op log runs only when something consumes it: an observer or the bench. (Observers take part on every
+    // process of a job alike, so a split system's processes log alike.)
+    bool keep = type_->info.reads_op_log;
     for (const auto& o : observers_) keep = keep || o->keeps_records();
-    // A split system's ranks log alike, whether or not this one writes the trace or the op log (rank 0 does).
-    if (keep || !observers_.empty() || (configured_->system().is_split() && options_.op_log_asked)) {
+    if (keep || !observers_.empty()) {
       op_log_ = std::make_unique<OpLog>(keep);
       for (const auto& o : observers_) op_log_->add_sink([obs = o.get()](const OpRecord& r) { obs->on_record(r); });
       configured_->set_op_log(op_log_.get());
@@ -157,12 +194,20 @@ void BenchRunner::run_here() {
                                       options_.replot.string() + " has nothing to draw from");
   if (state_.systems().empty() && points_.empty())
     throw BenchError("NO_REQUESTS", "bench '" + options_.bench + "' built no system and submitted no work");
-  // A sweep's points ran (and verified) their own systems; anything else must have run on the configured one.
-  if ((options_.verify_data || !options_.trace.empty() || !options_.op_log.empty()) && !op_log_ &&
-      (points_.empty() || !options_.trace.empty() || !options_.op_log.empty()))
+  check_observed();
+}
+
+void BenchRunner::check_observed() const {
+  if (op_log_) return;
+  // A sweep's points ran (and were observed in) their own runs; anything else must have run on the configured system.
+  std::string wanting;
+  for (std::size_t k = 0; k < observers_.size(); ++k)
+    if (points_.empty() || !observer_infos_[k]->observes_points)
+      for (const RunFlag& f : observer_infos_[k]->flags) wanting += (wanting.empty() ? "--" : ", --") + f.spec.name;
+  if (!wanting.empty())
     throw BenchError("NO_DATA_OPS", "bench '" + options_.bench +
-                                        "' does not run on the configured system, so it has no data operations to " +
-                                        (options_.verify_data ? "verify" : "log"));
+                                        "' does not run on the configured system, so it has no data operations for " +
+                                        wanting);
 }
 
 RunOptions BenchRunner::nested_options(std::string bench, const std::vector<std::string>& params,
@@ -172,7 +217,8 @@ RunOptions BenchRunner::nested_options(std::string bench, const std::vector<std:
   o.params = params;
   o.topology = options_.topology;
   o.topology_given = options_.topology_given;
-  o.ccl = options_.ccl;
+  o.section_files = options_.section_files;
+  o.writes_outputs = options_.writes_outputs;
   o.overrides = all_overrides_;  // this run's --set, then the nested run's own
   o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());
   o.jobs = 1;
@@ -211,7 +257,11 @@ PointRecord BenchRunner::run_point(const SweepPoint& p, const std::string& who) 
   Metrics& set = rec.config.list("set");
   for (const auto& kv : p.overrides) set.append(kv);
   RunOptions o = nested_options(p.bench, p.params, p.overrides);
-  o.verify_data = options_.verify_data;  // a sweep run with --verify-data checks every point
+  for (std::size_t k = 0; k < observer_infos_.size(); ++k)  // e.g. a sweep run with --verify-data checks every point
+    if (observer_infos_[k]->observes_points)
+      for (const RunFlag& f : observer_infos_[k]->flags)
+        for (const RawParam& given : options_.flags)
+          if (given.name == f.spec.name) o.flags.push_back(given);
   try {
     BenchRunner runner(registry_, std::move(o), depth_ + 1);
     Metrics& resolved = rec.config.object("resolved");
@@ -275,16 +325,20 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
   r.events = events();
   r.wall_s = wall_s_;
   r.build_wall_s = build_wall_s();
-  if (ccl_used_) {  // the bench ran collectives: the configuration they ran with
-    Metrics& c = r.config_sections.object("ccl");
-    c.set("file", ccl_.source);
-    c.set("algorithm", ccl_.algorithm);
-    Metrics& params = c.object("params");
-    for (const ParamEntry& e : ccl_.of().entries()) params.set(e.name, scalar_of(e.value));
+  for (const std::string& name : sections_read_) {  // the configuration the bench ran with
+    const Section& s = sections_.find(name)->second;
+    Metrics& c = r.config_sections.object(name);
+    c.set("file", s.source);
+    const Params* params = &s.defaults;
+    if (!s.info->selector.empty()) {
+      c.set(s.info->selector, s.selected);
+      params = &s.entry().params;
+    }
+    Metrics& p = c.object("params");
+    for (const ParamEntry& e : params->entries()) p.set(e.name, scalar_of(e.value));
   }
   r.observers = &observers_;
   r.op_log = op_log_.get();
-  r.op_log_file = options_.op_log;
   r.metrics = &metrics_;
   r.points = &points_;
   r.files = &files_;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,13 +29,14 @@ struct RunOptions {
   /// The user chose the topology (--topology, or a --set of a topology value): a bench that reads none
   /// (BenchInfo::reads_topology false) refuses the run rather than ignore it.
   bool topology_given = false;
-  std::filesystem::path ccl;           ///< the CCL configuration (empty: the built-in defaults)
-  std::vector<std::string> overrides;  ///< --set "key=value"
-  bool verify_data = false;            ///< run the data pass; benches check their outputs
-  std::filesystem::path trace;         ///< write a Chrome/Perfetto timeline here (empty = none)
-  std::filesystem::path op_log;        ///< write the op log (JSON) here (empty = none)
-  /// --trace or --op-log was given (known on every rank of an mpirun job; only rank 0 keeps the paths).
-  bool op_log_asked = false;
+  /// The file of each configuration section plugins declare (kbsim/config_section.hpp), by name; a section not
+  /// here is read with every value its default.
+  std::map<std::string, std::filesystem::path> section_files;
+  std::vector<std::string> overrides;  ///< --set "key=value" (a section's among them)
+  /// The run flags given (the observers declare them: --trace, --verify-data, ...), as typed.
+  std::vector<RawParam> flags;
+  /// This process writes the run's files (in an mpirun job, only one process does).
+  bool writes_outputs = true;
   unsigned jobs = 0;  ///< worker processes for run_points (0: every core; 1 under mpirun)
   /// Under mpirun, how each system the bench builds is split over the ranks: "structure" (by SIP, then cube; node
   /// order for a graph without groups), "nodes" (node order), or "none" (every rank runs the whole system).
@@ -67,13 +70,10 @@ class BenchRunner final : public BenchContext {
   System& build(const Graph& graph) override { return build_from(graph, nullptr).system(); }
   System& build(Graph&& graph) override { return build_from(graph, &graph).system(); }
   Metrics& metrics() noexcept override { return metrics_; }
-  const CclConfig& ccl() const override {
-    ccl_used_ = true;
-    return ccl_;
-  }
+  const Section& section(std::string_view name) const override;
   void note(std::string_view line) override { notes_.emplace_back(line); }
   System& configured() override;
-  bool verify_data() const noexcept override { return options_.verify_data; }
+  const Params& flags() const noexcept override { return request_.flags; }
   const Metrics& run_bench(std::string_view name, const std::vector<std::string>& params,
                            const std::vector<std::string>& overrides) override;
   std::vector<PointResult> run_points(const std::vector<SweepPoint>& points) override;
@@ -95,6 +95,8 @@ class BenchRunner final : public BenchContext {
   /// Points run through run_points (in their order, gathered from every rank).
   std::size_t points() const noexcept { return points_.size(); }
   std::size_t failed_points() const noexcept { return failed_count(points_); }
+  /// What the observers wrote, a line each, for the printed summary.
+  std::vector<std::string> written() const;
 
  private:
   /// build(): reuse the elaboration of an equal graph built before, else elaborate `graph` (taken from
@@ -108,23 +110,29 @@ class BenchRunner final : public BenchContext {
   std::string split_refusal() const;
   /// run() on this rank alone.
   void run_here();
+  /// BenchError unless what the observers taking part ask for (data operations) is there.
+  void check_observed() const;
+  /// Read every declared configuration section; take their --set overrides out of options_.overrides.
+  void read_sections();
+  /// Resolve the run flags against the observers' declarations; ask each observer whether it takes part.
+  void start_observers();
   PointRecord run_point(const SweepPoint& p, const std::string& who);
-  /// The options of a bench this one runs (run_bench, a sweep point): same topology and CCL file, this run's
-  /// --set followed by `overrides`, one process.
+  /// The options of a bench this one runs (run_bench, a sweep point): same topology and section files, this run's
+  /// --set followed by `overrides`, one process, no flags.
   RunOptions nested_options(std::string bench, const std::vector<std::string>& params,
                             const std::vector<std::string>& overrides) const;
   const Registry& registry_;
   RunOptions options_;                      ///< its overrides: the topology's only
   std::vector<std::string> all_overrides_;  ///< every --set, as given
-  std::vector<std::string> ccl_overrides_;  ///< the ccl.* ones, as typed
-  CclConfig ccl_;
-  mutable bool ccl_used_ = false;
+  std::map<std::string, Section, std::less<>> sections_;
+  mutable std::set<std::string, std::less<>> sections_read_;  ///< by the bench: recorded in results.json
   const BenchType* type_;
   unsigned depth_;  ///< how deep in run_bench and run_points calls this runner is
   Params params_;
   RunRequest request_;
   // Declared before the systems, so destroyed after them: an observer may have offered a service to one.
   std::vector<std::unique_ptr<RunObserver>> observers_;  ///< those taking part, in name order
+  std::vector<const ObserverInfo*> observer_infos_;      ///< theirs, in the same order
   std::unique_ptr<OpLog> op_log_;
   std::shared_ptr<const Graph> topology_;  ///< loaded on first use; the configured system shares it
   RunState state_;

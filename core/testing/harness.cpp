@@ -1,14 +1,18 @@
 // The component-under-test harness (kbsim/testing.hpp) on the real engine:
 // a graph of the component under test and one in-process neighbour per
-// declared link, elaborated by core::Simulation with the loaded plugins.
+// declared link, elaborated by core::Simulation with the loaded plugins;
+// and the loaded plugins themselves, for topologies, systems and benches
+// (core::BenchRunner).
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "component/simulation.hpp"
+#include "kbsim/config/frontend.hpp"
 #include "kbsim/testing.hpp"
 #include "plugin/registry.hpp"
+#include "run/bench_runner.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::testkit {
@@ -197,10 +201,14 @@ System& Harness::system() { return impl_->built().system(); }
 
 struct Plugins::Impl {
   core::Registry registry;
+  std::unique_ptr<config::Components> components;        ///< the registry, as front-ends see it
   std::vector<std::unique_ptr<PluginDescriptor>> added;  ///< kept: the registry refers to what they hold
 };
 
-Plugins::Plugins(const Options& options) : impl_(std::make_unique<Impl>()) { load(impl_->registry, options); }
+Plugins::Plugins(const Options& options) : impl_(std::make_unique<Impl>()) {
+  load(impl_->registry, options);
+  impl_->components = core::components_of(impl_->registry);
+}
 
 Plugins::~Plugins() = default;
 
@@ -215,7 +223,7 @@ void Plugins::add(PluginDescriptor plugin, const std::string& library) {
   for (const auto& e : d.extensions) reg.add_extension(e, library);
   for (const auto& v : d.services) reg.add_service_type(v, library);
   for (const auto& m : d.messages) reg.add_message_type(m, library);
-  if (!d.ccl.empty() || !d.frontends.empty() || !d.commands.empty() || !d.observers.empty())
+  if (!d.sections.empty() || !d.frontends.empty() || !d.commands.empty() || !d.observers.empty())
     throw Error(
         "testkit: Plugins::add registers component types, benches, extensions, services and message "
         "types; load a library for the rest");
@@ -231,5 +239,24 @@ Graph Plugins::parse_topology(const std::string& yaml, const std::string& name,
 }
 
 std::unique_ptr<System> Plugins::build(const Graph& graph) const { return core::simulated(graph, impl_->registry); }
+
+const config::Components& Plugins::components() const { return *impl_->components; }
+
+BenchResult Plugins::run_bench(const BenchOptions& options) const {
+  core::RunOptions o;
+  o.bench = options.bench;
+  o.params = options.params;
+  o.topology = options.topology;
+  o.topology_given = !options.topology.empty();
+  o.overrides = options.overrides;
+  o.jobs = options.jobs;
+  core::BenchRunner runner(impl_->registry, std::move(o));
+  runner.run();
+  return {std::move(runner.metrics()), runner.notes(), runner.systems().size()};
+}
+
+void apply_overrides(config::YamlSource& doc, config::Origins& origins, const std::vector<std::string>& overrides) {
+  core::apply_overrides(doc, origins, overrides);
+}
 
 }  // namespace kbsim::testkit

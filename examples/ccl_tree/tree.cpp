@@ -37,6 +37,6 @@ void kernel(tl::Program& tl, const tl::Args& args) {
 }  // namespace tree
 
 KBSIM_PLUGIN("tree_allreduce") {
-  kbsim::add_ccl<tree::TreeAllreduce>(plugin);
+  kbsim::ccl::add_algorithm<tree::TreeAllreduce>(plugin);
   kbsim::add_kernel(plugin, "tree-allreduce", &tree::kernel, "tree_allreduce's kernel");
 }

@@ -19,7 +19,7 @@ void kernel(kbsim::tl::Program& tl, const kbsim::tl::Args& args);
 
 class TreeAllreduce final : public ccl::Algorithm {
  public:
-  static kbsim::CclInfo info() {
+  static kbsim::ccl::AlgorithmInfo info() {
     return {"tree_allreduce",
             "binary tree over pe0 of every cube of every rank: reduce up to rank 0's cube 0, broadcast down",
             {},

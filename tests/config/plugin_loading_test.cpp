@@ -21,9 +21,9 @@ TEST(PluginLoading, EveryBuiltPluginLoadsAndRegistersSomething) {
     if (path.empty()) continue;
     core::Registry reg;
     ASSERT_NO_THROW(reg.load_library(path)) << path;
-    std::size_t provided = reg.components().size() + reg.benches().size() + reg.ccl().size() + reg.commands().size() +
-                           reg.observers().size() + reg.services().size() + reg.frontends().size() +
-                           reg.extensions().size();
+    std::size_t provided = reg.components().size() + reg.benches().size() + reg.sections().size() +
+                           reg.commands().size() + reg.observers().size() + reg.services().size() +
+                           reg.frontends().size() + reg.extensions().size();
     EXPECT_GT(provided, 0u) << path << " registers nothing";
     ++count;
   }

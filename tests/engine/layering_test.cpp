@@ -31,7 +31,7 @@ const std::map<std::string, std::set<std::string>> kCoreModules = {
     {"cluster", {}},
     {"run", {"split", "component", "topology", "report", "plugin", "sim", "cluster"}},
     {"cli", {"run", "report", "split", "component", "topology", "plugin", "fabric", "sim", "cluster"}},
-    {"testing", {"component", "topology", "plugin", "fabric", "sim"}},
+    {"testing", {"run", "component", "topology", "plugin", "fabric", "sim"}},
 };
 
 /// Each SDK kit (a folder of sdk/include/kbsim; "" = the base) and the kits it may include.

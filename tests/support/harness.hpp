@@ -23,8 +23,10 @@ std::unique_ptr<core::Registry> builtin_registry();
 /// One registry with the builtin plugins, loaded once and shared by the tests that only read it.
 const core::Registry& shared_registry();
 
-// The command-line test kit of the SDK (kbsim/testing_cli.hpp): temp_dir, read_file, write_file, run_kbsim.
+// The command-line test kit of the SDK (kbsim/testing_cli.hpp): temp_dir, read_file, write_file, run_kbsim,
+// config_error.
 using testkit::CliResult;
+using testkit::config_error;
 using testkit::read_file;
 using testkit::run_kbsim;
 using testkit::run_kbsim_with;
@@ -41,21 +43,6 @@ void add_kernel(core::Registry& reg, const std::string& name, tl::KernelFn fn, c
 /// Elaborate a topology given as YAML text with the builtin registry.
 std::unique_ptr<core::SimulatedSystem> build_system(const core::Registry& reg, const std::string& yaml,
                                                     const std::vector<std::string>& overrides = {});
-
-/// The message of the ConfigError `f` throws ("" and a test failure if none).
-template <class F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a ConfigError, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a ConfigError, nothing was thrown";
-  return "";
-}
 
 /// The ConfigError of parsing a topology given as YAML text (named "t.yaml").
 inline std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "build.hpp"
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
 #include "test_load.hpp"
 
 using ::testing::HasSubstr;
@@ -25,14 +25,19 @@ using ::testing::StartsWith;
 namespace kbsim {
 namespace {
 
-using test::config_error;
-using test::parse_error;
+using ahbm_topology::plugins;
+using testkit::config_error;
 
 const std::string kDefault = KBSIM_SOURCE_DIR "/topology.yaml";
 const std::string kMin = "system: { sips: { count: 1 } }\n";  // everything else has defaults
 
 std::string default_error(const std::vector<std::string>& overrides) {
-  return config_error([&] { kbsim::test::load_topology(kDefault, overrides); });
+  return config_error([&] { plugins().load_topology(kDefault, overrides); });
+}
+
+/// The ConfigError of reading a topology given as YAML text (named "t.yaml").
+std::string parse_error(const std::string& yaml) {
+  return config_error([&] { plugins().parse_topology(yaml, "t.yaml"); });
 }
 
 /// Nodes and edges by id / "src->dst".
@@ -84,7 +89,7 @@ const RawParam* param(const NodeSpec& n, const std::string& name) {
 //   IO: pcie 2 + ep/cpu<->noc 4 + 2 PHYs x (4 conns x 4 + 2 to the cube) = 42.
 //   Per SIP 6842; x2 = 13684 edges (both agree with `kbsim topology`).
 TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
-  Graph g = kbsim::test::load_topology(kDefault, {});
+  Graph g = plugins().load_topology(kDefault, {});
   EXPECT_EQ(g.nodes.size(), 4175u);
   EXPECT_EQ(g.edges.size(), 13684u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\..*)"), 4174u);
@@ -121,7 +126,7 @@ TEST(AhbmTopology, DefaultCompilesWithTheHandCountedNodesAndEdges) {
 }
 
 TEST(AhbmTopology, NodeIdsFollowTheReference) {
-  const Graph g = kbsim::test::load_topology(kDefault, {});
+  const Graph g = plugins().load_topology(kDefault, {});
   Index ix(g);
   for (const char* id : {"sip0.cube0.r0c0", "sip0.cube0.r5c5", "sip0.cube0.hbm_ctrl.pe3", "sip0.cube5.pe2.pe_dma",
                          "sip1.cube15.pe7.pe_tcm", "sip1.io0.pcie_ep", "sip0.cube0.ucie-E.conn2", "sip0.cube0.m_cpu",
@@ -135,7 +140,7 @@ TEST(AhbmTopology, NodeIdsFollowTheReference) {
 }
 
 TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
-  Graph g = kbsim::test::load_topology(kDefault, {});
+  Graph g = plugins().load_topology(kDefault, {});
   Index ix(g);
   // PE3 sits at r1c5; 8 channels x 32 GB/s x efficiency 1.0.
   const EdgeSpec& hbm = ix.edge("sip0.cube0.r1c5", "sip0.cube0.hbm_ctrl.pe3");
@@ -178,7 +183,7 @@ TEST(AhbmTopology, EdgesCarryTheSpecifiedBandwidthLatencyAndKind) {
 }
 
 TEST(AhbmTopology, ViewsAndAttributes) {
-  Graph g = kbsim::test::load_topology(kDefault, {});
+  Graph g = plugins().load_topology(kDefault, {});
   ASSERT_EQ(g.views.size(), 3u);
   EXPECT_EQ(g.views[0].name, "data");
   EXPECT_EQ(g.views[0].exclude_kinds, (std::vector<std::string>{"command", "pe_internal"}));
@@ -201,7 +206,7 @@ TEST(AhbmTopology, ViewsAndAttributes) {
 // --- --set overrides -------------------------------------------------------------------
 
 TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
-  Graph g = kbsim::test::load_topology(
+  Graph g = plugins().load_topology(
       kDefault, {"system.sips.count=6", "system.sips.topology=torus_2d", "system.sips.w=3", "system.sips.h=2"});
   EXPECT_EQ(g.nodes.size(), 6u * 2087 + 1);
   EXPECT_EQ(int_attr(g, "ahbm.sips"), 6);
@@ -216,8 +221,8 @@ TEST(AhbmTopology, SixSipsOnATorusNeedAGrid) {
 }
 
 TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
-  Graph g = kbsim::test::load_topology(kDefault, {"cube.components.router.attrs.overhead_ns=3",
-                                                  "cube.pe_template.components.pe_dma.impl=custom.store_forward"});
+  Graph g = plugins().load_topology(kDefault, {"cube.components.router.attrs.overhead_ns=3",
+                                               "cube.pe_template.components.pe_dma.impl=custom.store_forward"});
   const std::regex router(kRouter), dma(R"(sip\d+\.cube\d+\.pe\d+\.pe_dma)");
   std::size_t routers = 0, dmas = 0;
   for (const auto& n : g.nodes) {
@@ -240,13 +245,12 @@ TEST(AhbmTopology, OverridesReachEveryGeneratedNode) {
 }
 
 TEST(AhbmTopology, RoutingIsByDistanceUnlessSetToLatency) {
-  EXPECT_EQ(kbsim::test::load_topology(kDefault, {}).route_metric, kbsim::RouteMetric::kDistance);
-  EXPECT_EQ(kbsim::test::load_topology(kDefault, {"system.routing=latency"}).route_metric,
-            kbsim::RouteMetric::kLatency);
+  EXPECT_EQ(plugins().load_topology(kDefault, {}).route_metric, kbsim::RouteMetric::kDistance);
+  EXPECT_EQ(plugins().load_topology(kDefault, {"system.routing=latency"}).route_metric, kbsim::RouteMetric::kLatency);
 }
 
 TEST(AhbmTopology, ARoutingWeightChangesWhatRoutingCountsNotTheTiming) {
-  const Graph g = kbsim::test::load_topology(
+  const Graph g = plugins().load_topology(
       kDefault, {"sip.links.ucie.routing_weight_mm=3.5", "system.links.pcie.routing_weight_mm=7",
                  "sip.io_chiplets.0.cube_ports.1.routing_weight_mm=0.5"});
   Index ix(g);
@@ -261,7 +265,7 @@ TEST(AhbmTopology, ARoutingWeightChangesWhatRoutingCountsNotTheTiming) {
 }
 
 TEST(AhbmTopology, FewerHbmChannelsHalveTheHbmLink) {
-  const Graph g = kbsim::test::load_topology(
+  const Graph g = plugins().load_topology(
       kDefault, {"cube.memory_map.hbm_channels_per_pe=4", "cube.memory_map.hbm_pseudo_channels=32"});
   Index ix(g);
   EXPECT_DOUBLE_EQ(ix.edge("sip1.cube9.r0c0", "sip1.cube9.hbm_ctrl.pe0").bandwidth_gbs, 128.0);
@@ -269,7 +273,7 @@ TEST(AhbmTopology, FewerHbmChannelsHalveTheHbmLink) {
 }
 
 TEST(AhbmTopology, UcieConnectionsPerSide) {
-  Graph g = kbsim::test::load_topology(kDefault, {"cube.ucie.n_connections=2"});
+  Graph g = plugins().load_topology(kDefault, {"cube.ucie.n_connections=2"});
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW]\.conn[01])"), 200u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.cube\d+\.ucie-[NESW]\.conn\d+)"), 200u);
   EXPECT_EQ(count_ids(g, R"(sip\d+\.io0\.io_ucie-P\d\.conn\d)"), 16u);  // the IO chiplet keeps its own 4
@@ -290,9 +294,9 @@ TEST(AhbmTopology, CompilingTwiceGivesTheSameGraph) {
           << e.kind << ' ' << e.origin << '\n';
     return out.str();
   };
-  std::string a = dump(kbsim::test::load_topology(kDefault, {"system.sips.count=3"}));
-  EXPECT_EQ(a, dump(kbsim::test::load_topology(kDefault, {"system.sips.count=3"})));
-  EXPECT_NE(a, dump(kbsim::test::load_topology(kDefault, {})));
+  std::string a = dump(plugins().load_topology(kDefault, {"system.sips.count=3"}));
+  EXPECT_EQ(a, dump(plugins().load_topology(kDefault, {"system.sips.count=3"})));
+  EXPECT_NE(a, dump(plugins().load_topology(kDefault, {})));
 }
 
 // --- the cube mesh ------------------------------------------------------------------------
@@ -436,7 +440,7 @@ namespace kbsim {
 namespace {
 
 TEST(AhbmTopology, AMinimalDocumentGetsTheReferencePeTemplate) {
-  Graph g = kbsim::test::parse_topology(kMin, "t.yaml", {});
+  Graph g = plugins().parse_topology(kMin, "t.yaml");
   std::size_t dma = 0, tcm = 0, internal = 0;
   for (const auto& n : g.nodes) {
     dma += n.impl == "builtin.pe_dma";

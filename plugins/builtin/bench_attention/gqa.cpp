@@ -26,6 +26,7 @@
 #include "kbsim/plugin.hpp"
 #include "kbsim/rt/distributed.hpp"
 #include "kbsim/rt/runtime.hpp"
+#include "kbsim/tl/verify.hpp"
 
 namespace kbsim::attention {
 
@@ -134,7 +135,7 @@ class GqaAttention final : public Bench {
       wires.push_back({pe_of(r), "next", pe_of((r + 1) % n)});
       wires.push_back({pe_of((r + 1) % n), "prev", pe_of(r)});
     }
-    CclConfig cfg = ctx.ccl();
+    ccl::Config cfg = ccl::config(ctx);
     const std::uint64_t block = static_cast<std::uint64_t>(s_kv / n) * static_cast<std::uint64_t>(d) * 2;
     const std::uint64_t msg = panel->decode ? static_cast<std::uint64_t>(rows * d) * 2 : block;
     for (ParamEntry& e : cfg.algorithms.at(cfg.algorithm).params.entries()) {
@@ -204,7 +205,7 @@ class GqaAttention final : public Bench {
       throw BenchError("GEMM_COUNT", std::string(panel->name) + " ran " + std::to_string(counts["gemm"]) +
                                          " GEMMs; decode runs exactly 2 per rank (" + std::to_string(2 * n) + ")");
 
-    if (!ctx.verify_data()) return;
+    if (!verify::asked(ctx)) return;
     std::vector<double> qf(qv), kf(kv), vf(vv);
     for (auto* x : {&qf, &kf, &vf})
       for (double& e : *x) e = round_to(e, DType::kF16);

@@ -51,25 +51,19 @@ class CclAllreduce final : public Bench {
     const Params& p = ctx.params();
     const std::int64_t n = p.get(kNElem);
     p.check(n >= 1 && n <= (std::int64_t{1} << 24), kNElem, "must be in 1..16777216");
-    CclConfig cfg = ctx.ccl();
+    ccl::Config cfg = ccl::config(ctx);
     const std::uint64_t shard_bytes = static_cast<std::uint64_t>(n) * 2;
     System& sys = ctx.configured();
     Params& ap = cfg.algorithms.at(cfg.algorithm).params;
     if (p.get(kFitSlot)) {
       // The slot the algorithm needs for this collective (one shard, for one that sends a shard per message).
       const auto shape = ccl::SystemShape::from(sys.attrs());
-      const std::unique_ptr<CclAlgorithm> made = cfg.create();
-      const auto* algo = dynamic_cast<const ccl::Algorithm*>(made.get());
-      const std::uint64_t need = algo ? algo->min_slot_size({{shape, shape.sips, ap},
-                                                             0,
-                                                             static_cast<std::uint64_t>(n),
-                                                             DType::kF16,
-                                                             shape.cube_w,
-                                                             shape.cube_h})
-                                      : 0;
-      if (ap.get(ccl_param::kSlotSize) < static_cast<std::int64_t>(need)) {
+      const std::unique_ptr<ccl::Algorithm> algo = cfg.create();
+      const std::uint64_t need = algo->min_slot_size(
+          {{shape, shape.sips, ap}, 0, static_cast<std::uint64_t>(n), DType::kF16, shape.cube_w, shape.cube_h});
+      if (ap.get(ccl::param::kSlotSize) < static_cast<std::int64_t>(need)) {
         for (ParamEntry& e : ap.entries())
-          if (e.name == ccl_param::kSlotSize.name) {
+          if (e.name == ccl::param::kSlotSize.name) {
             e.value = static_cast<std::int64_t>(need);
             e.origin = "ccl-allreduce fit_slot";
           }
@@ -94,7 +88,7 @@ class CclAllreduce final : public Bench {
           rt::Tensor t = rt.from_host({cubes, n}, DType::kF16, v, layout, "t" + std::to_string(rank));
           dist.barrier();  // every rank's data is in place: the collectives start together
           dist.all_reduce(t);
-          if (!ctx.verify_data()) return;
+          if (!verify::asked(ctx)) return;
           const std::vector<double> got = rt.read_values(t);
           for (unsigned c = 0; c < cubes; ++c)
             for (std::int64_t i = 0; i < n; ++i) {
@@ -111,7 +105,7 @@ class CclAllreduce final : public Bench {
 
     const rt::CollectiveResult& r = dist.collectives().at(0);
     report(ctx, sys, r, cfg, shard_bytes);
-    if (ctx.verify_data()) {
+    if (verify::asked(ctx)) {
       std::size_t bad = 0;
       for (std::size_t m : mismatches) bad += m;
       if (bad)

@@ -8,16 +8,16 @@
 
 namespace kbsim::bench_ccl {
 
-void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const CclConfig& cfg,
+void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const ccl::Config& cfg,
             std::uint64_t shard_bytes) {
   Metrics& out = ctx.metrics();
   const Params& p = cfg.of();
   out.set("algorithm", r.algorithm);
-  out.set("buffer_kind", p.get(ccl_param::kBufferKind));
+  out.set("buffer_kind", p.get(ccl::param::kBufferKind));
   out.set("ranks", r.ranks.size());
   out.set("n_elem", r.n_elem);
   out.set("bytes_per_cube", shard_bytes);
-  out.set("slot_size", p.get(ccl_param::kSlotSize));
+  out.set("slot_size", p.get(ccl::param::kSlotSize));
 
   // The critical path: the slowest kernel of any rank, and the collective's window.
   double crit = 0;
@@ -102,7 +102,7 @@ void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const
                 "%s over %zu ranks, %llu B per cube (%s slots): critical path %.1f ns; the reference's hand-derived "
                 "model (1346 ns + 1.20 ns x %llu packets) gives %.1f ns",
                 r.algorithm.c_str(), r.ranks.size(), static_cast<unsigned long long>(shard_bytes),
-                p.get(ccl_param::kBufferKind).c_str(), crit, static_cast<unsigned long long>(shard_bytes * 8 / 128),
+                p.get(ccl::param::kBufferKind).c_str(), crit, static_cast<unsigned long long>(shard_bytes * 8 / 128),
                 model);
   ctx.note(line);
   if (shard_bytes == 96 * 1024) ctx.note("an external simulator (FSIM) reported 366 us for 96 KB per PE");

@@ -10,7 +10,7 @@ namespace kbsim::bench_ccl {
 /// Metrics and notes of one all_reduce of `shard_bytes` per cube: the critical
 /// path, per-rank times, phase windows, IPCQ bytes, the busiest link and the
 /// reference's hand-derived model.
-void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const CclConfig& cfg,
+void report(BenchContext& ctx, System& sys, const rt::CollectiveResult& r, const ccl::Config& cfg,
             std::uint64_t shard_bytes);
 
 /// The reference's hand-derived allreduce model: 1346 ns + 1.20 ns per

@@ -101,11 +101,11 @@ class Pe2PeLatency final : public Bench {
                         {"h2", "intra-cube vertical", 0, 4, "intra_S"},
                         {"h3", "inter-cube horizontal", 1, 0, "E"},
                         {"h4", "inter-cube vertical", shape.cube_w, 0, "S"}};
-    CclConfig cfg = ctx.ccl();
+    ccl::Config cfg = ccl::config(ctx);
     Params& cp = cfg.algorithms.at(cfg.algorithm).params;
     const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
     for (ParamEntry& e : cp.entries())
-      if (e.name == ccl_param::kSlotSize.name && std::get<std::int64_t>(e.value) < largest) e.value = largest;
+      if (e.name == ccl::param::kSlotSize.name && std::get<std::int64_t>(e.value) < largest) e.value = largest;
     std::vector<ccl::Wire> wires;
     for (const Hop& h : hops) {
       wires.push_back({{0, 0, 0}, h.dir, {0, h.cube, h.pe}});

@@ -168,7 +168,7 @@ class GemmBench : public kbsim::Bench {
     }
     const rt::LaunchResult& res = r.wait(r.launch(composite_ ? "matmul_composite" : "gemm_single_pe", args));
     report(ctx, res, m, k, n);
-    if (ctx.verify_data())
+    if (kbsim::verify::asked(ctx))
       verify(ctx, r.read(c), reference(values(m * k, 1), values(k * n, 2), m, k, n, relu), c.shape());
   }
 

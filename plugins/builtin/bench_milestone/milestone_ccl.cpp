@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "kbsim/pe/ccl.hpp"
 #include "sweep_report.hpp"
 #include "topology_diagram.hpp"
 
@@ -88,7 +89,7 @@ class MilestoneCcl final : public Bench {
               "lists ring_1d, torus_2d or mesh_2d_no_wrap ('" + name + "' is not)");
       topos.push_back(&*it);
     }
-    const CclConfig& ccl = ctx.ccl();
+    const ccl::Config& ccl = ccl::config(ctx);
     std::vector<std::string> algos;
     const std::vector<std::string> asked = word_list(p, kAlgorithms);
     for (const auto& [name, entry] : ccl.algorithms)

@@ -24,8 +24,8 @@
 #include <memory>
 #include <string>
 
-#include "figure_ink.hpp"
-#include "harness.hpp"
+#include "kbsim/testing_cli.hpp"
+#include "kbsim/testing_figure.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -48,7 +48,7 @@ const char* const kScenarios[] = {"same_cube_pe_local",
                                   "sip_hotspot_pe0"};
 
 struct BenchRun {
-  test::CliResult cli;
+  testkit::CliResult cli;
   std::unique_ptr<rapidjson::Document> results;  ///< null if no results.json was written
   const rapidjson::Value& metrics() const { return (*results)["metrics"]; }
   const rapidjson::Value& scenario(const char* name) const { return metrics()["scenarios"][name]; }
@@ -58,12 +58,12 @@ struct BenchRun {
 /// Run the bench with extra options; parse its results and delete its (large) output.
 BenchRun run_bench(const std::string& extra) {
   static int runs = 0;
-  auto out = test::temp_dir() / ("pe_dma_perf" + std::to_string(++runs));
+  auto out = testkit::temp_dir() / ("pe_dma_perf" + std::to_string(++runs));
   BenchRun r;
-  r.cli = test::run_kbsim("run --bench pe-dma-perf " + extra + " --out " + out.string());
+  r.cli = testkit::run_kbsim("run --bench pe-dma-perf " + extra + " --out " + out.string());
   if (std::filesystem::exists(out / "results.json")) {
     r.results = std::make_unique<rapidjson::Document>();
-    r.results->Parse(test::read_file(out / "results.json").c_str());
+    r.results->Parse(testkit::read_file(out / "results.json").c_str());
     EXPECT_FALSE(r.results->HasParseError());
   }
   std::filesystem::remove_all(out);
@@ -109,20 +109,20 @@ TEST(PeDmaPerf, DefaultRunReportsEveryScenarioAndPassesEveryCheck) {
 }
 
 TEST(PeDmaPerf, WritesItsFiguresWithTheReferencesColourBands) {
-  const auto dir = test::temp_dir() / "pe_dma_figures";
-  auto r = test::run_kbsim("run --bench pe-dma-perf --out " + dir.string());
+  const auto dir = testkit::temp_dir() / "pe_dma_figures";
+  auto r = testkit::run_kbsim("run --bench pe-dma-perf --out " + dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::string util = test::read_file(dir / "pe_dma_utilization.svg");
+  const std::string util = testkit::read_file(dir / "pe_dma_utilization.svg");
   EXPECT_THAT(util, HasSubstr("PE_DMA utilization per scenario"));
   EXPECT_THAT(util, HasSubstr("good (&gt;= 70 %)"));
   // Bars take their band's colour: same_cube_pe_local (83 %) green, remote_cube_worst (24 %) red.
   EXPECT_THAT(util, HasSubstr("fill=\"#2ca02c\"/>"));
   EXPECT_THAT(util, HasSubstr("fill=\"#d62728\"/>"));
-  EXPECT_THAT(test::read_file(dir / "pe_dma_perf.csv"), HasSubstr("same_cube_pe_local,1,16384,77.0,"));
-  EXPECT_THAT(test::read_file(dir / "index.html"), HasSubstr("src=\"pe_dma_latency.svg\""));
-  if (!test::can_render_svg()) GTEST_SKIP() << "rsvg-convert is missing: the figures were not rendered";
+  EXPECT_THAT(testkit::read_file(dir / "pe_dma_perf.csv"), HasSubstr("same_cube_pe_local,1,16384,77.0,"));
+  EXPECT_THAT(testkit::read_file(dir / "index.html"), HasSubstr("src=\"pe_dma_latency.svg\""));
+  if (!testkit::can_render_svg()) GTEST_SKIP() << "rsvg-convert is missing: the figures were not rendered";
   for (const char* f : {"pe_dma_latency.svg", "pe_dma_utilization.svg"}) {
-    const test::Ink ink = test::render_svg(dir / f);
+    const testkit::Ink ink = testkit::render_svg(dir / f);
     EXPECT_TRUE(ink.error.empty()) << ink.error;
     EXPECT_GT(ink.drawn, ink.pixels / 20) << f;
   }
@@ -257,10 +257,10 @@ TEST(PeDmaPerf, SmallTransfersMatchTheHandComputedModel) {
 }
 
 TEST(PeDmaPerf, BadParametersAreConfigErrors) {
-  auto op = test::run_kbsim("run --bench pe-dma-perf --param op=copy --out " + test::temp_dir().string());
+  auto op = testkit::run_kbsim("run --bench pe-dma-perf --param op=copy --out " + testkit::temp_dir().string());
   EXPECT_EQ(op.code, 3);
   EXPECT_THAT(op.err, HasSubstr("parameter 'op' must be write or read"));
-  auto bytes = test::run_kbsim("run --bench pe-dma-perf --param bytes=0 --out " + test::temp_dir().string());
+  auto bytes = testkit::run_kbsim("run --bench pe-dma-perf --param bytes=0 --out " + testkit::temp_dir().string());
   EXPECT_EQ(bytes.code, 3);
   EXPECT_THAT(bytes.err, HasSubstr("parameter 'bytes' must be in 1.."));
 }

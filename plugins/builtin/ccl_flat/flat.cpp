@@ -177,12 +177,12 @@ ccl::Launch flat_launch(const char* kernel, const ccl::Collective& c) {
                                                  ": the tensor must have a shard on every cube's pe0 (the wiring "
                                                  "covers every cube)");
   return {kernel, c.cube_w * c.cube_h, 1,
-          ccl::pack(FlatArgs{c.cube_w, c.cube_h, c.setup.params.get(kbsim::ccl_param::kSlotSize)})};
+          ccl::pack(FlatArgs{c.cube_w, c.cube_h, c.setup.params.get(kbsim::ccl::param::kSlotSize)})};
 }
 
 class Ring final : public ccl::Algorithm {
  public:
-  static kbsim::CclInfo info() {
+  static kbsim::ccl::AlgorithmInfo info() {
     return {"ring_allreduce",
             "reduce-scatter + all-gather on a ring through pe0 of every cube (serpentine per SIP, SIP after SIP); "
             "chunks pipelined over the slots",
@@ -205,7 +205,7 @@ class Ring final : public ccl::Algorithm {
 
 class Direct final : public ccl::Algorithm {
  public:
-  static kbsim::CclInfo info() {
+  static kbsim::ccl::AlgorithmInfo info() {
     return {"direct_allreduce",
             "reduce-scatter + all-gather where pe0 of every cube exchanges with every other one directly "
             "(one queue per pair; two steps)",
@@ -232,8 +232,8 @@ class Direct final : public ccl::Algorithm {
 }  // namespace
 
 KBSIM_PLUGIN("ccl_flat") {
-  kbsim::add_ccl<Ring>(plugin);
-  kbsim::add_ccl<Direct>(plugin);
+  kbsim::ccl::add_algorithm<Ring>(plugin);
+  kbsim::ccl::add_algorithm<Direct>(plugin);
   kbsim::add_kernel(plugin, "ring-allreduce", &ring_kernel,
                     "ring_allreduce's kernel: (tensor, rank, world, n_elem, cube_w, cube_h, slot_size)");
   kbsim::add_kernel(plugin, "direct-allreduce", &direct_kernel,

@@ -137,7 +137,7 @@ constexpr kbsim::StringParam kRoot{"root", "center",
 
 class Lrab final : public ccl::Algorithm {
  public:
-  static kbsim::CclInfo info() {
+  static kbsim::ccl::AlgorithmInfo info() {
     return {"lrab_hierarchical_allreduce",
             "the reference's allreduce: pe0 of each cube reduces to a root cube per SIP (rows, then the root "
             "column), the roots exchange over the SIP topology, then the sum is broadcast back; one message per hop",
@@ -186,7 +186,7 @@ class Lrab final : public ccl::Algorithm {
 }  // namespace
 
 KBSIM_PLUGIN("ccl_lrab") {
-  kbsim::add_ccl<Lrab>(plugin);
+  kbsim::ccl::add_algorithm<Lrab>(plugin);
   kbsim::add_kernel(plugin, "lrab-allreduce", &lrab_kernel,
                     "lrab_hierarchical_allreduce's kernel: (tensor, rank, world, n_elem, cube_w, cube_h, sip "
                     "topology, sip_w, sip_h, corner root)");

@@ -10,6 +10,7 @@
 
 #include "executor.hpp"
 #include "kbsim/observer.hpp"
+#include "kbsim/tl/verify.hpp"
 
 namespace kbsim::data_pass {
 
@@ -18,10 +19,12 @@ class DataPassObserver final : public RunObserver {
   static ObserverInfo info() {
     return {"data_pass",
             "--verify-data: replays the op log in start order and computes every operation's values (Eigen), so "
-            "host reads return computed data"};
+            "host reads return computed data",
+            {{verify::kVerifyData}},
+            true};  // a sweep's points verify their own runs
   }
   static DataPassObserver* create(const RunRequest& request) {
-    return request.verify_data ? new DataPassObserver() : nullptr;
+    return request.flags.get(verify::kVerifyData) ? new DataPassObserver() : nullptr;
   }
 
   bool keeps_records() const noexcept override { return true; }

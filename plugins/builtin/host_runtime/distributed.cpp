@@ -54,23 +54,20 @@ unsigned Distributed::get_world_size() const {
   return world_;
 }
 
-void Distributed::init_process_group(const CclConfig& ccl, std::string_view backend) {
+void Distributed::init_process_group(const ccl::Config& ccl, std::string_view backend) {
   if (backend != "ahbm")
     bad_use("init_process_group: unsupported backend '" + std::string(backend) + "' (kbsim has 'ahbm')");
   if (algorithm_) bad_use("init_process_group: the default process group is already initialized");
-  const CclConfig::Entry& e = ccl.entry();
-  std::unique_ptr<CclAlgorithm> a = ccl.create();
-  const auto* algo = dynamic_cast<const ccl::Algorithm*>(a.get());
-  if (!algo)
-    throw PluginError("CCL algorithm " + ccl.algorithm +
-                      " does not implement the PE kit's ccl::Algorithm (kbsim/pe/ccl.hpp)");
+  const ccl::Config::Entry& e = ccl.entry();
+  std::unique_ptr<ccl::Algorithm> a = ccl.create();
+  const ccl::Algorithm* algo = a.get();
   const Params& p = e.params;
   const pe::IpcqConfig cfg = ipcq_config(p);  // the shared values first: they are checked there
   const std::string topo(ccl::kSipTopologyNames[static_cast<int>(shape_.topology)]);
   if (!listed(e.info->sip_topologies, topo))
     throw ConfigError(ccl.source + ": CCL algorithm " + ccl.algorithm + " does not support SIP topology " + topo +
                       " (it supports " + joined(e.info->sip_topologies) + ")");
-  using ccl_param::kBufferKind, ccl_param::kWorldSize;
+  using ccl::param::kBufferKind, ccl::param::kWorldSize;
   if (!listed(e.info->buffer_kinds, p.get(kBufferKind)))
     p.check(false, kBufferKind,
             "is not supported by " + ccl.algorithm + " (it supports " + joined(e.info->buffer_kinds) + ")");
@@ -90,7 +87,7 @@ void Distributed::init_process_group(const CclConfig& ccl, std::string_view back
   calls_.assign(world, 0);
 }
 
-void Distributed::install_ipcq(const std::vector<ccl::Wire>& wires, const CclConfig& ccl) {
+void Distributed::install_ipcq(const std::vector<ccl::Wire>& wires, const ccl::Config& ccl) {
   install(wires, ipcq_config(ccl.of()));
 }
 

@@ -17,7 +17,7 @@ class Distributed final : public rt::Distributed {
     return find_attr(system.attrs(), ahbm::attrs::kSips.name) ? new Distributed(system) : nullptr;
   }
 
-  void init_process_group(const CclConfig& ccl, std::string_view backend) override;
+  void init_process_group(const ccl::Config& ccl, std::string_view backend) override;
   bool is_initialized() const noexcept override { return algorithm_ != nullptr; }
   std::string_view get_backend() const override;
   unsigned get_rank() const override;
@@ -25,7 +25,7 @@ class Distributed final : public rt::Distributed {
   void all_reduce(const rt::Tensor& t, std::string_view op) override;
   void barrier() override;
   void spawn(const std::function<void(unsigned)>& fn, unsigned nprocs) override;
-  void install_ipcq(const std::vector<ccl::Wire>& wires, const CclConfig& ccl) override;
+  void install_ipcq(const std::vector<ccl::Wire>& wires, const ccl::Config& ccl) override;
   const std::vector<rt::CollectiveResult>& collectives() const noexcept override { return done_; }
 
  private:
@@ -36,7 +36,7 @@ class Distributed final : public rt::Distributed {
   HostRuntime& rt_;
   ccl::SystemShape shape_;
   std::string algorithm_name_;
-  std::unique_ptr<CclAlgorithm> owned_;
+  std::unique_ptr<ccl::Algorithm> owned_;
   const ccl::Algorithm* algorithm_ = nullptr;
   Params params_;  ///< the algorithm's, as init_process_group was given them
   unsigned world_ = 0;

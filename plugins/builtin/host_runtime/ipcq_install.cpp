@@ -25,7 +25,7 @@ bool direction_less(const std::string& a, const std::string& b) {
 
 pe::IpcqConfig ipcq_config(const Params& p) {
   // The values the core's reading of ccl.yaml checked only for type (it does not know what they mean).
-  using namespace ccl_param;
+  using namespace ccl::param;
   auto one_of = [&](const StringParam& key, std::initializer_list<const char*> allowed) {
     const std::string& v = p.get(key);
     std::string list;

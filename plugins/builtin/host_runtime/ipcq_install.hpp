@@ -23,7 +23,7 @@ using QueueTables = std::map<ahbm::PeRef, std::vector<pe::IpcqQueue>, PeLess>;
 /// the wiring breaks a rule.
 QueueTables plan_queues(const std::vector<ccl::Wire>& wires, const pe::IpcqConfig& cfg);
 
-/// The IPCQ configuration in a CCL algorithm's parameters (kbsim/ccl.hpp); ConfigError (naming the ccl.yaml
+/// The IPCQ configuration in a CCL algorithm's parameters (kbsim/pe/ccl.hpp); ConfigError (naming the ccl.yaml
 /// place) for a value out of range.
 pe::IpcqConfig ipcq_config(const Params& p);
 

@@ -6,10 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness.hpp"
 #include "host_runtime.hpp"
 #include "kbsim/ahbm/names.hpp"
-#include "run/bench_runner.hpp"
+#include "kbsim/pe/kernels.hpp"
+#include "kbsim/testing.hpp"
 
 using ::testing::HasSubstr;
 
@@ -30,12 +30,11 @@ class CommandSink final : public Component, public ahbm::CommandTarget {
   using Component::Component;
   static ComponentInfo info() {
     ComponentInfo i;
-    i.type = "test_command_sink";
+    i.type = "command_sink";
     i.summary = "records host commands and completes them after 50 ns";
     i.ports = {{"*", "any link"}};
     return i;
   }
-  static Component* create(const ComponentContext& ctx) { return new CommandSink(ctx); }
 
   void submit(Ref<HostCommand> cmd, HostCommand::Client* client) override {
     cmd->client = client;
@@ -60,29 +59,40 @@ class CommandSink final : public Component, public ahbm::CommandTarget {
 
 void noop_kernel(tl::Program&, const tl::Args&) {}
 
+/// A bench on the configured system (the runtime is its service).
+BenchInfo bench_info(const std::string& name, const std::string& summary) {
+  BenchInfo i;
+  i.name = name;
+  i.summary = summary;
+  i.reads_topology = true;
+  return i;
+}
+
 class NoWorkBench final : public Bench {
  public:
+  static BenchInfo info() { return bench_info("test-no-work", "uses the runtime, submits nothing"); }
   void run(BenchContext& ctx) override { ctx.configured().service<rt::Runtime>(); }
 };
 
 class OneTensorBench final : public Bench {
  public:
+  static BenchInfo info() { return bench_info("test-one-tensor", "creates one tensor"); }
   void run(BenchContext& ctx) override { ctx.configured().service<rt::Runtime>().empty({4, 4}, DType::kF16); }
 };
 
-const core::Registry& registry() {
-  static const std::unique_ptr<core::Registry> reg = [] {
-    auto r = test::builtin_registry();
-    r->add_component_type({CommandSink::info(), &CommandSink::create});
-    r->map_impl("test.command_sink", "(in-process)", "test_command_sink", "test");
-    kbsim::test::add_kernel(*r, "test-noop", &noop_kernel, "does nothing");
-    r->add_bench_type({{"test-no-work", "uses the runtime, submits nothing", {}, false, true},
-                       []() -> Bench* { return new NoWorkBench(); }});
-    r->add_bench_type(
-        {{"test-one-tensor", "creates one tensor", {}, false, true}, []() -> Bench* { return new OneTensorBench(); }});
-    return r;
+/// kbsim's own plugins, and this file's stand-in io_cpu (test.command_sink), kernel and benches, loaded once.
+const testkit::Plugins& plugins() {
+  static const std::unique_ptr<testkit::Plugins> loaded = [] {
+    auto p = std::make_unique<testkit::Plugins>();
+    PluginDescriptor here{};
+    add_component<CommandSink>(here);
+    add_kernel(here, "test-noop", &noop_kernel, "does nothing");
+    add_bench<NoWorkBench>(here);
+    add_bench<OneTensorBench>(here);
+    p->add(std::move(here), "test");
+    return p;
   }();
-  return *reg;
+  return *loaded;
 }
 
 const std::filesystem::path kTopology = std::filesystem::path(KBSIM_SOURCE_DIR) / "topology.yaml";
@@ -101,17 +111,14 @@ std::vector<std::string> overrides(const std::string& io_cpu, bool real_mmu) {
 class RuntimeTest : public ::testing::Test {
  protected:
   RuntimeTest()
-      : graph_(kbsim::test::load_topology(kTopology, overrides("test.command_sink", false))),
-        sim_(graph_, registry()),
-        rt_(sim_.system()) {}
+      : sys_(plugins().build(plugins().load_topology(kTopology, overrides("test.command_sink", false)))), rt_(*sys_) {}
 
-  CommandSink& sink() { return dynamic_cast<CommandSink&>(sim_.system().component(ahbm::names::io(0, 0, "io_cpu"))); }
+  CommandSink& sink() { return dynamic_cast<CommandSink&>(sys_->component(ahbm::names::io(0, 0, "io_cpu"))); }
   static std::uint64_t slice_pa(unsigned cube, unsigned pe, std::uint64_t offset) {
     return ahbm::pe_hbm_addr(0, cube, pe, offset, 6ull << 30);
   }
 
-  Graph graph_;
-  core::Simulation sim_;
+  std::unique_ptr<System> sys_;
   host_runtime::HostRuntime rt_;
 };
 
@@ -368,39 +375,31 @@ TEST_F(RuntimeTest, WaitReportsAStuckOrFailedLaunch) {
   EXPECT_EQ(error_of<BenchError>([&] { rt_.wait({99}); }), "BAD_USE: wait: no launch has handle 99");
 }
 
-core::RunOptions run_options(const std::string& bench) {
-  core::RunOptions o;
-  o.bench = bench;
-  o.topology = kTopology;
-  o.overrides = overrides("test.command_sink", false);
-  return o;
+testkit::BenchOptions bench_options(const std::string& bench) {
+  return {.bench = bench, .topology = kTopology, .overrides = overrides("test.command_sink", false)};
 }
 
 TEST(RuntimeBench, UsingTheRuntimeWithoutSubmittingIsNoRequests) {
-  core::BenchRunner runner(registry(), run_options("test-no-work"));
   try {
-    runner.run();
+    plugins().run_bench(bench_options("test-no-work"));
     ADD_FAILURE() << "expected NO_REQUESTS";
   } catch (const BenchError& e) {
     EXPECT_EQ(e.reason(), "NO_REQUESTS");
     EXPECT_STREQ(e.what(), "NO_REQUESTS: bench 'test-no-work' used the host runtime but submitted no work");
   }
-  core::BenchRunner busy(registry(), run_options("test-one-tensor"));
-  busy.run();
-  EXPECT_EQ(busy.systems().size(), 1u);
+  EXPECT_EQ(plugins().run_bench(bench_options("test-one-tensor")).systems, 1u);
 }
 
 TEST(RuntimeFabric, MmuMapInstallationTakesFabricTime) {
   // The real io_cpu, M_CPU and pe_mmu: the map command crosses io_noc, UCIe
   // and the cube mesh to each cube's M_CPU and on to each PE's MMU.
-  Graph graph = kbsim::test::load_topology(kTopology, overrides("", true));
-  core::Simulation sim(graph, registry());
-  host_runtime::HostRuntime rt(sim.system());
+  std::unique_ptr<System> sys = plugins().build(plugins().load_topology(kTopology, overrides("", true)));
+  host_runtime::HostRuntime rt(*sys);
   EXPECT_EQ(rt.page_size(), 4096u);
   rt::Tensor t = rt.empty({8, 8}, DType::kF16, {Split::kReplicate, Split::kColumnWise, 2, 2});
   EXPECT_GT(rt.now(), 0u);
   auto mmu = [&](unsigned cube, unsigned pe) -> ahbm::Translator& {
-    return *ahbm::as_translator(sim.system().component(ahbm::names::pe_part(0, cube, pe, "pe_mmu")));
+    return *ahbm::as_translator(sys->component(ahbm::names::pe_part(0, cube, pe, "pe_mmu")));
   };
   // Cube 1's PE 0 reaches piece 0 in its own replica and piece 1 in its cube's PE 1.
   const auto& s = t.shards();

@@ -11,6 +11,7 @@
 
 #include "kbsim/plugin.hpp"
 #include "kbsim/rt/tensor_parallel.hpp"
+#include "kbsim/tl/verify.hpp"
 
 namespace kbsim::tensor_parallel {
 
@@ -49,7 +50,7 @@ class TpMlp final : public Bench {
     System& sys = ctx.configured();
     auto& rt = sys.service<rt::Runtime>();
     auto& dist = sys.service<rt::Distributed>();
-    dist.init_process_group(ctx.ccl());
+    dist.init_process_group(ccl::config(ctx));
     const unsigned ws = dist.get_world_size();
     p.check(dh % ws == 0, kDHidden, "must be a multiple of the world size " + std::to_string(ws));
     rt::tp::ParallelState state(dist);
@@ -84,7 +85,7 @@ class TpMlp final : public Bench {
           fc1_ns[rank] = fc1.last_launch().pe_exec_ns;
           fc2_ns[rank] = fc2.last_launch().pe_exec_ns;
           total_ns[rank] = ticks_to_ns(rt.now() - t0);
-          if (!ctx.verify_data()) return;
+          if (!verify::asked(ctx)) return;
           std::vector<double> all = rt.read_values(y);
           out[rank].assign(all.begin(), all.begin() + b * dout);  // every cube's row holds the whole output
         },
@@ -109,7 +110,7 @@ class TpMlp final : public Bench {
                   m.number("fc1_gemm_ns").value_or(0), m.number("fc2_partial_gemm_ns").value_or(0), crit,
                   m.number("forward_ns").value_or(0));
     ctx.note(line);
-    if (!ctx.verify_data()) return;
+    if (!verify::asked(ctx)) return;
 
     Matrix mx(b, din), m1(din, dh), m2(dh, dout);
     for (std::size_t i = 0; i < x.size(); ++i) mx.data()[i] = f16(x[i]);

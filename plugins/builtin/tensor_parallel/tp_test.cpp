@@ -16,7 +16,7 @@ namespace {
 
 class MockDistributed : public rt::Distributed {
  public:
-  MOCK_METHOD(void, init_process_group, (const CclConfig&, std::string_view), (override));
+  MOCK_METHOD(void, init_process_group, (const ccl::Config&, std::string_view), (override));
   MOCK_METHOD(bool, is_initialized, (), (const, noexcept, override));
   MOCK_METHOD(std::string_view, get_backend, (), (const, override));
   MOCK_METHOD(unsigned, get_rank, (), (const, override));
@@ -24,7 +24,7 @@ class MockDistributed : public rt::Distributed {
   MOCK_METHOD(void, all_reduce, (const rt::Tensor&, std::string_view), (override));
   MOCK_METHOD(void, barrier, (), (override));
   MOCK_METHOD(void, spawn, (const std::function<void(unsigned)>&, unsigned), (override));
-  MOCK_METHOD(void, install_ipcq, (const std::vector<ccl::Wire>&, const CclConfig&), (override));
+  MOCK_METHOD(void, install_ipcq, (const std::vector<ccl::Wire>&, const ccl::Config&), (override));
   MOCK_METHOD(const std::vector<rt::CollectiveResult>&, collectives, (), (const, noexcept, override));
 };
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kbsim/ccl.hpp"
 #include "kbsim/component.hpp"
+#include "kbsim/config_section.hpp"
 #include "kbsim/extension.hpp"
 #include "kbsim/graph.hpp"
 #include "kbsim/metrics.hpp"
@@ -130,7 +130,7 @@ class System {
 struct SweepPoint {
   std::string bench;
   std::vector<std::string> params;     ///< "key=value"
-  std::vector<std::string> overrides;  ///< "key=value", as --set takes them (ccl.* included)
+  std::vector<std::string> overrides;  ///< "key=value", as --set takes them (a section's included)
 };
 
 /// What one point gave: its metrics, or the one-line error it failed with.
@@ -161,11 +161,13 @@ class BenchContext {
   /// The run's op log and observers (data pass, trace) attach to it, and
   /// model services such as the host runtime (kbsim/rt/runtime.hpp) live on it.
   virtual System& configured() = 0;
-  /// `kbsim run --verify-data`: the data pass runs (tensors read back hold
-  /// computed values) and a bench checks its outputs (kbsim/tl/verify.hpp).
-  virtual bool verify_data() const noexcept = 0;
-  /// The run's collective configuration (ccl.yaml or --ccl, with --set ccl.*).
-  virtual const CclConfig& ccl() const = 0;
+  /// The run's flags: every flag the run observers declare (kbsim/observer.hpp), as given on the command line or
+  /// its default. `kbsim run --verify-data`, the data pass's, is read with verify::asked (kbsim/tl/verify.hpp).
+  virtual const Params& flags() const noexcept = 0;
+  /// A configuration section a plugin declares (kbsim/config_section.hpp), as read for this run: NAME.yaml or
+  /// `--NAME FILE`, with `--set NAME.*`. results.json records the sections a bench read. ConfigError if no plugin
+  /// declares one of that name.
+  virtual const Section& section(std::string_view name) const = 0;
   /// Run another registered bench to completion on this run's topology, with
   /// this run's --set overrides followed by `overrides`, and return its
   /// metrics (as its results.json would hold them). Its notes are not printed

@@ -4,12 +4,18 @@
 // configured system (BenchContext::configured), receive every completed
 // data-operation record, may offer services on that system (the data pass
 // does), add notes and sections to results.json, and commit their own output
-// files once the results are written. The Chrome trace and the data pass are
-// observers.
+// files once the results are written. The Chrome trace, the op-log file and
+// the data pass are observers.
+//
+// An observer declares the flags of `kbsim run` that ask for it (ObserverInfo::
+// flags: `--trace FILE`, `--verify-data`); the core adds them to the command
+// line, resolves them like parameters and hands every observer the run's
+// flags (RunRequest), and a bench reads them with BenchContext::flags().
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "kbsim/bench.hpp"
 #include "kbsim/metrics.hpp"
@@ -20,9 +26,10 @@ namespace kbsim {
 /// What the user asked of this run.
 struct RunRequest {
   std::string bench;
-  bool verify_data = false;      ///< --verify-data
-  std::filesystem::path trace;   ///< --trace FILE (empty = none)
-  std::filesystem::path op_log;  ///< --op-log FILE (written by the core; empty = none)
+  Params flags;  ///< every declared flag: as given, or its default
+  /// This process writes the run's files. In a job of several processes (mpirun) every process runs the bench and
+  /// its observers alike, so that what they record is the same, but only one writes.
+  bool writes_outputs = true;
 };
 
 class RunObserver {
@@ -43,11 +50,23 @@ class RunObserver {
   virtual void write_results(Metrics& results) const { (void)results; }
   /// results.json is written: put this observer's own files in place.
   virtual void commit() {}
+  /// A line of the run's printed summary naming what commit() wrote ("trace      FILE"), or "".
+  virtual std::string written() const { return {}; }
+};
+
+/// A flag of `kbsim run` an observer declares: `--NAME` for a bool, `--NAME VALUE` otherwise.
+struct RunFlag {
+  ParamSpec spec;
+  std::string value_name = "VALUE";  ///< in --help: "FILE", "N"
 };
 
 struct ObserverInfo {
   std::string name;
   std::string summary;
+  std::vector<RunFlag> flags = {};
+  /// Its flags carry to the points of a sweep, which it observes in their own runs (the data pass verifies each
+  /// point): a bench that only sweeps satisfies it. Otherwise it needs the configured system.
+  bool observes_points = false;
 };
 
 struct ObserverType {

@@ -160,6 +160,12 @@ class Params {
   }
   /// Where a parameter's value came from, for error messages.
   const std::string& origin(std::string_view name) const { return entry(name).origin; }
+  /// Whether `name` is declared here.
+  bool has(std::string_view name) const noexcept {
+    for (const auto& e : entries_)
+      if (e.name == name) return true;
+    return false;
+  }
 
   /// Throws ConfigError "origin: parameter 'name' <what>" unless `ok`.
   void check(bool ok, std::string_view name, std::string_view what) const {

@@ -5,10 +5,12 @@
 //     kbsim::add_bench<MyBench>(plugin);
 //   }
 //
-// A library may provide any mix of component types, benches, CCL algorithms,
-// commands (kbsim/command.hpp), run observers (kbsim/observer.hpp), services
-// (kbsim/services.hpp), topology front-ends (kbsim/config/frontend.hpp) and
-// model extensions (e.g. tl kernels, kbsim/pe/kernels.hpp).
+// A library may provide any mix of component types, benches, commands
+// (kbsim/command.hpp), run observers and their flags (kbsim/observer.hpp),
+// services (kbsim/services.hpp), topology front-ends
+// (kbsim/config/frontend.hpp), configuration sections
+// (kbsim/config_section.hpp) and model extensions (e.g. tl kernels,
+// kbsim/pe/kernels.hpp; CCL algorithms, kbsim/pe/ccl.hpp).
 #pragma once
 
 #include <boost/dll/alias.hpp>
@@ -20,13 +22,14 @@
 #include "kbsim/bench.hpp"
 #include "kbsim/command.hpp"
 #include "kbsim/component.hpp"
+#include "kbsim/config_section.hpp"
 #include "kbsim/observer.hpp"
 #include "kbsim/services.hpp"
 
 namespace kbsim {
 
 /// Bumped whenever anything a plugin compiles against changes layout or meaning.
-inline constexpr std::uint32_t kAbiVersion = 15;
+inline constexpr std::uint32_t kAbiVersion = 16;
 
 #define KBSIM_STR2_(x) #x
 #define KBSIM_STR_(x) KBSIM_STR2_(x)
@@ -46,11 +49,6 @@ struct ComponentType {
 struct BenchType {
   BenchInfo info;
   Bench* (*create)();
-};
-
-struct CclType {
-  CclInfo info;
-  CclAlgorithm* (*create)();
 };
 
 namespace config {
@@ -80,7 +78,7 @@ struct PluginDescriptor {
   const char* name;
   std::vector<ComponentType> components;
   std::vector<BenchType> benches;
-  std::vector<CclType> ccl;
+  std::vector<SectionInfo> sections;
   std::vector<Extension> extensions;
   std::vector<FrontEndType> frontends;
   std::vector<CommandType> commands;
@@ -99,9 +97,9 @@ void add_bench(PluginDescriptor& plugin) {
   plugin.benches.push_back({T::info(), []() -> Bench* { return new T(); }});
 }
 
-template <class T>
-void add_ccl(PluginDescriptor& plugin) {
-  plugin.ccl.push_back({T::info(), []() -> CclAlgorithm* { return new T(); }});
+/// A configuration section the plugin declares (kbsim/config_section.hpp).
+inline void add_section(PluginDescriptor& plugin, SectionInfo section) {
+  plugin.sections.push_back(std::move(section));
 }
 
 template <class T>

@@ -33,9 +33,16 @@
 #include "kbsim/bench.hpp"
 #include "kbsim/component.hpp"
 #include "kbsim/message.hpp"
+#include "kbsim/metrics.hpp"
 #include "kbsim/params.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/time.hpp"
+
+namespace kbsim::config {  // the config kit (kbsim/config/yaml.hpp, frontend.hpp), for a front-end's tests
+class YamlSource;
+class Origins;
+class Components;
+}  // namespace kbsim::config
 
 namespace kbsim::testkit {
 
@@ -115,13 +122,31 @@ class Harness {
   std::unique_ptr<Impl> impl_;
 };
 
+/// A bench to run in-process (Plugins::run_bench), as `kbsim run` takes it. (Every member has an initializer, so
+/// a designated initializer may name only those it sets.)
+struct BenchOptions {
+  std::string bench{};                   ///< its name
+  std::vector<std::string> params{};     ///< "key=value", as --param takes them
+  std::filesystem::path topology{};      ///< as --topology; empty for a bench that reads no topology
+  std::vector<std::string> overrides{};  ///< "dotted.path=value", as --set takes them
+  unsigned jobs = 1;                     ///< worker processes for its sweep points (0: one per core)
+};
+
+/// What a bench run in-process left: what `kbsim run` would write and print of it.
+struct BenchResult {
+  Metrics metrics;                 ///< results.json's `metrics`
+  std::vector<std::string> notes;  ///< the lines it noted (BenchContext::note), in order
+  std::size_t systems = 0;         ///< the systems it built (configured(), BenchContext::build)
+};
+
 /// The plugins a test runs with, loaded as the kbsim command loads them (Options: plugin directories, components
 /// files, kbsim's own), plus what the test registers in-process (add): it reads topologies with their front-ends and
-/// builds systems of them, as a bench would. The systems it builds must not outlive it.
+/// builds systems of them, as a bench would, or runs a whole bench. The systems it builds must not outlive it.
 ///
 ///   kbsim::testkit::Plugins plugins;
 ///   auto sys = plugins.build(plugins.load_topology("topology.yaml", {"system.sips.count=2"}));
 ///   sys->run();
+///   EXPECT_EQ(plugins.run_bench({.bench = "my-bench", .params = {"count=2"}}).notes.size(), 1u);
 class Plugins {
  public:
   explicit Plugins(const Options& options = {});
@@ -141,11 +166,23 @@ class Plugins {
                        const std::vector<std::string>& overrides = {}) const;
   /// A system of `graph`: every component built and set up (ConfigError for a bad graph).
   std::unique_ptr<System> build(const Graph& graph) const;
+  /// The loaded components as a topology front-end's compile() gets them (kbsim/config/frontend.hpp), to call a
+  /// front-end's own compiler from its tests. Valid while this object lives.
+  const config::Components& components() const;
+  /// Run a bench to completion in this process, with these plugins, as `kbsim run` runs it (without writing its
+  /// folder). Its error is thrown as kbsim's runner throws it: BenchError with its reason, ConfigError, SimError,
+  /// UsageError (an unknown bench, a bad parameter), PluginError.
+  BenchResult run_bench(const BenchOptions& options) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Apply --set style overrides ("dotted.path=value") to a YAML document as kbsim applies them to a topology file
+/// before a front-end reads it: `origins` names each replaced node "--set dotted.path=value", so errors name the
+/// override. ConfigError for a malformed override. (The config kit's types: link kbsim::config.)
+void apply_overrides(config::YamlSource& doc, config::Origins& origins, const std::vector<std::string>& overrides);
 
 /// The kbsim command this harness belongs to: the build tree's or the installed one beside this library (the
 /// KBSIM_BIN environment variable, when set, names another). kbsim/testing_cli.hpp runs it.

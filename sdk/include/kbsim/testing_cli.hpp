@@ -1,6 +1,7 @@
 // Tests that run the kbsim command, as a user does: a bench, a plugin command,
-// a sweep. Header-only over GoogleTest, with the kbsim this SDK belongs to
-// (testkit::kbsim_binary, kbsim/testing.hpp):
+// a sweep; and that read the errors a user sees (config_error). Header-only
+// over GoogleTest, with the kbsim this SDK belongs to (testkit::kbsim_binary,
+// kbsim/testing.hpp):
 //
 //   #include "kbsim/testing_cli.hpp"
 //
@@ -18,11 +19,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "kbsim/errors.hpp"
 #include "kbsim/testing.hpp"
 
 namespace kbsim::testkit {
@@ -78,5 +81,22 @@ inline CliResult run_kbsim_with(const std::string& launcher, const std::string& 
   return r;
 }
 inline CliResult run_kbsim(const std::string& args) { return run_kbsim_with("", args); }
+
+/// The message of the ConfigError `f` throws ("" and a test failure if it throws another error, or nothing).
+///
+///   EXPECT_EQ(config_error([&] { plugins.parse_topology("sips: 2\n", "t.yaml"); }), "t.yaml:1:1: unknown key ...");
+template <class F>
+std::string config_error(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a ConfigError, got: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected a ConfigError, nothing was thrown";
+  return "";
+}
 
 }  // namespace kbsim::testkit

@@ -44,7 +44,7 @@ void stuck_kernel(tl::Program& tl, const tl::Args& a) {
 
 class StuckRing final : public ccl::Algorithm {
  public:
-  static kbsim::CclInfo info() {
+  static kbsim::ccl::AlgorithmInfo info() {
     return {"stuck_ring",
             "test algorithm: one pass around a ring of cube 0's pe0, with a fault on purpose",
             {kbsim::param_string("fault", "none", "none, wrong_direction, no_credit or unwired")},
@@ -84,8 +84,8 @@ class DistMisuse final : public kbsim::Bench {
     auto& dist = ctx.configured().service<kbsim::rt::Distributed>();
     auto t = rt.zeros({16, 8}, kbsim::DType::kF16, {kbsim::rt::Split::kRowWise, kbsim::rt::Split::kReplicate, 1, 0});
     if (c == "uninitialized") dist.all_reduce(t);
-    if (c == "backend") dist.init_process_group(ctx.ccl(), "nccl");
-    dist.init_process_group(ctx.ccl());
+    if (c == "backend") dist.init_process_group(ccl::config(ctx), "nccl");
+    dist.init_process_group(ccl::config(ctx));
     if (c == "op") dist.all_reduce(t, "max");
     if (c == "outside_spawn") dist.all_reduce(t);
     if (c == "rank_throws")
@@ -101,7 +101,7 @@ class DistMisuse final : public kbsim::Bench {
 }  // namespace
 
 KBSIM_PLUGIN("test_ccl_stuck") {
-  kbsim::add_ccl<StuckRing>(plugin);
+  kbsim::ccl::add_algorithm<StuckRing>(plugin);
   kbsim::add_bench<DistMisuse>(plugin);
   kbsim::add_kernel(plugin, "stuck-ring", &stuck_kernel, "stuck_ring's kernel");
 }

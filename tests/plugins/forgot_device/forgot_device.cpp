@@ -17,7 +17,7 @@ class ForgotDevice final : public kbsim::Bench {
   void run(kbsim::BenchContext& ctx) override {
     auto& rt = ctx.configured().service<kbsim::rt::Runtime>();
     auto& dist = ctx.configured().service<kbsim::rt::Distributed>();
-    dist.init_process_group(ctx.ccl());
+    dist.init_process_group(kbsim::ccl::config(ctx));
     ctx.metrics().set("driver_rank", std::uint64_t{dist.get_rank()});
     dist.spawn([&](unsigned) { rt.empty({64}, kbsim::DType::kF16, {}, "forgotten"); }, dist.get_world_size());
   }

@@ -1,14 +1,15 @@
 // CCL algorithms (docs/model.md, "Collectives"): what an algorithm plugin
-// provides to the distributed runtime.
+// provides to the distributed runtime, and the collective configuration
+// (ccl.yaml, a configuration section the PE kit declares).
 //
 //   class MyAllreduce final : public kbsim::ccl::Algorithm {
 //    public:
-//     static kbsim::CclInfo info();   // name, summary, its own parameters, SIP topologies, buffer kinds
+//     static kbsim::ccl::AlgorithmInfo info();   // name, summary, its own parameters, SIP topologies, buffer kinds
 //     std::vector<Wire> wiring(const Setup&) const override;   // which PE talks to which, in which direction
 //     Launch launch(const Collective&) const override;         // its kernel, grid and arguments
 //   };
 //   KBSIM_PLUGIN("my_ccl") {
-//     kbsim::add_ccl<MyAllreduce>(plugin);
+//     kbsim::ccl::add_algorithm<MyAllreduce>(plugin);
 //     kbsim::add_kernel(plugin, "my-allreduce", &my_allreduce_kernel, "...");
 //   }
 //
@@ -22,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <tuple>
@@ -185,8 +187,9 @@ struct Launch {
   std::vector<Scalar> args;
 };
 
-class Algorithm : public CclAlgorithm {
+class Algorithm {
  public:
+  virtual ~Algorithm() = default;
   virtual std::vector<Wire> wiring(const Setup& setup) const = 0;
   virtual Launch launch(const Collective& c) const = 0;
   /// The smallest slot_size this collective needs (an algorithm that sends a
@@ -196,5 +199,117 @@ class Algorithm : public CclAlgorithm {
     return 0;
   }
 };
+
+/// What an algorithm declares.
+struct AlgorithmInfo {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;            ///< its own, beside the shared ones (default_params)
+  std::vector<std::string> sip_topologies;  ///< SIP topologies it supports (empty: any)
+  std::vector<std::string> buffer_kinds;    ///< IPCQ slot memories it supports (empty: any)
+};
+
+/// An algorithm as registered: the data of its extension (kind kKind).
+struct AlgorithmType {
+  AlgorithmInfo info;
+  Algorithm* (*create)();
+};
+
+/// The extension kind of the algorithms, and the name of the configuration section that configures them.
+inline constexpr std::string_view kKind = "ccl";
+inline constexpr std::string_view kSectionName = "ccl";
+
+/// T derives from Algorithm and has `static AlgorithmInfo info()`.
+template <class T>
+void add_algorithm(PluginDescriptor& plugin) {
+  static_assert(std::is_base_of_v<Algorithm, T>, "a CCL algorithm implements ccl::Algorithm");
+  auto type = std::make_shared<const AlgorithmType>(AlgorithmType{T::info(), []() -> Algorithm* { return new T(); }});
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return v.empty() ? std::string("any") : s;
+  };
+  const AlgorithmInfo& info = type->info;
+  plugin.extensions.push_back(
+      {std::string(kKind),
+       info.name,
+       info.summary,
+       type,
+       info.params,
+       {"sip topologies: " + list(info.sip_topologies), "buffer kinds: " + list(info.buffer_kinds)}});
+}
+
+/// The shared parameters (the section's `defaults`; an algorithm's entry may override any but the algorithm).
+namespace param {
+inline constexpr StringParam kAlgorithm{"algorithm", "lrab_hierarchical_allreduce",
+                                        "the CCL algorithm all_reduce runs"};
+inline constexpr StringParam kBufferKind{"buffer_kind", "tcm",
+                                         "IPCQ slot memory: tcm (PE TCM), sram (cube SRAM) or hbm (PE-local HBM)"};
+inline constexpr StringParam kBackpressure{"backpressure", "sleep",
+                                           "a send facing a full ring: sleep (woken by the credit) or poll"};
+inline constexpr IntParam kNSlots{"n_slots", 4, "slots per direction's rx ring"};
+inline constexpr IntParam kSlotSize{"slot_size", 4096, "bytes per slot; one message must fit"};
+inline constexpr IntParam kVcChunkSize{"vc_chunk_size", 256,
+                                       "PE_DMA communication-channel chunk; kbsim moves every message in link flits "
+                                       "(the topology's flit_bytes), so only 256 is accepted"};
+inline constexpr IntParam kCreditBytes{"ipcq_credit_size_bytes", 16, "size of a credit message on the fast path"};
+inline constexpr IntParam kWorldSize{"world_size", 0, "ranks (one per SIP); 0 = the SIP count"};
+}  // namespace param
+
+inline std::vector<ParamSpec> default_params() {
+  using namespace param;
+  return {kAlgorithm, kBufferKind, kBackpressure, kNSlots, kSlotSize, kVcChunkSize, kCreditBytes, kWorldSize};
+}
+
+/// The `ccl` configuration section (ccl.yaml beside topology.yaml, `kbsim run --ccl FILE`, `--set ccl.*`); the
+/// host runtime's plugin declares it.
+inline SectionInfo section_info() {
+  return {std::string(kSectionName),
+          "the collective configuration: the algorithm all_reduce runs and the IPCQ rings' shape",
+          default_params(),
+          std::string(kKind),
+          "algorithms",
+          "CCL algorithm",
+          std::string(param::kAlgorithm.name)};
+}
+
+/// The collective configuration of a run, by algorithm: every registered algorithm's parameters (its own and the
+/// shared ones, its entry over the defaults), and the one selected. A bench may copy and adjust it.
+struct Config {
+  struct Entry {
+    const AlgorithmInfo* info = nullptr;
+    Algorithm* (*create)() = nullptr;
+    Params params;
+  };
+  std::string source;                       ///< the file it was read from
+  std::string algorithm;                    ///< the selected algorithm (defaults.algorithm, or its --set)
+  std::map<std::string, Entry> algorithms;  ///< every registered algorithm, written in the file or not
+
+  /// The entry of `name` (the selected algorithm when empty); ConfigError if it is not registered.
+  const Entry& entry(const std::string& name = {}) const {
+    const std::string& n = name.empty() ? algorithm : name;
+    auto it = algorithms.find(n);
+    if (it == algorithms.end()) throw ConfigError(source + ": no CCL algorithm named '" + n + "' is registered");
+    return it->second;
+  }
+  const Params& of(const std::string& name = {}) const { return entry(name).params; }
+  std::unique_ptr<Algorithm> create(const std::string& name = {}) const {
+    return std::unique_ptr<Algorithm>(entry(name).create());
+  }
+
+  static Config from(const Section& section) {
+    Config c;
+    c.source = section.source;
+    c.algorithm = section.selected;
+    for (const auto& [name, e] : section.entries) {
+      const auto* type = static_cast<const AlgorithmType*>(e.extension->data.get());
+      c.algorithms.emplace(name, Entry{&type->info, type->create, e.params});
+    }
+    return c;
+  }
+};
+
+/// The run's collective configuration.
+inline Config config(const BenchContext& ctx) { return Config::from(ctx.section(kSectionName)); }
 
 }  // namespace kbsim::ccl

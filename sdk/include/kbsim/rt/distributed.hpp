@@ -5,7 +5,7 @@
 // rank's all_reduce is on the device before the simulation runs them.
 //
 //   auto& dist = ctx.configured().service<kbsim::rt::Distributed>();
-//   dist.init_process_group(ctx.ccl());           // installs the algorithm's IPCQ wiring
+//   dist.init_process_group(ccl::config(ctx));  // installs the algorithm's IPCQ wiring
 //   dist.spawn([&](unsigned rank) {
 //     rt.set_device(rank);                        // this worker's tensors and launches go to SIP `rank`
 //     auto t = rt.from_host(...);
@@ -18,7 +18,6 @@
 #include <string_view>
 #include <vector>
 
-#include "kbsim/ccl.hpp"
 #include "kbsim/pe/ccl.hpp"
 #include "kbsim/rt/runtime.hpp"
 
@@ -39,7 +38,7 @@ class Distributed : public Service {
   /// the world size (the algorithm's world_size, else the defaults', else the
   /// SIP count) and the algorithm's IPCQ wiring installed in every PE_IPCQ.
   /// Backends other than "ahbm" are refused.
-  virtual void init_process_group(const CclConfig& ccl, std::string_view backend = "ahbm") = 0;
+  virtual void init_process_group(const ccl::Config& ccl, std::string_view backend = "ahbm") = 0;
   virtual bool is_initialized() const noexcept = 0;
   virtual std::string_view get_backend() const = 0;
   /// The calling worker's rank (0 outside spawn).
@@ -57,7 +56,7 @@ class Distributed : public Service {
 
   /// Install explicit IPCQ wiring (kernel-level benches and tests that wire
   /// their own queues), with the configuration's buffer kind and slots.
-  virtual void install_ipcq(const std::vector<ccl::Wire>& wires, const CclConfig& ccl) = 0;
+  virtual void install_ipcq(const std::vector<ccl::Wire>& wires, const ccl::Config& ccl) = 0;
   /// Every all_reduce completed so far, in completion order.
   virtual const std::vector<CollectiveResult>& collectives() const noexcept = 0;
 };

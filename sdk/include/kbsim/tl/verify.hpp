@@ -1,5 +1,7 @@
 // Checking a computed tensor against expected values, as numpy.allclose does:
-// |actual - expected| <= atol + rtol * |expected|, with a tolerance per dtype.
+// |actual - expected| <= atol + rtol * |expected|, with a tolerance per dtype;
+// and whether the run asked for it (`kbsim run --verify-data`, the flag the
+// data pass declares).
 #pragma once
 
 #include <cmath>
@@ -11,9 +13,19 @@
 #include <stdexcept>
 #include <string>
 
+#include "kbsim/bench.hpp"
 #include "kbsim/tl/dtype.hpp"
 
 namespace kbsim::verify {
+
+/// `kbsim run --verify-data`: the data pass runs (tensors read back hold computed values) and a bench checks its
+/// outputs.
+inline constexpr BoolParam kVerifyData{
+    "verify-data", false,
+    "run the data pass: compute every op's values and check the bench's outputs against a reference"};
+
+/// Whether this run verifies data (false when no data pass is loaded to declare the flag).
+inline bool asked(const BenchContext& ctx) { return ctx.flags().has(kVerifyData.name) && ctx.flags().get(kVerifyData); }
 
 struct Tolerance {
   double rtol = 0, atol = 0;
