@@ -19,7 +19,7 @@
 #include "report/json.hpp"
 #include "run/bench_runner.hpp"
 #include "run/command_runner.hpp"
-#include "split/split_executor.hpp"
+#include "split/job_placement.hpp"
 #include "topology/section_config.hpp"
 #include "topology/topology.hpp"
 
@@ -200,8 +200,8 @@ class PluginRunOptions {
 
 int cmd_run(const Common& c, const core::Registry& reg, core::RunOptions opts, bool bench_given, const std::string& out,
             double max_wall_s) {
-  // Under mpirun every rank runs the bench (its sweep points are shared out); rank 0 writes and reports.
-  const bool writer = core::cluster::world().rank == 0;
+  // Under mpirun every process runs the bench (its sweep points are shared out); the first writes and reports.
+  const bool writer = core::cluster::leads();
   opts.writes_outputs = writer;
   std::optional<OutDir> out_dir;
   if (writer) out_dir.emplace(out);
@@ -242,13 +242,10 @@ int cmd_run(const Common& c, const core::Registry& reg, core::RunOptions opts, b
   std::printf("  sim time   %s ns\n", format_ns(ticks_to_ns(runner.sim_time())).c_str());
   std::printf("  events     %llu in %.3f s wall, %.2f M events/s (build %.3f s)\n",
               static_cast<unsigned long long>(runner.events()), runner.wall_s(), eps / 1e6, runner.build_wall_s());
-  if (const core::Simulation* split = runner.split_system())
-    std::printf("  split      %s, %llu windows\n", core::describe(core::split_of(*split)->partition()).c_str(),
-                static_cast<unsigned long long>(core::split_of(*split)->windows()));
+  for (const auto& line : runner.placement_summary()) std::printf("  %s\n", line.c_str());
   if (runner.points()) {
-    const auto& w = core::cluster::world();
     std::printf("  points     %zu run%s, %zu failed (points.json)\n", runner.points(),
-                w.size > 1 ? (" over " + std::to_string(w.size) + " MPI ranks").c_str() : "", runner.failed_points());
+                core::cluster::over_the_job().c_str(), runner.failed_points());
   }
   for (const auto& line : runner.notes()) std::printf("  %s\n", line.c_str());
   std::printf("  results    %s\n", (fs::path(out) / "results.json").c_str());
@@ -271,7 +268,7 @@ int cmd_run(const Common& c, const core::Registry& reg, core::RunOptions opts, b
   return 0;
 }
 
-int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigned ranks) {
+int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigned processes) {
   auto reg = make_registry(c);
   if (!svg_dir.empty()) {
     for (const auto& file : core::draw_topology(topology_file(c), c.sets, *reg, svg_dir))
@@ -293,7 +290,7 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigne
     ++impls[n.impl];
   }
   for (const auto& [impl, count] : impls) std::printf("  %-28s %zu\n", impl.c_str(), count);
-  if (ranks > 0) std::printf("split: %s\n", core::describe(core::partition(*check.elaboration(), ranks)).c_str());
+  if (processes > 0) std::printf("%s\n", core::preview_parts(*check.elaboration(), processes).c_str());
   return 0;
 }
 
@@ -376,12 +373,12 @@ int run_command_line(int argc, char** argv) {
   run->add_option("--param", run_opts.params, "a bench parameter (repeatable)")->type_name("KEY=VALUE");
   run->add_option("--out", out, "directory for results.json and topology.json")->capture_default_str();
   run->add_option("-j,--jobs", run_opts.jobs,
-                  "worker processes for a bench's sweep points (default: every core; under mpirun: 1 per rank)")
+                  "worker processes for a bench's sweep points (default: every core; under mpirun: 1 per process)")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u));
   run->add_option("--partition", run_opts.partition,
-                  "under mpirun, how the system is split over the ranks: structure (by SIP, then cube; node order "
-                  "for a graph without groups), nodes (node order), or none (every rank runs all of it)")
+                  "under mpirun, how a system is laid over the job's processes: structure (by SIP, then cube; node "
+                  "order for a graph without groups), nodes (node order), or none (every process runs all of it)")
       ->type_name("METHOD")
       ->check(CLI::IsMember({"structure", "nodes", "none"}));
   run->add_option("--replot", run_opts.replot,
@@ -416,10 +413,10 @@ int run_command_line(int argc, char** argv) {
   add_common(topo, common);
   topo->add_flag("--dump", dump, "print the resolved graph as JSON");
   topo->add_option("--svg", svg_dir, "write the topology front-end's pictures (SVG) into DIR")->type_name("DIR");
-  unsigned ranks = 0;
-  topo->add_option("--ranks", ranks,
-                   "also show how the system would be split over N processes (docs/scale-out.md): the nodes of each "
-                   "rank, the links cut and the lookahead")
+  unsigned processes = 0;
+  topo->add_option("--ranks", processes,
+                   "also show how the system would run in parts over N processes of mpirun (docs/scale-out.md): "
+                   "the nodes of each, the links cut and the lookahead")
       ->type_name("N")
       ->check(CLI::Range(1u, 1u << 20));
 
@@ -516,13 +513,14 @@ int run_command_line(int argc, char** argv) {
     print_info(*reg, info_name);
     return 0;
   }
-  if (topo->parsed()) return cmd_topology(common, dump, svg_dir, ranks);
+  if (topo->parsed()) return cmd_topology(common, dump, svg_dir, processes);
   for (PluginCommand& pc : plugin_commands)
     if (pc.app->parsed()) return run_plugin_command(common, *early, pc);
   if (version->parsed()) {
     std::printf("kbsim %s (plugin ABI %u, %s, %s)\n", KBSIM_VERSION, kAbiVersion, KBSIM_BUILD_TAG,
-                core::cluster::built_with_mpi() ? "with MPI: mpirun splits a run, or shares sweep points, over ranks"
-                                                : "without MPI");
+                core::cluster::built_with_mpi()
+                    ? "with MPI: mpirun runs a system in parts, or shares sweep points out, over its processes"
+                    : "without MPI");
     return 0;
   }
   return 0;

@@ -22,9 +22,9 @@ int main(int argc, char** argv) {
   kbsim::core::crash::install();
   namespace cluster = kbsim::core::cluster;
   cluster::init(&argc, &argv);
-  // Under mpirun every rank meets the same error (the job is deterministic): rank 0 says it once.
+  // Under mpirun every process meets the same error (the job is deterministic): the first says it once.
   auto report = [](const std::string& line) {
-    if (cluster::world().rank == 0) std::fprintf(stderr, "%s\n", line.c_str());
+    if (cluster::leads()) std::fprintf(stderr, "%s\n", line.c_str());
   };
   try {
     const int code = kbsim::cli::run_command_line(argc, argv);

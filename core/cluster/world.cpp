@@ -1,11 +1,17 @@
 #include "cluster/world.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "kbsim/errors.hpp"
 
@@ -135,6 +141,43 @@ std::vector<std::string> all_gather(const std::string& mine) {
 #else
   throw std::logic_error("all_gather over several ranks in a build without MPI");
 #endif
+}
+
+std::vector<std::size_t> my_share(std::size_t n) {
+  std::vector<std::size_t> mine;
+  for (std::size_t i = g_world.rank; i < n; i += g_world.size) mine.push_back(i);
+  return mine;
+}
+
+std::vector<std::string> gather_shares(const std::vector<std::string>& mine, std::size_t n) {
+  if (g_world.size == 1) return mine;
+  std::string bytes;
+  for (const std::string& one : mine) {
+    const std::uint64_t len = one.size();
+    bytes.append(reinterpret_cast<const char*>(&len), sizeof len);
+    bytes += one;
+  }
+  const std::vector<std::string> gathered = all_gather(bytes);
+  std::vector<std::string> all(n);
+  for (unsigned r = 0; r < g_world.size; ++r) {
+    std::string_view from = gathered[r];
+    for (std::size_t i = r; i < n; i += g_world.size) {
+      std::uint64_t len = 0;
+      std::memcpy(&len, from.data(), sizeof len);
+      all[i] = std::string(from.substr(sizeof len, len));
+      from.remove_prefix(sizeof len + len);
+    }
+  }
+  return all;
+}
+
+void quiet_followers() {
+  if (leads()) return;
+  std::fflush(stdout);
+  if (const int null = ::open("/dev/null", O_WRONLY); null >= 0 && null != STDOUT_FILENO) {
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+  }
 }
 
 std::uint64_t all_to_all(const std::vector<std::string>& to_rank, std::uint64_t value,

@@ -20,6 +20,23 @@ void init(int* argc, char*** argv);
 /// Leave it (call once, before a normal exit; safe when init did nothing).
 void finalize();
 const World& world() noexcept;
+/// Whether this process leads the job (rank 0): it writes the run's files and reports; the others compute alike.
+inline bool leads() noexcept { return world().rank == 0; }
+/// The job's processes.
+inline unsigned processes() noexcept { return world().size; }
+/// How a summary names the job's processes: " over N MPI ranks", or "" for one process.
+inline std::string over_the_job() {
+  return world().size > 1 ? " over " + std::to_string(world().size) + " MPI ranks" : std::string();
+}
+/// How a summary names the leading process: "rank 0".
+inline std::string leader_words() { return "rank 0"; }
+/// The items of `n` this process takes when the job shares them out: every size-th, from its rank.
+std::vector<std::size_t> my_share(std::size_t n);
+/// Collective: each process passes one string per item of its share (my_share, in order); every process gets every
+/// item's, in item order.
+std::vector<std::string> gather_shares(const std::vector<std::string>& mine, std::size_t n);
+/// Drop what this process prints on standard output unless it leads (its standard error stays).
+void quiet_followers();
 /// True when this build can join an MPI world.
 bool built_with_mpi() noexcept;
 /// Collective: every rank passes its bytes and gets every rank's, by rank.

@@ -1,8 +1,8 @@
 // How a simulation runs its events. The simulation (simulation.hpp) knows the
 // model: nodes, wires, delivery, routing, services. Its executor knows where
 // the events run: all in this process (LocalExecutor, below), or in parts over
-// the processes of a job, which the split module provides
-// (split/split_executor.hpp). The simulation calls its executor to run, and at
+// the processes of a job, which the module above this one provides (through
+// its Placement, placement.hpp). The simulation calls its executor to run, and at
 // the few points where a part matters: a component that is not run here, a
 // message for a node that is not, the bench acting outside a run, the end of a
 // run (statistics gathered), an op log that must merge records. Everything

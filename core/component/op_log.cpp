@@ -58,8 +58,8 @@ void OpLog::end(NodeIndex node, const Message& msg, Tick at) {
   const Place here = where_();
   if (here.stage == 0)  // (only the component's part ends it: no other part could place it alike)
     throw SimError(std::string(o.record.component_id) + " ended its data operation '" + o.record.name +
-                   "' outside any event (in its setup, its finish or a call of the bench): a run split over ranks "
-                   "cannot place that in its op log (docs/scale-out.md)");
+                   "' outside any event (in its setup, its finish or a call of the bench): a run in parts over several "
+                   "processes cannot place that in its op log (docs/scale-out.md)");
   holding_.push_back({here, std::move(o.starts), std::move(o.record)});
 }
 

@@ -4,9 +4,9 @@
 // the log asks the message to describe itself. Completed records go to the
 // sinks (the run's observers, as a stream) and, when kept, stay in memory.
 //
-// When a system runs in parts (an executor of several processes, core/split), each part logs its own components'
+// When a system runs in parts (an executor of several processes), each part logs its own components'
 // records. The log then holds them with their Place, and at the end of each of the bench's runs the parts merge what
-// the run settled into the order one process logs them in (docs/scale-out.md, "The op log of a split run"); every
+// the run settled into the order one process logs them in (docs/scale-out.md, on the op log of a run in parts); every
 // part's sinks get the merged records.
 #pragma once
 

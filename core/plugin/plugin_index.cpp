@@ -23,7 +23,7 @@ constexpr int kFormat = 1;
 constexpr std::array<const char*, 9> kKindNames = {"component", "bench",     "section",   "command", "observer",
                                                    "service",   "front-end", "extension", "message"};
 
-std::vector<std::string> split_tabs(const std::string& line) {
+std::vector<std::string> tab_fields(const std::string& line) {
   std::vector<std::string> out;
   std::size_t start = 0;
   for (;;) {
@@ -90,7 +90,7 @@ std::vector<IndexedLibrary> read_plugin_index(const fs::path& dir) {
   };
   while (std::getline(in, line)) {
     ++line_no;
-    const std::vector<std::string> f = split_tabs(line);
+    const std::vector<std::string> f = tab_fields(line);
     if (line_no == 1) {
       if (f.size() != 3 || f[0] != kMagic) return ignore("not a kbsim plugin index");
       if (f[1] != std::to_string(kFormat)) return ignore("an index of format " + f[1]);

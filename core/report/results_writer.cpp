@@ -6,11 +6,11 @@
 #include <map>
 
 #include "component/op_log.hpp"
+#include "component/placement.hpp"
 #include "component/simulation.hpp"
 #include "plugin/registry.hpp"
 #include "report/json.hpp"
 #include "report/staged_files.hpp"
-#include "split/split_executor.hpp"
 
 namespace kbsim::core {
 
@@ -156,37 +156,7 @@ class Writer {
     w.field("build_wall_s", run_.build_wall_s);
     w.field("elaborations", run_.elaborations);
     w.field("peak_rss_mb", peak_rss_mb());
-    if (std::any_of(run_.systems->begin(), run_.systems->end(),
-                    [](const auto& s) { return split_of(*s) != nullptr; })) {
-      w.key("split");
-      split(w);
-    }
-    w.end_object();
-  }
-
-  /// How the systems were split over the ranks (host figures: they differ with the rank count, the results do not).
-  void split(JsonWriter& w) const {
-    w.begin_object();
-    w.field("ranks", run_.ranks);
-    w.field("partition", run_.partition);
-    w.key("systems");
-    w.begin_array();
-    for (const auto& sys : *run_.systems) {
-      const SplitExecutor* split = split_of(*sys);
-      if (!split) continue;
-      const Partition* p = &split->partition();
-      w.begin_object();
-      w.field("summary", describe(*p));
-      w.key("nodes_per_rank");
-      w.begin_array();
-      for (std::size_t n : p->nodes_per_rank) w.value(static_cast<std::uint64_t>(n));
-      w.end_array();
-      w.field("cut_links", p->cut_links);
-      if (p->lookahead != kNever) w.field("lookahead_ns", ticks_to_ns(p->lookahead));
-      w.field("windows", split->windows());
-      w.end_object();
-    }
-    w.end_array();
+    if (run_.placement) run_.placement->write_host(w, *run_.systems);
     w.end_object();
   }
 

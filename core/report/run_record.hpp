@@ -20,6 +20,7 @@ namespace kbsim::core {
 
 class Simulation;
 class OpLog;
+class Placement;
 
 /// One sweep point as the run records it.
 struct PointRecord {
@@ -57,8 +58,7 @@ struct RunRecord {
   const Metrics* metrics = nullptr;
   const std::vector<PointRecord>* points = nullptr;
   const std::vector<std::pair<std::string, std::string>>* files = nullptr;  ///< the bench's own: name, content
-  unsigned ranks = 1;                                                       ///< of the mpirun job
-  std::string partition;                                                    ///< how split systems were partitioned
+  const Placement* placement = nullptr;  ///< where the systems ran (its figures go into the host section)
 };
 
 }  // namespace kbsim::core

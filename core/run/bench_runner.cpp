@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "cluster/world.hpp"
 #include "component/crash.hpp"
 #include "component/op_log.hpp"
 #include "kbsim/text.hpp"
@@ -12,6 +11,7 @@
 #include "report/results_writer.hpp"
 #include "run/saved_points.hpp"
 #include "sim/watch.hpp"
+#include "split/job_placement.hpp"
 #include "topology/section_config.hpp"
 #include "topology/topology.hpp"
 
@@ -30,7 +30,7 @@ BenchRunner::BenchRunner(const Registry& registry, RunOptions options, unsigned 
       options_(std::move(options)),
       type_(&registry.bench(options_.bench)),
       depth_(depth),
-      state_(registry, options_.partition, depth > 0, split_refusal()) {
+      state_(registry, bench_placement(options_.partition, depth > 0, options_.bench, type_->info.splits)) {
   params_ = resolve_params(type_->info.params, parse_param_args(options_.params, type_->info.params),
                            "bench " + options_.bench, "bench " + options_.bench);
   all_overrides_ = options_.overrides;
@@ -113,19 +113,12 @@ Simulation& BenchRunner::build_from(const Graph& graph, Graph* movable) {
   return state_.build(graph, topology_.get() == &graph ? topology_ : nullptr, movable);
 }
 
-std::string BenchRunner::split_refusal() const {
-  if (type_->info.splits) return {};
-  return "bench '" + type_->info.name + "' cannot run split over " + std::to_string(cluster::world().size) +
-         " ranks: it drives components through their own interfaces, which only the rank running a component sees "
-         "(docs/scale-out.md); --partition none runs the whole system on every rank";
-}
-
 System& BenchRunner::configured() {
   require_reads_topology("configured()");
   if (!configured_) {
     configured_ = &build_from(loaded_topology(), nullptr);
     // The op log runs only when something consumes it: an observer or the bench. (Observers take part on every
-    // process of a job alike, so a split system's processes log alike.)
+    // process of a job alike, so that the parts of a system log alike.)
     bool keep = type_->info.reads_op_log;
     for (const auto& o : observers_) keep = keep || o->keeps_records();
     if (keep || !observers_.empty()) {
@@ -139,12 +132,10 @@ System& BenchRunner::configured() {
 }
 
 void BenchRunner::run() {
-  // A job whose systems were split ends on every rank together: a rank that ends with an error tells the others,
-  // which end with it; one that ends without learns of another's.
-  // Every rank of a bench whose systems may be split leaves through leave_split, whatever happens before they are.
-  const cluster::World& world = cluster::world();
-  if (state_.splits() && type_->info.splits) {
-    run_together(state_.transport(), world.rank, world.size, [this] { run_here(); });
+  // A bench whose systems may run in parts over a job's processes ends on every process together, however it ends
+  // (its placement sees to it); any other runs here alone (a system it builds in parts refuses it).
+  if (type_->info.splits) {
+    state_.placement().together([this] { run_here(); });
   } else {
     run_here();
   }
@@ -284,7 +275,7 @@ std::vector<PointResult> BenchRunner::run_points(const std::vector<SweepPoint>& 
   loaded_topology();  // the user's topology and --set errors are reported as such, before any point
   SweepOptions o;
   o.jobs = options_.jobs;
-  o.across_ranks = depth_ == 0;  // the top-level run spreads its points over the job's ranks; a nested one runs its own
+  o.across_processes = depth_ == 0;  // the top-level run shares its points out over the job; a nested one runs its own
   o.progress = options_.progress && depth_ == 0;
   std::vector<PointRecord> all =
       depth_ == 0 && !options_.replot.empty()
@@ -342,8 +333,7 @@ void BenchRunner::write_results(const std::filesystem::path& dir) const {
   r.metrics = &metrics_;
   r.points = &points_;
   r.files = &files_;
-  r.ranks = cluster::world().size;
-  r.partition = options_.partition;
+  r.placement = &state_.placement();
   core::write_results(dir, r, registry_);
 }
 

@@ -15,7 +15,6 @@
 #include "kbsim/observer.hpp"
 #include "run/run_state.hpp"
 #include "run/sweep.hpp"
-#include "split/split_executor.hpp"
 
 namespace kbsim::core {
 
@@ -38,8 +37,9 @@ struct RunOptions {
   /// This process writes the run's files (in an mpirun job, only one process does).
   bool writes_outputs = true;
   unsigned jobs = 0;  ///< worker processes for run_points (0: every core; 1 under mpirun)
-  /// Under mpirun, how each system the bench builds is split over the ranks: "structure" (by SIP, then cube; node
-  /// order for a graph without groups), "nodes" (node order), or "none" (every rank runs the whole system).
+  /// Under mpirun, how each system the bench builds is laid over the job's processes (--partition): "structure"
+  /// (by SIP, then cube; node order for a graph without groups), "nodes" (node order), or "none" (every process runs
+  /// the whole system).
   std::string partition = "structure";
   bool progress = false;  ///< a progress line for run_points on stderr
   /// A folder an earlier run of this bench wrote: its sweep points are read from its points.json, not simulated
@@ -57,12 +57,8 @@ class BenchRunner final : public BenchContext {
   void run();
   /// Write results.json and topology.json into `dir` (created if needed).
   void write_results(const std::filesystem::path& dir) const;
-  /// The systems split over ranks, and how (nullptr when none is).
-  const Simulation* split_system() const noexcept {
-    for (const auto& s : state_.systems())
-      if (split_of(*s)) return s.get();
-    return nullptr;
-  }
+  /// Lines for the printed summary on where the systems ran (none when they ran whole here).
+  std::vector<std::string> placement_summary() const { return state_.placement().summary(state_.systems()); }
 
   // BenchContext
   const Params& params() const noexcept override { return params_; }
@@ -92,7 +88,7 @@ class BenchRunner final : public BenchContext {
   const std::vector<std::shared_ptr<const Graph>>& graphs() const noexcept { return state_.graphs(); }
   /// The graph the summary names: the first built, else the loaded topology.
   const Graph& shown_graph();
-  /// Points run through run_points (in their order, gathered from every rank).
+  /// Points run through run_points (in their order, gathered from every process of the job).
   std::size_t points() const noexcept { return points_.size(); }
   std::size_t failed_points() const noexcept { return failed_count(points_); }
   /// What the observers wrote, a line each, for the printed summary.
@@ -106,9 +102,7 @@ class BenchRunner final : public BenchContext {
   const Graph& loaded_topology();
   /// PluginError unless the bench declares that it reads the topology (`call` is what it called).
   void require_reads_topology(const char* call) const;
-  /// Why this run's systems cannot be split over mpirun's ranks (empty: they can).
-  std::string split_refusal() const;
-  /// run() on this rank alone.
+  /// run() in this process alone.
   void run_here();
   /// BenchError unless what the observers taking part ask for (data operations) is there.
   void check_observed() const;

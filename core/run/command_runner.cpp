@@ -1,17 +1,13 @@
 #include "run/command_runner.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 
 #include "cluster/world.hpp"
+#include "component/placement.hpp"
 #include "component/route_table.hpp"
 #include "component/simulation.hpp"
 #include "report/json.hpp"
-#include "run/cluster_transport.hpp"
-#include "split/split_executor.hpp"
+#include "split/job_placement.hpp"
 #include "topology/topology.hpp"
 
 namespace kbsim::core {
@@ -22,26 +18,16 @@ CommandRunner::CommandRunner(const Registry& registry, const CommandInfo& info, 
       info_(info),
       options_(std::move(options)),
       file_(std::move(topology)),
-      overrides_(std::move(overrides)) {}
+      overrides_(std::move(overrides)),
+      placement_(command_placement(info.name, info.splits)) {}
 
 CommandRunner::~CommandRunner() = default;
 
 int CommandRunner::run(Command& cmd) {
-  const cluster::World& world = cluster::world();
-  if (world.size == 1) return cmd.run(*this);
-  if (!info_.splits)
-    throw UsageError("kbsim " + info_.name + " runs in one process, not over " + std::to_string(world.size) +
-                     " MPI ranks: start it without mpirun (docs/scale-out.md)");
-  transport_ = std::make_unique<ClusterTransport>();
-  if (world.rank != 0) {  // every rank computes the same: rank 0 says it
-    std::fflush(stdout);
-    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0 && null != STDOUT_FILENO) {
-      ::dup2(null, STDOUT_FILENO);
-      ::close(null);
-    }
-  }
+  if (!placement_->in_parts()) return cmd.run(*this);
+  cluster::quiet_followers();  // every process computes the same: the first says it
   int code = 0;
-  run_together(*transport_, world.rank, world.size, [&] { code = cmd.run(*this); });
+  placement_->together([&] { code = cmd.run(*this); });
   return code;
 }
 
@@ -55,17 +41,11 @@ std::unique_ptr<System> CommandRunner::build(const Graph& graph) {
   auto same = std::find_if(built_.begin(), built_.end(), [&](const Built& b) { return b.graph == graph; });
   if (same == built_.end()) {
     auto elaboration = elaborate(graph, registry_);
-    built_.push_back({graph, elaboration, RouteTable::for_elaboration(elaboration), nullptr});
+    built_.push_back({graph, elaboration, RouteTable::for_elaboration(elaboration)});
     same = built_.end() - 1;
   }
-  if (!transport_)
-    return std::make_unique<SimulatedSystem>(std::make_unique<Simulation>(same->elaboration, registry_, same->routes));
-  // Under mpirun: this rank's part of the system, split as a bench's is by default.
-  const cluster::World& world = cluster::world();
-  if (!same->partition) same->partition = std::make_shared<const Partition>(partition(*same->elaboration, world.size));
-  const Split split{same->partition.get(), world.rank, transport_.get()};
-  return std::make_unique<SimulatedSystem>(
-      std::make_unique<Simulation>(same->elaboration, registry_, same->routes, split_executor(split)));
+  return std::make_unique<SimulatedSystem>(std::make_unique<Simulation>(same->elaboration, registry_, same->routes,
+                                                                        placement_->executor(same->elaboration)));
 }
 
 std::string CommandRunner::topology_json() {

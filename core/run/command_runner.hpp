@@ -1,7 +1,7 @@
 // Running one plugin-provided command (kbsim/command.hpp): its resolved
-// options, the configured topology, and fresh systems on demand. Under mpirun
-// a command that says it splits runs on every rank, its systems split over
-// them (docs/scale-out.md); one that does not is refused.
+// options, the configured topology, and fresh systems on demand, placed as a
+// command's are (under mpirun, in parts over the
+// job's processes, for a command that says it can run so; refused otherwise).
 #pragma once
 
 #include <filesystem>
@@ -15,10 +15,9 @@
 namespace kbsim::core {
 
 class Registry;
-class Transport;
+class Placement;
 struct RouteTable;
 struct Elaboration;
-struct Partition;
 
 class CommandRunner final : public CommandContext {
  public:
@@ -26,9 +25,9 @@ class CommandRunner final : public CommandContext {
                 std::vector<std::string> overrides);
   ~CommandRunner();
 
-  /// Run `cmd` and return its exit code. Under mpirun every rank runs it and leaves with the others (an error on
-  /// one ends all with it); what ranks other than 0 print on stdout is dropped (their stderr stays: a crash there
-  /// is still told).
+  /// Run `cmd` and return its exit code. Under mpirun every process runs it and leaves with the others (an error
+  /// on one ends all with it); what processes other than the first print on stdout is dropped (their stderr stays:
+  /// a crash there is still told).
   int run(Command& cmd);
 
   const Params& options() const noexcept override { return options_; }
@@ -44,13 +43,12 @@ class CommandRunner final : public CommandContext {
   std::filesystem::path file_;
   std::vector<std::string> overrides_;
   std::optional<Graph> topology_;
-  std::unique_ptr<Transport> transport_;  ///< under mpirun: the ranks
-  /// Each graph built, elaborated once (and under mpirun split once: its systems point to the partition).
+  std::unique_ptr<Placement> placement_;
+  /// Each graph built, elaborated once.
   struct Built {
     Graph graph;
     std::shared_ptr<const Elaboration> elaboration;
     std::shared_ptr<RouteTable> routes;
-    std::shared_ptr<const Partition> partition;
   };
   std::vector<Built> built_;
 };

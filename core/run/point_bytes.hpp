@@ -1,5 +1,5 @@
 // A sweep point's record as bytes, to travel from a worker process or another
-// rank: decode(encode(r)) is r, metrics trees and all.
+// process of the job: decode(encode(r)) is r, metrics trees and all.
 #pragma once
 
 #include <string>

@@ -1,39 +1,34 @@
 // A run's state: the systems it built and what they were built from. Each
 // distinct graph is elaborated once, with a route table its systems share;
-// equal graphs built again reuse both. Under mpirun a system may be this
-// rank's part of the whole (docs/scale-out.md): the partition is found once
-// per graph, and one transport joins the ranks. Nested runs and sweep points
-// add their simulated time, events and build time.
+// equal graphs built again reuse both. Where each system runs (whole here, or
+// in parts over a job's processes) is its placement's business
+// (component/placement.hpp). Nested runs and sweep points add their simulated
+// time, events and build time.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "component/placement.hpp"
 #include "component/simulation.hpp"
 #include "kbsim/graph.hpp"
-#include "split/split.hpp"
 
 namespace kbsim::core {
 
 class Registry;
-struct Partition;
 
 class RunState {
  public:
-  /// `partition`: how a system is split over mpirun's ranks (structure, nodes or none). A nested run
-  /// (`nested`) builds whole systems. `refusal`, when not empty, is the ConfigError a system that would be
-  /// split raises instead (the bench cannot run split).
-  RunState(const Registry& registry, std::string partition, bool nested, std::string refusal);
+  RunState(const Registry& registry, std::unique_ptr<Placement> placement);
   ~RunState();
 
   /// A new system of `graph`: an equal graph's elaboration if one was built, else `graph` elaborated and kept
   /// (as `shared` when given, else moved from `movable` when given, else copied).
   Simulation& build(const Graph& graph, const std::shared_ptr<const Graph>& shared, Graph* movable);
-  /// Whether this run's systems are split over mpirun's ranks (those it builds from now on).
-  bool splits() const noexcept { return split_; }
-  /// The transport between the ranks, made on first use.
-  Transport& transport();
+  /// Where its systems run.
+  Placement& placement() noexcept { return *placement_; }
+  const Placement& placement() const noexcept { return *placement_; }
 
   /// A nested run's or a sweep point's figures, counted with this run's.
   void add_nested(Tick sim_time, std::uint64_t events, double build_wall_s);
@@ -50,15 +45,12 @@ class RunState {
   struct Elaborated {
     std::shared_ptr<const Graph> graph;
     std::shared_ptr<const Elaboration> elaboration;
-    std::shared_ptr<RouteTable> routes;          ///< shared by its systems (and alike ones of this thread's runs)
-    std::shared_ptr<const Partition> partition;  ///< how its systems are split over the ranks (nullptr: not split)
+    std::shared_ptr<RouteTable> routes;  ///< shared by its systems (and alike ones of this thread's runs)
   };
   Elaborated& elaborated(const Graph& graph, const std::shared_ptr<const Graph>& shared, Graph* movable);
 
   const Registry& registry_;
-  std::string partition_, refusal_;
-  bool split_ = false;
-  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<Placement> placement_;
   std::vector<Elaborated> elaborated_;  ///< newest last
   std::vector<std::shared_ptr<const Graph>> graphs_;
   std::vector<std::unique_ptr<Simulation>> systems_;

@@ -18,35 +18,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// "12/36 points, 4.1 s elapsed, about 8 s left", redrawn in place.
-void show_progress(std::size_t done, std::size_t n, Clock::time_point t0, const char* whose) {
+void show_progress(std::size_t done, std::size_t n, Clock::time_point t0, const std::string& whose) {
   const double el = std::chrono::duration<double>(Clock::now() - t0).count();
   const double left = done ? el / static_cast<double>(done) * static_cast<double>(n - done) : 0.0;
-  std::fprintf(stderr, "\r  sweep%s  %zu/%zu points  %.1f s elapsed  about %.0f s left   ", whose, done, n, el, left);
+  std::fprintf(stderr, "\r  sweep%s  %zu/%zu points  %.1f s elapsed  about %.0f s left   ", whose.c_str(), done, n, el,
+               left);
   if (done == n) std::fputc('\n', stderr);
   std::fflush(stderr);
 }
 
-/// Every rank's share, sent to every rank, in the points' order.
-std::vector<PointRecord> gather(std::vector<PointRecord> local, std::size_t n, const cluster::World& w) {
-  if (w.size == 1) return local;
-  std::string bytes;
-  for (const PointRecord& r : local) {
-    const std::string one = encode(r);
-    const std::uint64_t len = one.size();
-    bytes.append(reinterpret_cast<const char*>(&len), sizeof len);
-    bytes += one;
-  }
-  const std::vector<std::string> gathered = cluster::all_gather(bytes);
-  std::vector<PointRecord> all(n);
-  for (unsigned r = 0; r < w.size; ++r) {
-    std::string_view from = gathered[r];
-    for (std::size_t i : share_of(n, r, w.size)) {
-      std::uint64_t len = 0;
-      std::memcpy(&len, from.data(), sizeof len);
-      all[i] = decode(from.substr(sizeof len, len));
-      from.remove_prefix(sizeof len + len);
-    }
-  }
+/// Every process's share of the points, sent to every process, in the points' order.
+std::vector<PointRecord> gather(std::vector<PointRecord> local, std::size_t n) {
+  std::vector<std::string> mine;
+  mine.reserve(local.size());
+  for (const PointRecord& r : local) mine.push_back(encode(r));
+  std::vector<PointRecord> all;
+  all.reserve(n);
+  for (const std::string& bytes : cluster::gather_shares(mine, n)) all.push_back(decode(bytes));
   return all;
 }
 
@@ -98,24 +86,20 @@ std::string point_name(std::size_t i, std::size_t n, const SweepPoint& p) {
 }
 }  // namespace
 
-std::vector<std::size_t> share_of(std::size_t n, unsigned rank, unsigned size) {
-  std::vector<std::size_t> mine;
-  for (std::size_t i = rank; i < n; i += size) mine.push_back(i);
-  return mine;
-}
-
 std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const SweepOptions& o,
                                const std::function<PointRecord(const SweepPoint&, const std::string&)>& run_one) {
   const std::size_t n = points.size();
   auto describe = [&](std::size_t i) { return point_name(i, n, points[i]); };
-  const cluster::World w = o.across_ranks ? cluster::world() : cluster::World{};
+  const bool shared = o.across_processes && cluster::processes() > 1;
   unsigned jobs = o.jobs;
-  if (jobs == 0) jobs = w.size > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
-  const std::vector<std::size_t> mine = share_of(n, w.rank, w.size);
+  if (jobs == 0) jobs = shared ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::size_t> mine = shared ? cluster::my_share(n) : std::vector<std::size_t>(n);
+  if (!shared)
+    for (std::size_t i = 0; i < n; ++i) mine[i] = i;
   const auto t0 = Clock::now();
-  const char* whose = w.size > 1 ? " (rank 0's share)" : "";
+  const std::string whose = shared ? " (" + cluster::leader_words() + "'s share)" : "";
   std::function<void(std::size_t, std::size_t)> progress;
-  if (o.progress && w.rank == 0)
+  if (o.progress && cluster::leads())
     progress = [&](std::size_t done, std::size_t total) { show_progress(done, total, t0, whose); };
   struct Sweeping {  // the per-run progress line keeps quiet while the sweep shows its own
     bool was = watch::sweeping();
@@ -125,7 +109,8 @@ std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const Swee
   std::vector<PointRecord> local = run_parallel(
       mine.size(), jobs, [&](std::size_t k) { return run_one(points[mine[k]], describe(mine[k])); },
       [&](std::size_t k) { return describe(mine[k]); }, progress);
-  return gather(std::move(local), n, w);
+  if (!shared) return local;
+  return gather(std::move(local), n);
 }
 
 }  // namespace kbsim::core

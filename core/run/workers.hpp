@@ -1,6 +1,6 @@
 // A sweep's worker processes: independent bench runs spread over forked
 // workers, at most `jobs` at a time. A point's outcome travels as bytes
-// (encode/decode), so a result computed in a worker or on another rank is the
+// (encode/decode), so a result computed in a worker or in another process of the job is the
 // very value a serial run gives.
 #pragma once
 

@@ -3,7 +3,7 @@
 // time. The order (root, lane) is the scheduler's: the simulation passes the
 // root of the event being run (or a fresh one) and, in the lane, how early the
 // event was scheduled and by which node, so that simultaneous events run in an
-// order that does not depend on which process of a split system learns of them
+// order that does not depend on which process of a system run in parts learns of them
 // when (docs/architecture.md, "The order of simultaneous events").
 //
 // Events scheduled one after another at the same (time, priority) in
@@ -129,9 +129,9 @@ class Engine {
   bool run_until(Tick limit) { return run_until(limit, static_cast<EventTarget*>(nullptr)); }
   /// The same, calling `direct`'s on_event without a virtual call for the events it is the target of (the
   /// simulation's loop: its handler inlines into this one). `advance` false: now() stays at the last event even
-  /// when the run ends at the limit (a split run's windows, whose ends are not the model's times). `before` is
-  /// called with its priority before each event runs (a split run's op log notes where each rank is; the default
-  /// costs nothing).
+  /// when the run ends at the limit (the windows of a run in parts, whose ends are not the model's times). `before` is
+  /// called with its priority before each event runs (the op log of a run in parts notes where each part is; the
+  /// default costs nothing).
   struct NoHook {
     void operator()(std::uint32_t priority) const noexcept { (void)priority; }
   };
@@ -140,14 +140,14 @@ class Engine {
   /// Ask the running loop to return after the current event (or, when no run
   /// is under way, the next run to return at once).
   void stop() noexcept { stop_ = true; }
-  /// The time of the earliest pending event (cancelled ones included), kNever if none: where a split run's next
+  /// The time of the earliest pending event (cancelled ones included), kNever if none: where a run in parts' next
   /// window may start.
   Tick next_time() const noexcept;
   /// Whether a run (and so an event's handler) is under way, and the root of the event it runs or ran last.
   bool dispatching() const noexcept { return dispatching_; }
   std::uint32_t running_root() const noexcept { return chain_[running_].root; }
-  /// The lane of the event being run, and its slot (a split run's op log places records by the lane and keeps the
-  /// last part of their order by the slot).
+  /// The lane of the event being run, and its slot (the op log of a run in parts places records by the lane and keeps
+  /// the last part of their order by the slot).
   std::uint64_t running_lane() const noexcept { return chain_[running_].lane; }
   std::uint32_t running_slot() const noexcept { return running_; }
 
@@ -254,8 +254,8 @@ class Engine {
   void push_level(const Entry& e) noexcept;
   /// Prefetch what the next event's handler touches first (its body was fetched ahead) and, two events further on,
   /// the body and link of the event after `after`. Slots are reused as they are freed, so once events have come and
-  /// gone out of order (in a split run, messages leave for other ranks and come from them) a time's events lie
-  /// anywhere in memory, and a fetch started one event ahead is not back in time (message-mesh over 2 ranks: 7%).
+  /// gone out of order (in a run in parts, messages leave for other processes and come from them) a time's events lie
+  /// anywhere in memory, and a fetch started one event ahead is not back in time (message-mesh over 2 processes: 7%).
   void look_ahead(std::uint32_t next, std::uint32_t after) noexcept {
     const Event& n1 = body(next);
     __builtin_prefetch(n1.hint);

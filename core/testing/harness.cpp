@@ -1,8 +1,8 @@
 // The component-under-test harness (kbsim/testing.hpp) on the real engine:
 // a graph of the component under test and one in-process neighbour per
 // declared link, elaborated by core::Simulation with the loaded plugins;
-// and the loaded plugins themselves, for topologies, systems and benches
-// (core::BenchRunner).
+// and the loaded plugins themselves, for topologies, systems (with their op
+// log, if asked) and benches (core::BenchRunner).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -199,6 +199,22 @@ const Stat& Harness::stat(std::string_view name) const { return impl_->built().s
 
 System& Harness::system() { return impl_->built().system(); }
 
+namespace {
+
+constexpr const char* kOpLogService = "kbsim_testkit_op_log";
+
+/// The op log of a system Plugins::build made with BuildOptions::op_log, keeping every record. It is a service of
+/// that system, made by the system's own board, so it lives exactly as long as the system (the simulation drops its
+/// services after its components).
+class KeptOpLog final : public Service {
+ public:
+  core::OpLog log{true};
+};
+
+Service* make_kept_op_log(System&, Simulator&) { return new KeptOpLog(); }
+
+}  // namespace
+
 struct Plugins::Impl {
   core::Registry registry;
   std::unique_ptr<config::Components> components;        ///< the registry, as front-ends see it
@@ -207,6 +223,9 @@ struct Plugins::Impl {
 
 Plugins::Plugins(const Options& options) : impl_(std::make_unique<Impl>()) {
   load(impl_->registry, options);
+  impl_->registry.add_service_type(
+      {{kOpLogService, "a system's op log, kept by the test kit (BuildOptions::op_log)"}, &make_kept_op_log},
+      "(testkit)");
   impl_->components = core::components_of(impl_->registry);
 }
 
@@ -238,7 +257,12 @@ Graph Plugins::parse_topology(const std::string& yaml, const std::string& name,
   return core::parse_topology(yaml, name, overrides, impl_->registry);
 }
 
-std::unique_ptr<System> Plugins::build(const Graph& graph) const { return core::simulated(graph, impl_->registry); }
+std::unique_ptr<System> Plugins::build(const Graph& graph, const BuildOptions& options) const {
+  std::unique_ptr<core::SimulatedSystem> sys = core::simulated(graph, impl_->registry);
+  if (options.op_log)  // as BenchRunner::configured() turns it on for an observer that keeps records
+    sys->simulation().set_op_log(&dynamic_cast<KeptOpLog&>(*sys->find_service(kOpLogService)).log);
+  return sys;
+}
 
 const config::Components& Plugins::components() const { return *impl_->components; }
 

@@ -26,7 +26,7 @@ const std::map<std::string, std::set<std::string>> kCoreModules = {
     {"plugin", {}},
     {"topology", {"plugin"}},
     {"component", {"sim", "fabric", "plugin"}},
-    {"split", {"component", "sim", "fabric", "plugin"}},
+    {"split", {"component", "sim", "fabric", "plugin", "cluster"}},
     {"report", {"split", "component", "plugin"}},
     {"cluster", {}},
     {"run", {"split", "component", "topology", "report", "plugin", "sim", "cluster"}},

@@ -4,11 +4,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "executor.hpp"
-#include "harness.hpp"
+#include "kbsim/pe/kernels.hpp"
 #include "kbsim/rt/runtime.hpp"
+#include "kbsim/testing.hpp"
 #include "kbsim/tl/verify.hpp"
 
 using ::testing::HasSubstr;
@@ -94,37 +101,38 @@ void dot_local_kernel(tl::Program& tl, const tl::Args& args) {
                                           tl.load(b.shard(cube, pe)->ptr, b.shape, b.dtype)));
 }
 
-const core::Registry& registry() {
-  static const std::unique_ptr<core::Registry> reg = [] {
-    auto r = test::builtin_registry();
-    kbsim::test::add_kernel(*r, "t-dot", &dot_kernel, "C = A x B");
-    kbsim::test::add_kernel(*r, "t-dot-exp", &dot_exp_kernel, "C = exp(A x B)");
-    kbsim::test::add_kernel(*r, "t-composite-bias-relu", &composite_bias_relu_kernel, "C = relu(A x B + bias)");
-    kbsim::test::add_kernel(*r, "t-composite-ktile-relu", &composite_ktile_relu_kernel,
-                            "C = sum of relu(K-tile products)");
-    kbsim::test::add_kernel(*r, "t-async-chain", &async_chain_kernel, "X = A x B; Y = exp(X), no wait between");
-    kbsim::test::add_kernel(*r, "t-softmax-sum", &softmax_sum_kernel, "C = softmax(A), S = sum(A, 0)");
-    kbsim::test::add_kernel(*r, "t-composite-exp", &composite_exp_kernel, "C = exp(A), tiled");
-    kbsim::test::add_kernel(*r, "t-dot-local", &dot_local_kernel, "C = A x B on every PE");
-    return r;
+/// kbsim's own plugins and this file's kernels, loaded once.
+const testkit::Plugins& plugins() {
+  static const std::unique_ptr<testkit::Plugins> loaded = [] {
+    auto p = std::make_unique<testkit::Plugins>();
+    PluginDescriptor here{};
+    add_kernel(here, "t-dot", &dot_kernel, "C = A x B");
+    add_kernel(here, "t-dot-exp", &dot_exp_kernel, "C = exp(A x B)");
+    add_kernel(here, "t-composite-bias-relu", &composite_bias_relu_kernel, "C = relu(A x B + bias)");
+    add_kernel(here, "t-composite-ktile-relu", &composite_ktile_relu_kernel, "C = sum of relu(K-tile products)");
+    add_kernel(here, "t-async-chain", &async_chain_kernel, "X = A x B; Y = exp(X), no wait between");
+    add_kernel(here, "t-softmax-sum", &softmax_sum_kernel, "C = softmax(A), S = sum(A, 0)");
+    add_kernel(here, "t-composite-exp", &composite_exp_kernel, "C = exp(A), tiled");
+    add_kernel(here, "t-dot-local", &dot_local_kernel, "C = A x B on every PE");
+    p->add(std::move(here), "test");
+    return p;
   }();
-  return *reg;
+  return *loaded;
 }
 
-/// The default system with the op log and the data pass on.
+/// The default system with the op log and the data pass on, as --verify-data attaches it (plugin.cpp).
 struct DataSystem {
   DataSystem()
-      : graph(kbsim::test::load_topology(std::filesystem::path(KBSIM_SOURCE_DIR) / "topology.yaml", {})),
-        sim(graph, registry()),
-        data(log, sim.system()),
-        rt((sim.set_op_log(&log), sim.system().provide(DataPass::kServiceName, data),
-            sim.system().service<rt::Runtime>())) {}
+      : sys(plugins().build(plugins().load_topology(std::filesystem::path(KBSIM_SOURCE_DIR) / "topology.yaml"),
+                            {.op_log = true})),
+        log(*sys->op_log()),
+        data(log, *sys),
+        rt((sys->provide(DataPass::kServiceName, data), sys->service<rt::Runtime>())) {}
   rt::Tensor put(const Shape& shape, DType dtype, const std::vector<double>& v, const char* name) {
     return rt.from_host(shape, dtype, v, {}, name);
   }
-  Graph graph;
-  core::Simulation sim;
-  core::OpLog log{true};
+  std::unique_ptr<System> sys;
+  OpLogView& log;  ///< the system's, keeping every record
   data_pass::DataExecutor data;
   rt::Runtime& rt;  ///< the host_runtime plugin's, found through the system's services
 };

@@ -139,6 +139,15 @@ struct BenchResult {
   std::size_t systems = 0;         ///< the systems it built (configured(), BenchContext::build)
 };
 
+/// How Plugins::build builds a system.
+struct BuildOptions {
+  /// Log the system's data operations and keep every record, as a run does when an observer keeps records (the
+  /// data pass of --verify-data): System::op_log() is then the log (nullptr otherwise), to read its records or to
+  /// attach what reads them (a DataPass service, an observer's attach(system, log); no observer's on_record is
+  /// called). The log lives as long as the system.
+  bool op_log = false;
+};
+
 /// The plugins a test runs with, loaded as the kbsim command loads them (Options: plugin directories, components
 /// files, kbsim's own), plus what the test registers in-process (add): it reads topologies with their front-ends and
 /// builds systems of them, as a bench would, or runs a whole bench. The systems it builds must not outlive it.
@@ -146,6 +155,7 @@ struct BenchResult {
 ///   kbsim::testkit::Plugins plugins;
 ///   auto sys = plugins.build(plugins.load_topology("topology.yaml", {"system.sips.count=2"}));
 ///   sys->run();
+///   auto logged = plugins.build(plugins.load_topology("topology.yaml"), {.op_log = true});  // logged->op_log()
 ///   EXPECT_EQ(plugins.run_bench({.bench = "my-bench", .params = {"count=2"}}).notes.size(), 1u);
 class Plugins {
  public:
@@ -164,8 +174,9 @@ class Plugins {
   /// The same from YAML text; `name` stands for the file in messages.
   Graph parse_topology(const std::string& yaml, const std::string& name = "test.yaml",
                        const std::vector<std::string>& overrides = {}) const;
-  /// A system of `graph`: every component built and set up (ConfigError for a bad graph).
-  std::unique_ptr<System> build(const Graph& graph) const;
+  /// A system of `graph`: every component built and set up (ConfigError for a bad graph); with `options.op_log`,
+  /// its op log on and keeping records.
+  std::unique_ptr<System> build(const Graph& graph, const BuildOptions& options = {}) const;
   /// The loaded components as a topology front-end's compile() gets them (kbsim/config/frontend.hpp), to call a
   /// front-end's own compiler from its tests. Valid while this object lives.
   const config::Components& components() const;

@@ -1,5 +1,5 @@
-// The ranks of an mpirun job as the transport of split systems (split/split.hpp): one MPI all-to-all per
-// exchange (cluster/world.hpp). Benches and plugin commands build their split systems over it.
+// The ranks of an mpirun job as the transport of split systems (split.hpp): one MPI all-to-all per exchange
+// (cluster/world.hpp).
 #pragma once
 
 #include <string>
