@@ -278,7 +278,7 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigne
   Graph g = core::load_topology(topology_file(c), c.sets, *reg);
   // Elaborate it as a run would (parameters resolved and checked, ports, node references, each component's own
   // checks), so a file `kbsim topology` passes, `kbsim run` accepts.
-  core::Simulation check(g, *reg);
+  core::Simulation check(core::elaborate(g, *reg), *reg);
   if (dump) {
     core::write_json_stdout([&](core::JsonWriter& w) { core::write_graph(w, g, *reg); });
     return 0;

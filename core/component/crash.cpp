@@ -14,7 +14,7 @@ namespace kbsim::core::crash {
 NodeIndex g_node = kNoNode;
 
 std::string library_of(const Simulation& sim, NodeIndex n) {
-  const auto& node = sim.nodes()[n];
+  const auto& node = sim.elaboration()->nodes[n];
   return node.impl + ", library " + node.library;
 }
 
@@ -32,7 +32,7 @@ void guarded(const Simulation& sim, NodeIndex n, const char* stage, const std::f
     }
   } named(&sim, n);
   auto fault = [&](const std::string& what) {
-    throw PluginError("t=" + format_ns(ticks_to_ns(sim.now())) + " ns: " + sim.nodes()[n].id + " (" +
+    throw PluginError("t=" + format_ns(ticks_to_ns(sim.now())) + " ns: " + sim.elaboration()->nodes[n].id + " (" +
                       library_of(sim, n) + "): " + stage + " failed: " + what);
   };
   try {
@@ -83,8 +83,8 @@ void on_fatal(int sig) {
   Line l;
   l.add("kbsim: error: CRASH: ");
   l.add(name_of(sig));
-  if (const Simulation* s = g_sim; s && g_node != kNoNode && g_node < s->nodes().size()) {
-    const Simulation::Node& n = s->nodes()[g_node];
+  if (const Simulation* s = g_sim; s && g_node != kNoNode && g_node < s->elaboration()->nodes.size()) {
+    const Simulation::Node& n = s->elaboration()->nodes[g_node];
     l.add(" in component ");
     l.add(n.id.c_str());
     l.add(" (");

@@ -22,7 +22,8 @@ std::vector<Wire>& Executor::wires(Simulation& s) noexcept { return s.wires_; }
 std::vector<Load>& Executor::loads(Simulation& s) noexcept { return s.loads_; }
 std::vector<Stat>& Executor::stats(Simulation& s) noexcept { return s.stats_; }
 const Registry& Executor::registry(const Simulation& s) noexcept { return s.registry_; }
-void Executor::fail(const Simulation& s, NodeIndex node, const std::string& what) { s.fail(node, what); }
+void Executor::fail(const Simulation& s, NodeIndex node, const std::string& what) { fail_at(s, node, what); }
+const Executor& Executor::of(const Simulation& s) noexcept { return *s.exec_; }
 
 void LocalExecutor::nowhere() {
   throw SimError("internal: a message for a node that runs nowhere (every node runs in this process)");

@@ -94,6 +94,8 @@ class Executor {
   static const Registry& registry(const Simulation& s) noexcept;
   /// A SimError naming `node` and the time.
   [[noreturn]] static void fail(const Simulation& s, NodeIndex node, const std::string& what);
+  /// The executor of `s`.
+  static const Executor& of(const Simulation& s) noexcept;
 };
 
 /// All events in this process.

@@ -18,7 +18,8 @@ ViewId Router::find_view(std::string_view name) const {
 }
 
 const Route& Simulation::route(NodeIndex from, NodeIndex to, ViewId view) {
-  if (view >= router_.views()) fail(from, "asks for routing view " + std::to_string(view) + ", which does not exist");
+  if (view >= router_.views())
+    fail_at(*this, from, "asks for routing view " + std::to_string(view) + ", which does not exist");
   if (const Route* r = router_.route(from, to, view)) [[likely]]
     return *r;
   throw ConfigError("topology: no path from " + nodes_[from].id + " to " + nodes_[to].id +

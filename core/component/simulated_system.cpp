@@ -68,11 +68,22 @@ Component& SimulatedSystem::component(NodeIndex n) { return sim_.component(n); }
 const Stat& SimulatedSystem::stat(std::string_view node, std::string_view name) const {
   const NodeIndex n = sim_.lookup_node(node);
   if (n == kNoNode) throw SimError("no node '" + std::string(node) + "'");
-  if (const Stat* s = sim_.find_stat(n, name)) return *s;
+  const std::span<const Stat> stats = stats_of(n);
+  if (const std::size_t i = stat_index(sim_.nodes_[n].type->info, name); i < stats.size()) return stats[i];
   throw SimError(std::string(node) + " has no statistic '" + std::string(name) + "'");
 }
 
 std::span<const RawParam> SimulatedSystem::attrs() const noexcept { return sim_.attrs(); }
+
+std::span<const Stat> SimulatedSystem::stats_of(NodeIndex n) const noexcept {
+  const std::vector<std::uint32_t>& begin = sim_.el_->stat_begin;
+  return {sim_.stats_.data() + begin[n], sim_.stats_.data() + begin[n + 1]};
+}
+
+Traffic SimulatedSystem::traffic(const Link& link) const noexcept {
+  const Load& l = sim_.loads_[link.wire];
+  return {sim_.wires_[link.wire].messages, l.flits, l.bytes, l.busy};
+}
 std::string_view SimulatedSystem::view_name(ViewId view) const { return sim_.router_.view_name(view); }
 
 RouteInfo SimulatedSystem::route_info(std::string_view from, std::string_view to, std::string_view view) {
@@ -106,7 +117,7 @@ std::vector<LinkUse> SimulatedSystem::link_use() const {
   std::vector<LinkUse> out;
   for (std::size_t i = 0; i < el.links.size(); ++i) {
     const Link& l = el.links[i];
-    const Traffic w = sim_.use(l);
+    const Traffic w = traffic(l);
     if (w.bytes == 0) continue;
     out.push_back({el.nodes[l.src].id, el.nodes[l.dst].id, el.link_kinds[i], w.messages, w.bytes, ticks_to_ns(w.busy)});
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
 
 namespace kbsim::core {
@@ -22,6 +23,10 @@ class SimulatedSystem final : public System {
   ~SimulatedSystem() override;
   Simulation& simulation() noexcept { return sim_; }
   const Simulation& simulation() const noexcept { return sim_; }
+  /// A node's statistics, parallel to its type's info.stats.
+  std::span<const Stat> stats_of(NodeIndex n) const noexcept;
+  /// What happened on `link` in this system: messages, flits, bytes, busy time.
+  Traffic traffic(const Link& link) const noexcept;
 
   void run_until(Tick t) override;
   void run() override { run_until(kNever); }

@@ -75,10 +75,35 @@ Simulation::~Simulation() {
   services_.clear();
 }
 
-void Simulation::no_port(NodeIndex from, PortIndex out) const {
-  fail(from, "send on out-port " + std::to_string(out) + " but it has " +
-                 std::to_string(port_begin_[from + 1] - port_begin_[from]));
+void no_port(const Simulation& s, NodeIndex from, PortIndex out) {
+  const std::vector<std::uint32_t>& begin = s.elaboration()->port_begin;
+  fail_at(s, from,
+          "send on out-port " + std::to_string(out) + " but it has " + std::to_string(begin[from + 1] - begin[from]));
 }
+
+void fail_at(const Simulation& s, NodeIndex node, const std::string& what) {
+  throw SimError("t=" + format_ns(ticks_to_ns(s.now())) + " ns: " + std::string(s.node_id(node)) + ": " + what);
+}
+
+namespace {
+/// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
+void check_type(const Simulation& s, const Link& link, const Message& msg) {
+  const Elaboration& el = *s.elaboration();
+  const std::vector<TypeId>& ids = el.accepts[link.accepts - 1];
+  if (std::find(ids.begin(), ids.end(), msg.type()) != ids.end()) return;
+  std::string got;
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(msg.type()));
+  got = std::string("a message of type id ") + hex;
+  for (const auto& names : el.accepts_names)
+    for (const std::string& n : names)
+      if (type_id(n) == msg.type()) got = "a " + n;
+  fail_at(s, link.dst,
+          "is sent " + got + " by " + el.nodes[link.src].id + " (" + el.nodes[link.src].impl + ") on its '" +
+              el.link_kinds[static_cast<std::size_t>(&link - el.links.data())] + "' port, which accepts only " +
+              join(el.accepts_names[link.accepts - 1]));
+}
+}  // namespace
 
 std::uint32_t Simulation::fresh_root(NodeIndex from) {
   exec_->outside_handler(from);                                           // (the bench, or a component's setup)
@@ -111,25 +136,10 @@ Event& Simulation::tied_event(Tick at, std::uint8_t priority, EventKind kind, Co
   return ev;
 }
 
-void Simulation::check_type(const Link& link, const Message& msg) const {
-  const std::vector<TypeId>& ids = el_->accepts[link.accepts - 1];
-  if (std::find(ids.begin(), ids.end(), msg.type()) != ids.end()) return;
-  std::string got;
-  char hex[24];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(msg.type()));
-  got = std::string("a message of type id ") + hex;
-  for (const auto& names : el_->accepts_names)
-    for (const std::string& n : names)
-      if (type_id(n) == msg.type()) got = "a " + n;
-  fail(link.dst, "is sent " + got + " by " + nodes_[link.src].id + " (" + nodes_[link.src].impl + ") on its '" +
-                     el_->link_kinds[static_cast<std::size_t>(&link - links_.data())] + "' port, which accepts only " +
-                     join(el_->accepts_names[link.accepts - 1]));
-}
-
 void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape,
                          Tick start) {
   if (link.accepts) [[unlikely]]
-    check_type(link, *msg);
+    check_type(*this, link, *msg);
   if (!wire.dst) [[unlikely]] {
     exec_->send_away(link, std::move(msg), hop, shape, start);
     return;
@@ -156,11 +166,11 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
 
 void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) {
   if (!msg) [[unlikely]]
-    fail(from, "send of an empty message reference");
+    fail_at(*this, from, "send of an empty message reference");
   if (at < engine_.now()) [[unlikely]]
-    fail(from, "sends a message at a time in the past");
+    fail_at(*this, from, "sends a message at a time in the past");
   if (at == kNever) [[unlikely]]
-    fail(from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
+    fail_at(*this, from, "sends a message beyond the simulatable time (the 64-bit picosecond clock runs out)");
   Wire& wire = out_wire(from, out);
   if (msg->bytes == 0 && wire.plain && !oplog_) [[likely]] {
     // The hot path: a control message to a component that takes whole messages touches this wire only.
@@ -178,8 +188,9 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
   const Link& link = links_[wire.link];
   // (a multiplication, not a division: this is the send path of every message)
   if (msg->bytes >= std::uint64_t{link.flit_bytes} * std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
-    fail(from, "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
-                   std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
+    fail_at(*this, from,
+            "sends a message of " + std::to_string(msg->bytes) + " bytes: more flits of " +
+                std::to_string(link.flit_bytes) + " bytes than a message may have (2^32 - 1)");
   if (oplog_ && msg->data_op()) oplog_->end(from, *msg, at);
   msg->stamp_sender(&ids_[from]);
   ++wire.messages;
@@ -198,11 +209,11 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
 }
 
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
-  if (at < engine_.now()) fail(from, "forwards a flit at a time in the past");
+  if (at < engine_.now()) fail_at(*this, from, "forwards a flit at a time in the past");
   Wire& wire = out_wire(from, out);
   const Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
-    check_type(link, *flit.msg);
+    check_type(*this, link, *flit.msg);
   Tick start = loads_[link.wire].reserve(link, at, {1, flit.bytes});
   if (flit.last()) ++wire.messages;
   Tick arrive = start + link.ser(flit.bytes) + link.latency;
@@ -226,9 +237,9 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
 }
 
 EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Message> msg, std::uint8_t priority) {
-  if (at < engine_.now()) fail(self, "schedules a timer in the past");
+  if (at < engine_.now()) fail_at(*this, self, "schedules a timer in the past");
   if (at == kNever) [[unlikely]]
-    fail(self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
+    fail_at(*this, self, "schedules a timer beyond the simulatable time (the 64-bit picosecond clock runs out)");
   EventId id;
   Event& ev = new_event(at, priority, EventKind::kTimer, components_[self].get(), self, &id);
   ev.tag = tag;
@@ -243,14 +254,16 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
     return dispatch(c, ev);
   } catch (const SimError& e) {
     if (std::string_view(e.what()).substr(0, 2) == "t=") throw;  // already names the time and component
-    fail(c.index(), e.what());
+    fail_at(*this, c.index(), e.what());
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    fail(c.index(), std::string("component fault (") + crash::library_of(*this, c.index()) + "): " + e.what());
+    fail_at(*this, c.index(),
+            std::string("component fault (") + crash::library_of(*this, c.index()) + "): " + e.what());
   } catch (...) {
-    fail(c.index(), std::string("component fault (") + crash::library_of(*this, c.index()) +
-                        "): it threw something that is not a std::exception");
+    fail_at(*this, c.index(),
+            std::string("component fault (") + crash::library_of(*this, c.index()) +
+                "): it threw something that is not a std::exception");
   }
 }
 
@@ -297,15 +310,9 @@ NodeIndex Simulation::find_node(std::string_view id) const {
   return it->second;
 }
 
-Stat* Simulation::find_stat(NodeIndex n, std::string_view name) {
-  const auto& specs = nodes_[n].type->info.stats;
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) return &stats_[el_->stat_begin[n] + i];
-  return nullptr;
-}
-
 Stat& Simulation::stat(NodeIndex self, std::string_view name) {
-  if (Stat* s = find_stat(self, name)) return *s;
+  const ComponentInfo& info = nodes_[self].type->info;
+  if (const std::size_t i = stat_index(info, name); i < info.stats.size()) return stats_[el_->stat_begin[self] + i];
   throw Error(nodes_[self].impl + ": statistic '" + std::string(name) + "' is not declared in the component's info");
 }
 
@@ -313,10 +320,6 @@ void Simulation::log(NodeIndex self, LogLevel level, std::string_view text) {
   static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
                                                           spdlog::level::warn, spdlog::level::err};
   spdlog::log(kLevels[static_cast<int>(level)], "t={} ns {}: {}", format_ns(ticks_to_ns(now())), nodes_[self].id, text);
-}
-
-void Simulation::fail(NodeIndex node, const std::string& what) const {
-  throw SimError("t=" + format_ns(ticks_to_ns(now())) + " ns: " + nodes_[node].id + ": " + what);
 }
 
 }  // namespace kbsim::core

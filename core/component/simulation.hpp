@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +36,10 @@ class Registry;
 inline constexpr unsigned kNodeBits = 24;
 inline constexpr Tick kMaxOrderDelay = (Tick{1} << (64 - kNodeBits)) - 1;
 
+class Simulation;
+/// A send on an out-port `from` does not have.
+[[noreturn]] void no_port(const Simulation& s, NodeIndex from, PortIndex out);
+
 class Simulation final : public Simulator, private EventTarget {
  public:
   /// Build a system of `elaboration`: instantiate every component, then call setup() on each in node order.
@@ -43,28 +48,13 @@ class Simulation final : public Simulator, private EventTarget {
   Simulation(std::shared_ptr<const Elaboration> elaboration, const Registry& registry,
              std::shared_ptr<RouteTable> routes = nullptr, const MakeExecutor& executor = {});
   /// The same, elaborating `graph` first.
-  Simulation(const Graph& graph, const Registry& registry) : Simulation(elaborate(graph, registry), registry) {}
   ~Simulation();
 
   using Node = Elaboration::Node;
-  const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  /// What it was built from: its nodes (elaboration()->nodes) and links in edge order (->links) among the rest.
   const std::shared_ptr<const Elaboration>& elaboration() const noexcept { return el_; }
-  /// A node's statistics, parallel to its type's info.stats.
-  std::span<const Stat> node_stats(NodeIndex n) const noexcept {
-    return {stats_.data() + el_->stat_begin[n], stats_.data() + el_->stat_begin[n + 1]};
-  }
-  /// Links in edge order (the topology's).
-  const std::vector<Link>& links() const noexcept { return links_; }
-  /// What runs its events.
-  const Executor& executor() const noexcept { return *exec_; }
-  /// What a bench sees of it.
-  System& system() noexcept { return system_; }
-  const System& system() const noexcept { return system_; }
-  /// What happened on `link` in this system: messages, flits, bytes, busy time.
-  Traffic use(const Link& link) const noexcept {
-    const Load& l = loads_[link.wire];
-    return {wires_[link.wire].messages, l.flits, l.bytes, l.busy};
-  }
+  /// What a bench sees of it: its statistics and link traffic among the rest.
+  SimulatedSystem& system() noexcept { return system_; }
 
   // Simulator
   /// Inside a handler, the event's time; outside (the bench, the host), the executor's: where the last run ended,
@@ -117,10 +107,9 @@ class Simulation final : public Simulator, private EventTarget {
   Wire& out_wire(NodeIndex from, PortIndex out) {
     const std::uint32_t begin = port_begin_[from], count = port_begin_[from + 1] - begin;
     if (out >= count) [[unlikely]]
-      no_port(from, out);
+      no_port(*this, from, out);
     return wires_[begin + out];
   }
-  [[noreturn]] void no_port(NodeIndex from, PortIndex out) const;
   /// An event scheduled by node `from`, ordered among those of its time and priority as docs/architecture.md,
   /// "The order of simultaneous events", says.
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
@@ -140,11 +129,6 @@ class Simulation final : public Simulator, private EventTarget {
   [[gnu::noinline]] std::uint32_t fresh_root(NodeIndex from);
   void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
   void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
-  [[noreturn]] void fail(NodeIndex node, const std::string& what) const;
-  /// Node `n`'s statistic `name` as its type declares it (nullptr: none), for both ways of asking.
-  Stat* find_stat(NodeIndex n, std::string_view name);
-  /// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
-  void check_type(const Link& link, const Message& msg) const;
 
   // What the graph elaborated to (shared with other systems of an equal graph), and views of it.
   std::shared_ptr<const Elaboration> el_;
@@ -182,9 +166,23 @@ class Simulation final : public Simulator, private EventTarget {
 }
 
 /// A system that owns its simulation, made of `args` as Simulation's constructors take them.
+/// SimError "t=NOW ns: NODE: what": a fault of the model at `node`, now.
+[[noreturn]] void fail_at(const Simulation& s, NodeIndex node, const std::string& what);
+/// Where a component type (`info`) declares its statistic `name` among its statistics, in order (its place in a
+/// node's table); info.stats.size() if it declares none of that name.
+inline std::size_t stat_index(const ComponentInfo& info, std::string_view name) noexcept {
+  std::size_t i = 0;
+  while (i < info.stats.size() && info.stats[i].name != name) ++i;
+  return i;
+}
+
 template <class... Args>
-std::unique_ptr<SimulatedSystem> simulated(Args&&... args) {
+requires std::is_constructible_v<Simulation, Args...> std::unique_ptr<SimulatedSystem> simulated(Args&&... args) {
   return std::make_unique<SimulatedSystem>(std::make_unique<Simulation>(std::forward<Args>(args)...));
+}
+/// A system of `graph`, elaborated for it alone.
+inline std::unique_ptr<SimulatedSystem> simulated(const Graph& graph, const Registry& registry) {
+  return simulated(elaborate(graph, registry), registry);
 }
 
 }  // namespace kbsim::core

@@ -130,7 +130,7 @@ class Writer {
   void implementations(JsonWriter& w) const {
     std::map<std::string, std::size_t> count;
     for (const auto& s : *run_.systems)
-      for (const auto& n : s->nodes()) ++count[n.impl];
+      for (const auto& n : s->elaboration()->nodes) ++count[n.impl];
     w.key("implementations");
     w.begin_object();
     for (const auto& [impl, nodes] : count) {
@@ -165,10 +165,10 @@ class Writer {
     w.key("components");
     w.begin_object();
     for (std::size_t k = 0; k < run_.systems->size(); ++k) {
-      const Simulation& s = *(*run_.systems)[k];
-      for (std::size_t ni = 0; ni < s.nodes().size(); ++ni) {
-        const auto& n = s.nodes()[ni];
-        const auto stats = s.node_stats(static_cast<NodeIndex>(ni));
+      Simulation& s = *(*run_.systems)[k];
+      for (std::size_t ni = 0; ni < s.elaboration()->nodes.size(); ++ni) {
+        const auto& n = s.elaboration()->nodes[ni];
+        const auto stats = s.system().stats_of(static_cast<NodeIndex>(ni));
         if (std::all_of(stats.begin(), stats.end(), [](const Stat& st) { return st.count == 0 && st.value == 0; }))
           continue;
         w.key(prefix(k) + n.id);
@@ -193,14 +193,14 @@ class Writer {
     w.key("links");
     w.begin_array();
     for (std::size_t k = 0; k < run_.systems->size(); ++k) {
-      const Simulation& s = *(*run_.systems)[k];
+      Simulation& s = *(*run_.systems)[k];
       const double span = ticks_to_ns(s.now());
-      for (const auto& l : s.links()) {
-        const Traffic u = s.use(l);
+      for (const auto& l : s.elaboration()->links) {
+        const Traffic u = s.system().traffic(l);
         if (u.bytes == 0) continue;
         w.begin_object();
-        w.field("src", prefix(k) + s.nodes()[l.src].id);
-        w.field("dst", prefix(k) + s.nodes()[l.dst].id);
+        w.field("src", prefix(k) + s.elaboration()->nodes[l.src].id);
+        w.field("dst", prefix(k) + s.elaboration()->nodes[l.dst].id);
         w.field("messages", u.messages);
         w.field("flits", u.flits);
         w.field("bytes", u.bytes);

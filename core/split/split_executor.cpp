@@ -16,9 +16,9 @@ SplitExecutor::SplitExecutor(Simulation& sim, const Split& split)
       engine_(engine(sim)),
       split_(split),
       outbox_(split.partition->ranks),
-      routes_(sim.nodes().size()),
+      routes_(sim.elaboration()->nodes.size()),
       shadow_(std::make_unique<Shadow>(sim, engine(sim), idle_)),
-      scheduled_(sim.nodes().size(), 0) {}
+      scheduled_(sim.elaboration()->nodes.size(), 0) {}
 
 SplitExecutor::~SplitExecutor() = default;
 
@@ -26,9 +26,7 @@ MakeExecutor split_executor(const Split& split) {
   return [split](Simulation& sim) { return std::make_unique<SplitExecutor>(sim, split); };
 }
 
-const SplitExecutor* split_of(const Simulation& sim) noexcept {
-  return dynamic_cast<const SplitExecutor*>(&sim.executor());
-}
+const SplitExecutor* split_of(const Simulation& sim) noexcept { return SplitExecutor::of(sim); }
 
 void SplitExecutor::same_log(unsigned rank, bool placing) const {
   if (placing != placing_)
@@ -168,18 +166,18 @@ void SplitExecutor::run_until(Tick t) {
 
 Tick SplitExecutor::gather_statistics(const Place& last) {
   // Each node's statistics and each link's traffic are its owner's (a link's: its sender's); every rank gets all.
-  const std::vector<Link>& links = sim_.links();
+  const std::vector<Link>& links = sim_.elaboration()->links;
   std::vector<Wire>& wires = Executor::wires(sim_);
   std::vector<Load>& loads = Executor::loads(sim_);
   const std::vector<std::uint32_t>& stat_begin = sim_.elaboration()->stat_begin;
-  const std::size_t nodes = sim_.nodes().size();
+  const std::size_t nodes = sim_.elaboration()->nodes.size();
   std::string mine(1, kGathered);
   ByteWriter w(mine);
   w.put(engine_.events());
   w.put(engine_.now());
   for (NodeIndex n = 0; n < nodes; ++n)
     if (runs(n))
-      for (const Stat& st : sim_.node_stats(n)) w.put(st);
+      for (const Stat& st : sim_.system().stats_of(n)) w.put(st);
   for (std::size_t p = 0; p < wires.size(); ++p)
     if (runs(links[wires[p].link].src)) {
       w.put(wires[p].messages);

@@ -26,6 +26,10 @@ class SplitExecutor final : public Executor {
   SplitExecutor(Simulation& sim, const Split& split);
   ~SplitExecutor() override;
 
+  /// The split executor of `sim`, or nullptr when it has another.
+  static const SplitExecutor* of(const Simulation& sim) noexcept {
+    return dynamic_cast<const SplitExecutor*>(&Executor::of(sim));
+  }
   const Partition& partition() const noexcept { return *split_.partition; }
   /// The windows its runs took so far (each one exchange among the ranks).
   std::uint64_t windows() const noexcept { return windows_; }

@@ -70,7 +70,7 @@ OpRecord SplitExecutor::load_record(ByteReader& r, unsigned rank) {
   rec.t_start = r.get<Tick>();
   rec.t_end = r.get<Tick>();
   rec.component = r.get<NodeIndex>();
-  if (rec.component >= sim_.nodes().size())
+  if (rec.component >= sim_.elaboration()->nodes.size())
     throw SimError("rank " + std::to_string(rank) + " logged a record of no node");
   rec.component_id = sim_.elaboration()->ids[rec.component];
   rec.kind = oplog_->intern(r.get_string());

@@ -23,7 +23,7 @@ ByteWriter SplitExecutor::remote_record(const Link& link, Tick at, std::uint8_t 
   w.put(order.root);
   w.put(order.lane);
   w.put(++scheduled_[link.src]);  // the last tie of its order (split_log.cpp; also before an op log is set)
-  w.put(static_cast<std::uint32_t>(&link - sim_.links().data()));
+  w.put(static_cast<std::uint32_t>(&link - sim_.elaboration()->links.data()));
   w.put(kind);
   return w;
 }
@@ -98,7 +98,7 @@ void SplitExecutor::forward_away(const Link& link, const Flit& flit, Tick arrive
 }
 
 void SplitExecutor::receive(std::string_view bytes) {
-  const std::vector<Link>& links = sim_.links();
+  const std::vector<Link>& links = sim_.elaboration()->links;
   ByteReader r(bytes);
   while (!r.done()) {
     const auto at = r.get<Tick>();

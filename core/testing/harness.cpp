@@ -172,7 +172,7 @@ void Harness::build() {
                         [&](const NodeSpec& n) { return n.id == impl_->options.id; });
   g_building = &impl_->neighbours;
   try {
-    impl_->sim = std::make_unique<core::Simulation>(impl_->graph, impl_->registry);
+    impl_->sim = std::make_unique<core::Simulation>(core::elaborate(impl_->graph, impl_->registry), impl_->registry);
   } catch (...) {
     g_building = nullptr;
     throw;
@@ -184,7 +184,8 @@ void Harness::inject(Tick at, std::string_view from, Ref<Message> msg, std::stri
   core::Simulation& sim = impl_->built();
   if (at < sim.now()) throw Error("testkit: inject at a time in the past");
   const NodeIndex src = sim.find_node(from);
-  if (sim.nodes()[src].impl != kNeighbourImpl) throw Error("testkit: '" + std::string(from) + "' is not a neighbour");
+  if (sim.elaboration()->nodes[src].impl != kNeighbourImpl)
+    throw Error("testkit: '" + std::string(from) + "' is not a neighbour");
   if (!to.empty()) msg->route = &sim.route(src, sim.find_node(to), 0);
   sim.schedule(src, at, kInject, std::move(msg), 128);
 }

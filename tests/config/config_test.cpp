@@ -21,7 +21,7 @@ class BuildConfig : public ::testing::Test {
   static std::string build_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
     return config_error([&] {
       Graph g = kbsim::test::parse_topology(yaml, "t.yaml", overrides);
-      core::Simulation sim(g, test::shared_registry());
+      core::Simulation sim(core::elaborate(g, test::shared_registry()), test::shared_registry());
     });
   }
 };
@@ -213,7 +213,7 @@ TEST(TopologyConfig, LoadingAMissingFileIsAConfigError) {
 
 TEST_F(BuildConfig, TheBaseTopologyBuilds) {
   Graph g = kbsim::test::parse_topology(kBase, "t.yaml", {});
-  EXPECT_NO_THROW({ core::Simulation sim(g, test::shared_registry()); });
+  EXPECT_NO_THROW({ core::Simulation sim(core::elaborate(g, test::shared_registry()), test::shared_registry()); });
 }
 
 TEST_F(BuildConfig, UnknownImplementationSuggests) {
@@ -264,7 +264,8 @@ TEST_F(BuildConfig, PortKindTheComponentDoesNotAccept) {
                             "component type 'mesh_node' of library kbsim_mesh_node, as .*/components\\.yaml:[0-9]+:3 "
                             "maps it\\)"));
   Graph fixed = kbsim::test::parse_topology(yaml, "t.yaml", {"edges.1.kind=mesh"});
-  EXPECT_NO_THROW({ core::Simulation sim(fixed, test::shared_registry()); }) << "fixed by an override";
+  EXPECT_NO_THROW({ core::Simulation sim(core::elaborate(fixed, test::shared_registry()), test::shared_registry()); })
+      << "fixed by an override";
 }
 
 TEST_F(BuildConfig, AnAhbmBlockWiredWithTheWrongEdgeKindNamesBothEnds) {
@@ -294,12 +295,15 @@ TEST_F(BuildConfig, DuplicateIdInAGraphBuiltByABenchIsCaughtAtElaboration) {
   Graph g;
   g.nodes.push_back({"a", "builtin.endpoint", {}, "gen:1"});
   g.nodes.push_back({"a", "builtin.endpoint", {}, "gen:2"});
-  EXPECT_EQ(config_error([&] { core::Simulation sim(g, test::shared_registry()); }),
-            "gen:2: duplicate node id 'a' (first at gen:1)");
+  EXPECT_EQ(
+      config_error([&] { core::Simulation sim(core::elaborate(g, test::shared_registry()), test::shared_registry()); }),
+      "gen:2: duplicate node id 'a' (first at gen:1)");
   Graph d;
   d.nodes.push_back({"a", "builtin.endpoint", {}, "gen:1"});
   d.edges.push_back({"a", "b", 0.0, 1.0, 256, "link", "gen:3"});
-  EXPECT_EQ(config_error([&] { core::Simulation sim(d, test::shared_registry()); }), "gen:3: edge to unknown node 'b'");
+  EXPECT_EQ(
+      config_error([&] { core::Simulation sim(core::elaborate(d, test::shared_registry()), test::shared_registry()); }),
+      "gen:3: edge to unknown node 'b'");
 }
 
 // --- --set overrides ---------------------------------------------------------------------
@@ -351,10 +355,10 @@ TEST(Overrides, LaterOverridesWin) {
 
 TEST_F(BuildConfig, OverriddenParameterChangesTimingAndRemembersItsOrigin) {
   auto sys = test::build_system(test::shared_registry(), kBase, {"nodes.sw0.params.overhead_ns=7"});
-  const auto& sw0 = sys->simulation().nodes()[1];
+  const auto& sw0 = sys->simulation().elaboration()->nodes[1];
   EXPECT_EQ(sw0.params.get_float("overhead_ns"), 7.0);
   EXPECT_EQ(sw0.params.origin("overhead_ns"), "--set nodes.sw0.params.overhead_ns=7");
-  EXPECT_EQ(sys->simulation().nodes()[2].params.origin("count"), "default");
+  EXPECT_EQ(sys->simulation().elaboration()->nodes[2].params.origin("count"), "default");
   sys->run();
   sys->finish();
   EXPECT_EQ(ns_to_ticks(sys->stat("mem", "latency_min_ns").value), 79000u);  // 77 + 2 ns more overhead
@@ -437,9 +441,9 @@ TEST_F(BuildConfig, OverrideWithABadParameterIsReportedAsComingFromTheOverride) 
 
 TEST_F(BuildConfig, SwappedImplementationKeepsTheParameters) {
   auto sys = test::build_system(test::shared_registry(), kBase, {"nodes.sw0.impl=custom.store_forward"});
-  EXPECT_EQ(sys->simulation().nodes()[1].type->info.type, "store_forward");
-  EXPECT_EQ(sys->simulation().nodes()[1].params.get_float("overhead_ns"), 5.0);
-  EXPECT_EQ(sys->simulation().nodes()[1].params.origin("overhead_ns"), "test.yaml:3:65");
+  EXPECT_EQ(sys->simulation().elaboration()->nodes[1].type->info.type, "store_forward");
+  EXPECT_EQ(sys->simulation().elaboration()->nodes[1].params.get_float("overhead_ns"), 5.0);
+  EXPECT_EQ(sys->simulation().elaboration()->nodes[1].params.origin("overhead_ns"), "test.yaml:3:65");
 }
 
 // --- parse_scalar and resolve_params ----------------------------------------------------

@@ -764,7 +764,7 @@ TEST(EngineAllocation, MessageMeshTrafficAllocatesNothingPerEventAfterWarmUp) {
   EXPECT_EQ(allocations, 0u) << "heap allocations in " << 64u * 1800u << " message-mesh events";
   sys->finish();
   std::uint64_t delivered = 0;
-  for (const auto& n : sys->simulation().nodes()) delivered += sys->stat(n.id, "received").count;
+  for (const auto& n : sys->simulation().elaboration()->nodes) delivered += sys->stat(n.id, "received").count;
   EXPECT_EQ(delivered, 64u * 2000u);
 #endif
 }

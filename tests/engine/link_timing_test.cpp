@@ -30,8 +30,8 @@ class LinkTiming : public ::testing::Test {
   /// What happened on the link src -> dst.
   static core::Traffic link(const core::SimulatedSystem& s, std::string_view src, std::string_view dst) {
     const core::Simulation& sys = s.simulation();
-    for (const auto& l : sys.links())
-      if (sys.nodes()[l.src].id == src && sys.nodes()[l.dst].id == dst) return sys.use(l);
+    for (const auto& l : sys.elaboration()->links)
+      if (sys.elaboration()->nodes[l.src].id == src && sys.elaboration()->nodes[l.dst].id == dst) return s.traffic(l);
     throw std::runtime_error("no link " + std::string(src) + " -> " + std::string(dst));
   }
 };
@@ -58,9 +58,9 @@ TEST_F(LinkTiming, OneHopIsFlitsTimesSerializationPlusLatency) {
 
 TEST_F(LinkTiming, OneHopLinkStatistics) {
   auto sys = run(kOneHop);
-  ASSERT_EQ(sys->simulation().links().size(), 1u);
-  const core::Link& l = sys->simulation().links()[0];
-  const core::Traffic use = sys->simulation().use(l);
+  ASSERT_EQ(sys->simulation().elaboration()->links.size(), 1u);
+  const core::Link& l = sys->simulation().elaboration()->links[0];
+  const core::Traffic use = sys->traffic(l);
   EXPECT_EQ(use.bytes, 4096u);
   EXPECT_EQ(use.flits, 16u);
   EXPECT_EQ(use.messages, 1u);
@@ -176,7 +176,7 @@ TEST_F(LinkTiming, SystemsOfOneElaborationShareItAndNothingElse) {
   auto sa = core::simulated(shared, test::shared_registry());
   auto sb = core::simulated(shared, test::shared_registry());
   EXPECT_EQ(sa->simulation().elaboration(), sb->simulation().elaboration());
-  EXPECT_EQ(&sa->simulation().nodes(), &sb->simulation().nodes());
+  EXPECT_EQ(&sa->simulation().elaboration()->nodes, &sb->simulation().elaboration()->nodes);
   core::SimulatedSystem& a = *sa;
   core::SimulatedSystem& b = *sb;
   a.run();
@@ -202,8 +202,8 @@ TEST_F(LinkTiming, SecondMessageOnABusyLinkWaitsForTheFirst) {
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 66000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 130000u);
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 130000u);
-  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).busy, ns(128));
-  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).messages, 2u);
+  EXPECT_EQ(sys->traffic(sys->simulation().elaboration()->links[0]).busy, ns(128));
+  EXPECT_EQ(sys->traffic(sys->simulation().elaboration()->links[0]).messages, 2u);
 }
 
 TEST_F(LinkTiming, MessageHandedOverAfterTheLinkFreedDoesNotWait) {
@@ -219,7 +219,7 @@ TEST_F(LinkTiming, ZeroByteMessagePaysOnlyLatency) {
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=0"});
   EXPECT_EQ(sys->stat("mem", "received").count, 1u);
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 2000u);
-  const core::Traffic l = sys->simulation().use(sys->simulation().links()[0]);
+  const core::Traffic l = sys->traffic(sys->simulation().elaboration()->links[0]);
   EXPECT_EQ(l.bytes, 0u);
   EXPECT_EQ(l.flits, 0u);
   EXPECT_EQ(l.messages, 1u);
@@ -307,9 +307,10 @@ edges:
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 233000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_sum_ns"), 608000u);  // 71 + 125 + 179 + 233
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 263000u);
-  ASSERT_EQ(sys->simulation().links().size(), 6u);
-  for (const auto& l : sys->simulation().links()) {
-    if (sys->simulation().nodes()[l.src].id == "sw0" && sys->simulation().nodes()[l.dst].id == "sw1") {
+  ASSERT_EQ(sys->simulation().elaboration()->links.size(), 6u);
+  for (const auto& l : sys->simulation().elaboration()->links) {
+    if (sys->simulation().elaboration()->nodes[l.src].id == "sw0" &&
+        sys->simulation().elaboration()->nodes[l.dst].id == "sw1") {
       EXPECT_EQ(l.latency, ns(1));
     }
   }
@@ -325,7 +326,7 @@ TEST_F(LinkTiming, PartialLastFlitSerializesItsOwnBytesRoundedToThePicosecond) {
   // 44 / 64 ns = 687.5 ps, rounded to 688 ps. 4000 + 688 + 2000 = 6688 ps.
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=300"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 6688u);
-  const core::Traffic l = sys->simulation().use(sys->simulation().links()[0]);
+  const core::Traffic l = sys->traffic(sys->simulation().elaboration()->links[0]);
   EXPECT_EQ(l.flits, 2u);
   EXPECT_EQ(l.bytes, 300u);
   EXPECT_EQ(l.busy, 4688u);
@@ -346,7 +347,7 @@ TEST_F(LinkTiming, MessageSmallerThanOneFlitIsOnePartialFlit) {
   // 100 B at 64 GB/s = 1562.5 ps -> 1563 ps; + 2000 ps.
   auto sys = run(kOneHop, {"nodes.host.params.send_bytes=100"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 3563u);
-  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).flits, 1u);
+  EXPECT_EQ(sys->traffic(sys->simulation().elaboration()->links[0]).flits, 1u);
 }
 
 TEST_F(LinkTiming, FlitSizeComesFromTheEdge) {
@@ -361,8 +362,8 @@ TEST_F(LinkTiming, FlitSizeComesFromTheEdge) {
 TEST_F(LinkTiming, ZeroBandwidthMeansUnlimited) {
   auto sys = run(kOneHop, {"edges.0.bandwidth_gbs=0"});
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 2000u);
-  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).busy, 0u);
-  EXPECT_EQ(sys->simulation().use(sys->simulation().links()[0]).flits, 16u);
+  EXPECT_EQ(sys->traffic(sys->simulation().elaboration()->links[0]).busy, 0u);
+  EXPECT_EQ(sys->traffic(sys->simulation().elaboration()->links[0]).flits, 16u);
 }
 
 // --- distance ----------------------------------------------------------------------
@@ -377,7 +378,7 @@ edges:
   - { src: host, dst: mem, bandwidth_gbs: 64, distance_mm: 20, ns_per_mm: 0.15 }
 )";
   auto sys = run(yaml);
-  EXPECT_EQ(sys->simulation().links()[0].latency, ns(3));
+  EXPECT_EQ(sys->simulation().elaboration()->links[0].latency, ns(3));
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 67000u);
 }
 
@@ -392,7 +393,7 @@ edges:
   - { src: host, dst: mem, bandwidth_gbs: 64, distance_mm: 25 }
 )";
   auto sys = run(yaml);
-  EXPECT_EQ(sys->simulation().links()[0].latency, 2500u);
+  EXPECT_EQ(sys->simulation().elaboration()->links[0].latency, 2500u);
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 66500u);
 }
 

@@ -58,8 +58,8 @@ void expect_split_runs_like_one(const std::string& topology, double ns) {
       EXPECT_EQ(sims[r]->events(), serial->events()) << ranks << " ranks, rank " << r;
       EXPECT_EQ(sims[r]->now(), serial->now()) << ranks << " ranks, rank " << r;
       for (NodeIndex n = 0; n < el->nodes.size(); ++n) {
-        const auto want = serial->simulation().node_stats(n);
-        const auto got = sims[r]->simulation().node_stats(n);
+        const auto want = serial->stats_of(n);
+        const auto got = sims[r]->stats_of(n);
         for (std::size_t k = 0; k < want.size(); ++k) {
           ASSERT_EQ(got[k].count, want[k].count) << ranks << " ranks, rank " << r << ", " << el->nodes[n].id;
           ASSERT_EQ(got[k].value, want[k].value) << ranks << " ranks, rank " << r << ", " << el->nodes[n].id;
