@@ -1,0 +1,45 @@
+// What the subcommands share: the options that find the plugins and the
+// topology, and the registry and default files they name.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kbsim/graph.hpp"
+#include "kbsim/params.hpp"
+
+namespace kbsim::core {
+class Registry;
+}
+
+namespace kbsim::cli {
+
+struct Common {
+  std::vector<std::string> plugins;
+  std::vector<std::string> components;
+  std::string topology;
+  std::vector<std::string> sets;
+  std::string log_level = "warn";
+};
+
+/// Where the default components.yaml, topology.yaml and configuration sections live: the install's share/kbsim,
+/// else the source tree this binary was built from.
+std::filesystem::path data_dir();
+/// --plugins, --components, --topology, --set and --log-level on `app`.
+void add_common(CLI::App* app, Common& c);
+/// The registry of the plugins `c` names (and the default ones), with the components files loaded.
+std::unique_ptr<core::Registry> make_registry(const Common& c);
+/// The registry `kbsim run` and plugin-provided commands need before the command line can be parsed (they add
+/// options): --plugins, --components and --log-level are picked out of argv first.
+std::unique_ptr<core::Registry> early_registry(int argc, char** argv);
+/// The topology file: --topology, else the default one.
+std::filesystem::path topology_file(const Common& c);
+
+/// An option a plugin declared (`spec`), as given on the command line: `text` (or `on`, for a bool flag), typed
+/// as the declaration says (a string stays text), named by its option for errors.
+RawParam given_option(const ParamSpec& spec, const std::string& text, bool on);
+
+}  // namespace kbsim::cli
