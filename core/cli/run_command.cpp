@@ -61,14 +61,13 @@ void declare(const std::string& library, const char* what, const std::string& na
 }  // namespace
 
 void PluginRunOptions::add(CLI::App* run, const core::Registry& reg) {
-  for (const auto& [name, entry] : reg.sections()) {
+  for (const auto& [section, entry] : reg.sections()) {
+    const std::string& name = section;
+    const std::string doc =
+        entry.type->summary + " (default: " + name + ".yaml); --set " + name + ".KEY=VALUE overrides its values";
     Value& v = sections_.emplace_back(Value{name, {}, false});
-    declare(entry.from.path, "configuration section", name, [&] {
-      run->add_option(
-             "--" + name, v.text,
-             entry.type->summary + " (default: " + name + ".yaml); --set " + name + ".KEY=VALUE overrides its values")
-          ->type_name("FILE");
-    });
+    declare(entry.from.path, "configuration section", name,
+            [&] { run->add_option("--" + name, v.text, doc)->type_name("FILE"); });
   }
   for (const auto& [name, entry] : reg.observers())
     for (const RunFlag& f : entry.type->info.flags) {

@@ -28,7 +28,7 @@ void show_progress(std::size_t done, std::size_t n, Clock::time_point t0, const 
 }
 
 /// Every process's share of the points, sent to every process, in the points' order.
-std::vector<PointRecord> gather(std::vector<PointRecord> local, std::size_t n) {
+std::vector<PointRecord> gather(const std::vector<PointRecord>& local, std::size_t n) {
   std::vector<std::string> mine;
   mine.reserve(local.size());
   for (const PointRecord& r : local) mine.push_back(encode(r));
@@ -110,7 +110,7 @@ std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const Swee
       mine.size(), jobs, [&](std::size_t k) { return run_one(points[mine[k]], describe(mine[k])); },
       [&](std::size_t k) { return describe(mine[k]); }, progress);
   if (!shared) return local;
-  return gather(std::move(local), n);
+  return gather(local, n);
 }
 
 }  // namespace kbsim::core
