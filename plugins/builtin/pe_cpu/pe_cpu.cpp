@@ -405,7 +405,9 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
                             {ops_.operand(value, call)});
     if (!value.pending() && value.desc().data) {
       write_virtual(ptr, *value.desc().data);
-      op->in.front().value = value.desc().data;  // known bytes: a snapshot, visible at issue
+      // A constant's bytes are a snapshot, visible at issue; a loaded tensor is read from memory as of its load
+      // (what the timing pass loaded may predate a compute result the data pass stores there first), as send does.
+      if (value.desc().loaded_at == kbsim::kNever) op->in.front().value = value.desc().data;
     }
     run(pe::CommandKind::kDmaWrite, {.type = StageType::kDmaWrite, .addr = ptr, .nbytes = value.nbytes()},
         std::move(call), std::move(op));
