@@ -3,8 +3,10 @@
 // transfers are submitted to the pe_dma initiators at t=0 and the System runs
 // until they complete. Reported per scenario: makespan, effective bandwidth,
 // and utilisation against the first route's bottleneck link and against a
-// fair share of every link the scenario's routes use. Self-checks encode the
-// reference's invariants; any failure ends the run with SELF_CHECK.
+// fair share of every link the scenario's routes use, and the first transfer's
+// latency (the makespan, under contention) broken down as the reference does
+// (breakdown.hpp). Self-checks encode the reference's invariants; any failure
+// ends the run with SELF_CHECK.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "breakdown.hpp"
 #include "kbsim/ahbm/bench_client.hpp"
 #include "kbsim/ahbm/memory.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
@@ -63,6 +66,8 @@ struct Peaks {
   double route_latency_ns = 0.0;  ///< node overheads + link latencies of the first transfer's path
   /// Every transfer's route, node by node, in issue order: which of several equally short routes each took.
   std::vector<std::vector<std::string>> routes;
+  /// The first transfer's data path and the way back.
+  kbsim::RouteInfo data, response;
 };
 
 struct Row {
@@ -71,6 +76,7 @@ struct Row {
   Outcome out;
   Peaks peaks;
   double eff_gbs = 0.0, util_single_pct = 0.0, util_aggregate_pct = 0.0;
+  kbsim::pe_dma_perf::Breakdown parts;  ///< of the latency (one issuer) or the makespan
 };
 
 std::string dma_node(const Pe& p) { return names::pe_part(p.sip, p.cube, p.pe, "pe_dma"); }
@@ -184,10 +190,10 @@ Outcome execute(kbsim::System& sys, const std::vector<Transfer>& ts, std::uint64
   return rec.out;
 }
 
-/// The path the data takes: PE -> HBM for a write, HBM -> PE for a read.
-kbsim::RouteInfo data_route(kbsim::System& sys, const Transfer& t, MemOp op) {
+/// The path the data takes (PE -> HBM for a write, HBM -> PE for a read), or with `back` the other way.
+kbsim::RouteInfo data_route(kbsim::System& sys, const Transfer& t, MemOp op, bool back = false) {
   std::string pe = dma_node(t.from), hbm = hbm_node(t.to);
-  return op == MemOp::kWrite ? sys.route_info(pe, hbm, view_of(t)) : sys.route_info(hbm, pe, view_of(t));
+  return (op == MemOp::kWrite) != back ? sys.route_info(pe, hbm, view_of(t)) : sys.route_info(hbm, pe, view_of(t));
 }
 
 bool is_ucie_crossing(std::string_view link_kind) {
@@ -217,20 +223,36 @@ Peaks analyse(kbsim::System& sys, const std::vector<Transfer>& ts, MemOp op) {
   p.single_gbs = share(routes.front(), true);
   for (const auto& r : routes) p.aggregate_gbs += share(r, false);
   const auto& first = routes.front().hops;
+  p.data = routes.front();
+  p.response = data_route(sys, ts.front(), op, true);
   p.hops = static_cast<unsigned>(first.size() - 1);
   p.route_latency_ns = routes.front().latency_ns();
   for (const auto& h : first) p.ucie_crossings += is_ucie_crossing(h.link_kind) ? 1 : 0;
   return p;
 }
 
+/// What the HBM controller `node` spent on one burst, on average (its pseudo-channels' busy time per burst).
+double burst_service_ns(kbsim::System& sys, const std::string& node) {
+  constexpr std::string_view kBusy = "pc_busy_ns", kBursts = "bursts";  // the hbm_ctrl block's statistics
+  const double bursts = static_cast<double>(sys.stat(node, kBursts).count);
+  return bursts > 0 ? sys.stat(node, kBusy).value / bursts : 0.0;
+}
+
 Row measure(const Scenario& s, kbsim::System& sys, MemOp op, std::uint64_t slice_bytes) {
   std::vector<Transfer> ts = s.plan(sys);
-  Row row{s.name, s.bytes, {}, analyse(sys, ts, op)};
+  Row row{s.name, s.bytes, {}, analyse(sys, ts, op), 0.0, 0.0, 0.0, {}};
   row.out = execute(sys, ts, s.bytes, op, slice_bytes);
   auto pct = [](double eff, double peak) { return peak > 0 ? eff / peak * 100.0 : 0.0; };
   if (row.out.makespan_ns > 0) row.eff_gbs = static_cast<double>(row.out.submitted * s.bytes) / row.out.makespan_ns;
   row.util_single_pct = pct(row.eff_gbs, row.peaks.single_gbs);
   row.util_aggregate_pct = pct(row.eff_gbs, row.peaks.aggregate_gbs);
+  if (!ts.empty())
+    row.parts =
+        kbsim::pe_dma_perf::breakdown(row.peaks.data, &row.peaks.response, s.bytes,
+                                      // a write's acknowledgement waits for its last burst's commit; a
+                                      // read's bursts are read as its flits stream (wire_transfer)
+                                      op == MemOp::kWrite ? burst_service_ns(sys, hbm_node(ts.front().to)) : 0.0,
+                                      ts.size() == 1 ? row.out.latency_ns : row.out.makespan_ns);
   return row;
 }
 
@@ -248,6 +270,9 @@ void report(const Row& r, kbsim::Metrics& m, kbsim::BenchContext& ctx) {
   m.set("ucie_crossings", std::uint64_t{r.peaks.ucie_crossings});
   m.set("hops", std::uint64_t{r.peaks.hops});
   m.set("route_latency_ns", r.peaks.route_latency_ns);
+  kbsim::Metrics& parts = m.object("breakdown");  // of latency_ns (one issuer) or makespan_ns
+  for (const auto& [name, ns] : r.parts.parts()) parts.set(std::string(name) + "_ns", ns);
+  parts.set("formula_ns", r.parts.formula_ns());
   m.set("completed", std::uint64_t{r.out.completed});
   m.set("failed", std::uint64_t{r.out.failed});
   if (!r.peaks.routes.empty()) {
@@ -273,10 +298,15 @@ std::string fmt(double v) {
   return b;
 }
 
+/// The transfer size of the reference's runs: the checks that hold only for transfers that long (the streaming
+/// term against the local latency, the hotspot's share) are made at it and above.
+constexpr std::uint64_t kReferenceBytes = 16384;
+
 /// The reference's invariants over the rows; records each and says whether all held.
 class Checks {
  public:
-  Checks(const std::vector<Row>& rows, kbsim::BenchContext& ctx) : rows_(rows), ctx_(ctx) {}
+  Checks(const std::vector<Row>& rows, bool writes, kbsim::BenchContext& ctx)
+      : rows_(rows), writes_(writes), ctx_(ctx) {}
 
   /// Every failure as "name: detail; ...", empty if all held.
   std::string run() {
@@ -284,6 +314,8 @@ class Checks {
     ucie();
     utilisation();
     contention();
+    breakdown();
+    shares();
     completion();
     return failures_;
   }
@@ -358,6 +390,47 @@ class Checks {
     record("all_pe_slower_than_ctrl_hot_3", more);
   }
 
+  /// The breakdown explains a lone write: the path's formula never exceeds it, the streaming term is the local
+  /// transfer's latency within 5 %, and what is left is under 25 % of it inside a SIP, 70 % across SIPs (whose PCIe
+  /// endpoints store and forward). (A read's stream starts at the HBM controller, which may feed it slower than the
+  /// path carries it: the first flit's hop overheads then hide behind the stream, and the formula may exceed the
+  /// latency. Its breakdown is reported, not checked.)
+  void breakdown() {
+    if (!writes_) return;
+    std::string over, local, left;
+    for (const Row& r : rows_) {
+      if (r.out.submitted != 1) continue;
+      const double actual = r.out.latency_ns, rest = r.parts.contention_ns;
+      if (rest < -1e-6) over += " " + r.name + " " + fmt(r.parts.formula_ns()) + " > " + fmt(actual) + " ns";
+      const double limit = r.name == "remote_sip" ? 70.0 : 25.0;
+      if (actual > 0 && rest / actual * 100.0 >= limit)
+        left += " " + r.name + " " + fmt(rest / actual * 100.0) + "% >= " + fmt(limit) + "%";
+    }
+    const Row* l = find("same_cube_pe_local");
+    if (l && std::abs(l->parts.contention_ns) > 0.05 * l->parts.wire_transfer_ns)
+      local = " residual " + fmt(l->parts.contention_ns) + " ns > 5% of " + fmt(l->parts.wire_transfer_ns) + " ns";
+    record("formula_le_actual", over);
+    if (l && l->bytes >= kReferenceBytes) record("local_wire_transfer_within_5pct", local);
+    record("contention_residual_bounded", left);
+  }
+
+  /// Shares of the peaks: one issuer uses at most its own path (n issuers at most n of them, +5 %); eight PEs into
+  /// one slice keep it at least 70 % busy; eastbound flows sharing one UCIe connection get less of the aggregate
+  /// peak than the first alone gets of its path.
+  void shares() {
+    std::string single, hot, east;
+    for (const Row& r : rows_)
+      if (r.util_single_pct > static_cast<double>(r.out.submitted) * 100.0 + 5.0)
+        single += " " + r.name + " " + fmt(r.util_single_pct) + "%";
+    const Row* all = find("all_pe_cube0_to_pe0");
+    if (all && all->util_aggregate_pct < 70.0) hot = " " + fmt(all->util_aggregate_pct) + "% < 70%";
+    if (const Row* r = find("eastbound_8pe"); r && !(r->util_aggregate_pct < r->util_single_pct))
+      east = " aggregate " + fmt(r->util_aggregate_pct) + "% >= single " + fmt(r->util_single_pct) + "%";
+    record("util_single_le_issuers", single);
+    if (all && all->bytes >= kReferenceBytes) record("hotspot_8pe_ge_70pct", hot);
+    record("eastbound_aggregate_below_single", east);
+  }
+
   void completion() {
     std::string bad;
     for (const Row& r : rows_) {
@@ -370,6 +443,7 @@ class Checks {
   }
 
   const std::vector<Row>& rows_;
+  bool writes_;  ///< the scenarios wrote (else they read)
   kbsim::BenchContext& ctx_;
   std::string failures_;
 };
@@ -429,7 +503,7 @@ class PeDmaPerf final : public kbsim::Bench {
     }
     if (submitted == 0) throw kbsim::BenchError("NO_REQUESTS", "pe-dma-perf submitted no transfer");
     write_figures(ctx);
-    if (std::string failed = Checks(rows, ctx).run(); !failed.empty() && p.get(kCheck))
+    if (std::string failed = Checks(rows, op == MemOp::kWrite, ctx).run(); !failed.empty() && p.get(kCheck))
       throw kbsim::BenchError("SELF_CHECK", failed);
   }
 
@@ -474,16 +548,66 @@ class PeDmaPerf final : public kbsim::Bench {
     }
     lat.groups = {l};
     util.groups = {u};
+    const fig::Table parts = breakdown_table(*sc);
     ctx.write_file("pe_dma_latency.svg", fig::svg(lat));
     ctx.write_file("pe_dma_utilization.svg", fig::svg(util));
+    ctx.write_file("breakdown_no_congestion.svg", fig::svg(breakdown_chart(*sc, false)));
+    ctx.write_file("breakdown_congestion.svg", fig::svg(breakdown_chart(*sc, true)));
     ctx.write_file("pe_dma_perf.csv", fig::csv(t));
-    ctx.write_file("index.html",
-                   fig::index_html("kbsim PE_DMA performance",
-                                   {{"pe_dma_latency.svg", "Makespan of each scenario's transfers"},
-                                    {"pe_dma_utilization.svg",
-                                     "Aggregate bandwidth against the scenario's peak (bands: green >= 70 %, amber >= "
-                                     "40 %, red below; bars above 150 % are capped with an arrow)"}},
-                                   {t}));
+    ctx.write_file("pe_dma_breakdown.csv", fig::csv(parts));
+    ctx.write_file(
+        "index.html",
+        fig::index_html("kbsim PE_DMA performance",
+                        {{"pe_dma_latency.svg", "Makespan of each scenario's transfers"},
+                         {"pe_dma_utilization.svg",
+                          "Aggregate bandwidth against the scenario's peak (bands: green >= 70 %, amber >= 40 %, red "
+                          "below; bars above 150 % are capped with an arrow)"},
+                         {"breakdown_no_congestion.svg", "Latency of a lone transfer, by part of its path"},
+                         {"breakdown_congestion.svg",
+                          "Makespan under contention: the first issuer's path, and the rest (contention)"}},
+                        {t, parts}));
+  }
+
+  /// The parts of each scenario's latency (one issuer) or makespan (several), as stacked bars.
+  static kbsim::fig::BarChart breakdown_chart(const kbsim::Metrics& sc, bool congestion) {
+    namespace fig = kbsim::fig;
+    static constexpr const char* kColors[] = {"#9467bd", "#1f77b4", "#ff7f0e", "#8c564b",
+                                              "#2ca02c", "#17becf", "#d62728"};
+    fig::BarChart c;
+    c.title = congestion ? "PE_DMA makespan breakdown under contention" : "PE_DMA latency breakdown (one transfer)";
+    c.y = {congestion ? "makespan (ns)" : "latency (ns)", false, 0.0, std::nullopt, 10, {}};
+    c.stacked = true;
+    const kbsim::pe_dma_perf::Breakdown none;
+    for (std::size_t k = 0; k < none.parts().size(); ++k)
+      c.groups.push_back({std::string(none.parts()[k].first), {}, kColors[k]});
+    for (const kbsim::Metrics::Entry& e : sc.entries()) {
+      const kbsim::Metrics& m = *e.node;
+      if ((m.number("issuers").value_or(0) > 1) != congestion) continue;
+      c.categories.push_back(e.key);
+      const kbsim::Metrics& b = *m.find("breakdown")->node;
+      for (fig::BarChart::Group& g : c.groups)
+        g.values.push_back(std::max(0.0, b.number(g.name + "_ns").value_or(0)));  // (a negative residual: none)
+    }
+    return c;
+  }
+
+  static kbsim::fig::Table breakdown_table(const kbsim::Metrics& sc) {
+    kbsim::fig::Table t{
+        "Latency breakdown (ns; under contention, of the makespan on the first issuer's path)", {"scenario"}, {}};
+    for (const auto& [name, ns] : kbsim::pe_dma_perf::Breakdown{}.parts())
+      t.header.push_back(std::string(name) + "_ns");
+    t.header.push_back("formula_ns");
+    for (const kbsim::Metrics::Entry& e : sc.entries()) {
+      const kbsim::Metrics& b = *e.node->find("breakdown")->node;
+      std::vector<std::string> row{e.key};
+      for (std::size_t k = 1; k < t.header.size(); ++k) {
+        char v[32];
+        std::snprintf(v, sizeof v, "%.1f", b.number(t.header[k]).value_or(0));
+        row.emplace_back(v);
+      }
+      t.rows.push_back(std::move(row));
+    }
+    return t;
   }
 
   static void check_params(const kbsim::Params& p, const ahbm::MemoryMap& map) {

@@ -102,7 +102,7 @@ TEST(PeDmaPerf, DefaultRunReportsEveryScenarioAndPassesEveryCheck) {
   EXPECT_EQ(scenarios["sip_hotspot_pe0"]["issuers"].GetUint64(), 128u);
   EXPECT_EQ(scenarios["sip_local_all"]["bytes"].GetUint64(), 16384u);
   const auto& checks = r.metrics()["checks"];
-  EXPECT_EQ(checks.MemberCount(), 8u);
+  EXPECT_EQ(checks.MemberCount(), 14u);
   for (const auto& c : checks.GetObject()) EXPECT_TRUE(c.value.GetBool()) << c.name.GetString();
   EXPECT_THAT(r.cli.out, HasSubstr("PASS distance_monotonic"));
   EXPECT_THAT(r.cli.out, Not(HasSubstr("FAIL")));
@@ -121,11 +121,43 @@ TEST(PeDmaPerf, WritesItsFiguresWithTheReferencesColourBands) {
   EXPECT_THAT(testkit::read_file(dir / "pe_dma_perf.csv"), HasSubstr("same_cube_pe_local,1,16384,77.0,"));
   EXPECT_THAT(testkit::read_file(dir / "index.html"), HasSubstr("src=\"pe_dma_latency.svg\""));
   if (!testkit::can_render_svg()) GTEST_SKIP() << "rsvg-convert is missing: the figures were not rendered";
-  for (const char* f : {"pe_dma_latency.svg", "pe_dma_utilization.svg"}) {
+  EXPECT_THAT(testkit::read_file(dir / "breakdown_no_congestion.svg"), HasSubstr("wire_transfer"));
+  EXPECT_THAT(testkit::read_file(dir / "breakdown_congestion.svg"), HasSubstr("all_pe_cube0_to_pe0"));
+  EXPECT_THAT(testkit::read_file(dir / "pe_dma_breakdown.csv"),
+              HasSubstr("same_cube_pe_local,1.0,4.0,0.0,0.0,63.0,8.0,1.0,"));
+  for (const char* f :
+       {"pe_dma_latency.svg", "pe_dma_utilization.svg", "breakdown_no_congestion.svg", "breakdown_congestion.svg"}) {
     const testkit::Ink ink = testkit::render_svg(dir / f);
     EXPECT_TRUE(ink.error.empty()) << ink.error;
     EXPECT_GT(ink.drawn, ink.pixels / 20) << f;
   }
+}
+
+// The lone local write of 16 KiB (64 flits), by part: the first flit crosses the pe_dma link (1 ns, the path's
+// bottleneck at 256 GB/s, so pe_setup), the router's overhead (2 ns) and the wires' 0.1 ns/mm to the controller and
+// back for the 0-byte acknowledgement (noc_mesh 4 ns); the other 63 flits stream behind it at 1 ns each
+// (wire_transfer); the last burst holds its pseudo-channel 8 ns (hbm_ctrl); 1 ns is left (contention).
+TEST(PeDmaPerf, TheLocalLatencyBreaksDownAsTheModelSays) {
+  const BenchRun& r = default_run();
+  ASSERT_TRUE(r.results) << r.cli.err;
+  const auto& b = r.scenario("same_cube_pe_local")["breakdown"];
+  EXPECT_DOUBLE_EQ(b["pe_setup_ns"].GetDouble(), 1.0);
+  EXPECT_DOUBLE_EQ(b["noc_mesh_ns"].GetDouble(), 4.0);
+  EXPECT_DOUBLE_EQ(b["ucie_ns"].GetDouble(), 0.0);
+  EXPECT_DOUBLE_EQ(b["fabric_ns"].GetDouble(), 0.0);
+  EXPECT_DOUBLE_EQ(b["wire_transfer_ns"].GetDouble(), 63.0);
+  EXPECT_DOUBLE_EQ(b["hbm_ctrl_ns"].GetDouble(), 8.0);
+  EXPECT_NEAR(b["contention_ns"].GetDouble(), 1.0, 1e-9);
+  for (const char* name : kScenarios) {  // the parts add up to what was measured
+    const auto& s = r.scenario(name);
+    const double actual = s.HasMember("latency_ns") ? s["latency_ns"].GetDouble() : s["makespan_ns"].GetDouble();
+    EXPECT_NEAR(s["breakdown"]["formula_ns"].GetDouble() + s["breakdown"]["contention_ns"].GetDouble(), actual, 1e-9)
+        << name;
+  }
+  // Across SIPs the PCIe endpoints store and forward: the path explains about half.
+  EXPECT_GT(r.scenario("remote_sip")["breakdown"]["fabric_ns"].GetDouble(), 0.0);
+  EXPECT_GT(r.scenario("remote_sip")["breakdown"]["contention_ns"].GetDouble(),
+            r.scenario("remote_cube_best")["breakdown"]["contention_ns"].GetDouble());
 }
 
 TEST(PeDmaPerf, LatencyGrowsWithDistanceAndMakespanWithIssuers) {
