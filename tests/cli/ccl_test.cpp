@@ -8,6 +8,7 @@
 #include <rapidjson/document.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "figure_ink.hpp"
@@ -115,6 +116,73 @@ TEST(Ccl, EveryAlgorithmReducesCorrectlyOnEverySipTopology) {
         EXPECT_NE(t, lrab) << a << topo << ": a different algorithm, the same time?";
     }
   }
+}
+
+// The reference's test_ccl_allreduce_matrix: a ring of world size 2 (the default topology's two SIPs) with every IPCQ
+// slot memory, verified, for the reference's collective and for ring_allreduce. Slots in HBM or SRAM cost more than
+// in TCM.
+TEST(Ccl, TheAllreduceMatrixVerifiesOnEverySlotMemory) {
+  for (const char* a : {"ring_allreduce", "lrab_hierarchical_allreduce"}) {
+    std::map<std::string, double> crit_of;
+    for (const char* kind : {"tcm", "hbm", "sram"}) {
+      std::string out;
+      rapidjson::Document d =
+          allreduce("--param n_elem=4096 --verify-data --set ccl.world_size=2 --set ccl.algorithm=" + std::string(a) +
+                        " --set ccl.buffer_kind=" + kind,
+                    &out);
+      ASSERT_TRUE(d.HasMember("metrics")) << a << " " << kind;
+      EXPECT_THAT(out, HasSubstr("verified: every rank holds the sum of all 2 ranks' shards (131072 f16 values)"))
+          << a << " " << kind;
+      EXPECT_EQ(std::string(d["ccl"]["params"]["buffer_kind"].GetString()), kind);
+      EXPECT_EQ(d["metrics"]["ranks"].GetUint(), 2u);
+      crit_of[kind] = d["metrics"]["crit_ns"].GetDouble();
+    }
+    EXPECT_GT(crit_of["hbm"], crit_of["tcm"]) << a;
+    EXPECT_GT(crit_of["sram"], crit_of["tcm"]) << a;
+  }
+}
+
+// A tensor on one cube per rank (the reference's tensor-parallel case): the runtime hands lrab a 1 x 1 cube grid and
+// it goes straight to the exchange between SIPs, then verifies.
+TEST(Ccl, ATensorOnOneCubeTakesTheSingleCubePath) {
+  // SIPs of one cube (the IO chiplet's second port moved onto it): exactly one message each way.
+  const std::string one_cube_sips =
+      " --set sip.cube_mesh.w=1 --set sip.cube_mesh.h=1"
+      " --set 'sip.io_chiplets.0.cube_ports=[{cube: {xy: [0, 0]}, cube_side: N, phy: P0, distance_mm: 2.0}]'";
+  std::string out;
+  rapidjson::Document d = allreduce("--param n_elem=256 --verify-data" + one_cube_sips, &out);
+  ASSERT_TRUE(d.HasMember("metrics")) << out;
+  EXPECT_THAT(out, HasSubstr("verified: every rank holds the sum of all 2 ranks' shards (512 f16 values)"));
+  const auto& m = d["metrics"];
+  EXPECT_DOUBLE_EQ(m["crit_ns"].GetDouble(), 164.365);
+  EXPECT_DOUBLE_EQ(m["phase_window_ns"]["inter_sip"].GetDouble(), 143.8);
+  EXPECT_DOUBLE_EQ(m["phase_window_ns"]["row_reduce"].GetDouble(), 0.0);
+  EXPECT_EQ(m["ipcq_messages"].GetUint64(), 2u);
+  EXPECT_EQ(m["ipcq_bytes"].GetUint64(), 1024u);
+
+  // The default SIPs of 4 x 4 cubes, each rank's tensor on cube 0 only: the cube grid comes from where the shards
+  // are, not from the SIP, so no cube-mesh hop is taken; the exchange takes the same route as above, in the same
+  // time.
+  const double whole_mesh = crit("--param n_elem=256");
+  d = allreduce("--param n_elem=256 --param one_cube=true --verify-data", &out);
+  ASSERT_TRUE(d.HasMember("metrics")) << out;
+  EXPECT_THAT(out, HasSubstr("verified: every rank holds the sum of all 2 ranks' shards (512 f16 values)"));
+  EXPECT_EQ(d["metrics"]["ipcq_messages"].GetUint64(), 2u);
+  EXPECT_EQ(d["metrics"]["ipcq_bytes"].GetUint64(), 1024u);
+  EXPECT_DOUBLE_EQ(d["metrics"]["phase_window_ns"]["row_reduce"].GetDouble(), 0.0);
+  EXPECT_DOUBLE_EQ(d["metrics"]["phase_window_ns"]["column_reduce"].GetDouble(), 0.0);
+  EXPECT_DOUBLE_EQ(d["metrics"]["crit_ns"].GetDouble(), 164.365);
+  EXPECT_DOUBLE_EQ(d["metrics"]["phase_window_ns"]["inter_sip"].GetDouble(), 143.8);
+  EXPECT_DOUBLE_EQ(whole_mesh, 1303.8);  // the same tensor size on every cube: 8 cube-mesh hops more
+
+  // An algorithm that wires every cube refuses a tensor that is not on every cube.
+  auto flat = test::run_kbsim(
+      "run --bench ccl-allreduce --param n_elem=256 --param one_cube=true --set "
+      "ccl.algorithm=ring_allreduce --out " +
+      (test::temp_dir() / "flat").string());
+  EXPECT_EQ(flat.code, 6);
+  EXPECT_THAT(flat.err, HasSubstr("NOT_SUPPORTED"));
+  EXPECT_THAT(flat.err, HasSubstr("ring-allreduce: the tensor must have a shard on every cube's pe0"));
 }
 
 // The reference's collective figures (FIGURES.md "Collectives"), as kbsim's model gives them.

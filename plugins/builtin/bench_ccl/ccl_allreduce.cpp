@@ -11,7 +11,9 @@
 // value. The collective sums every shard (each cube's of each rank), and every
 // shard ends up holding that sum. Values are k/8 (k in 0..7, by rank, cube and
 // element), so every partial sum is exact in f16 and any algorithm must give
-// identical results; --verify-data checks them on every rank.
+// identical results; --verify-data checks them on every rank. With
+// one_cube, every rank's tensor is one shard on cube 0's pe0 (the reference's
+// tensor-parallel layout), and the algorithm takes its single-cube path.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -34,6 +36,9 @@ constexpr IntParam kNElem{"n_elem", 49152, "f16 elements per cube's shard (49152
 constexpr BoolParam kFitSlot{"fit_slot", true,
                              "raise ccl.yaml's slot_size to what the algorithm needs when it is smaller (one shard for "
                              "an algorithm that sends a shard per message, as the reference's sweep does)"};
+constexpr BoolParam kOneCube{"one_cube", false,
+                             "every rank's tensor on cube 0's pe0 only (one shard per rank, the reference's "
+                             "tensor-parallel layout): the single-cube path, straight to the exchange between SIPs"};
 
 class CclAllreduce final : public Bench {
  public:
@@ -41,7 +46,7 @@ class CclAllreduce final : public Bench {
     BenchInfo i{"ccl-allreduce",
                 "all_reduce of one f16 shard per cube's pe0 on every SIP, through the CCL algorithm ccl.yaml selects; "
                 "reports the critical path, per-phase windows, bytes moved and the busiest link",
-                {kNElem, kFitSlot}};
+                {kNElem, kFitSlot, kOneCube}};
     i.splits = true;  // it drives the system through the host runtime only
     i.reads_topology = true;
     return i;
@@ -75,7 +80,8 @@ class CclAllreduce final : public Bench {
     auto& rt = sys.service<rt::Runtime>();
     auto& dist = sys.service<rt::Distributed>();
     dist.init_process_group(cfg);
-    const unsigned world = dist.get_world_size(), cubes = rt.cubes_per_sip();
+    const bool one_cube = p.get(kOneCube);
+    const unsigned world = dist.get_world_size(), cubes = one_cube ? 1 : rt.cubes_per_sip();
     std::vector<std::size_t> mismatches(world, 0);
     std::string first_bad;
     dist.spawn(
@@ -84,7 +90,8 @@ class CclAllreduce final : public Bench {
           std::vector<double> v(static_cast<std::size_t>(cubes) * static_cast<std::size_t>(n));
           for (unsigned c = 0; c < cubes; ++c)
             for (std::int64_t i = 0; i < n; ++i) v[c * static_cast<std::size_t>(n) + i] = value(rank, c, i);
-          const rt::DPPolicy layout{rt::Split::kRowWise, rt::Split::kReplicate, 1, 0};  // a shard per cube's pe0
+          // A shard per cube's pe0 (num_cubes 0: every cube), or one on cube 0's.
+          const rt::DPPolicy layout{rt::Split::kRowWise, rt::Split::kReplicate, 1, one_cube ? 1u : 0u};
           rt::Tensor t = rt.from_host({cubes, n}, DType::kF16, v, layout, "t" + std::to_string(rank));
           dist.barrier();  // every rank's data is in place: the collectives start together
           dist.all_reduce(t);

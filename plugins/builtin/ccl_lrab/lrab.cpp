@@ -13,6 +13,8 @@
 //   4 column broadcast from the root row, 5 row broadcast from the root column.
 // One message per hop carries the whole shard (no chunk pipelining), so the
 // IPCQ slot must hold a shard.
+#include "lrab.hpp"
+
 #include "kbsim/pe/ccl.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/plugin.hpp"
@@ -23,16 +25,7 @@ namespace {
 namespace tl = kbsim::tl;
 namespace ccl = kbsim::ccl;
 
-/// The kernel's own arguments (after the runtime's tensor, rank, world and n_elem).
-struct LrabArgs {
-  std::int64_t cube_w = 1, cube_h = 1;  ///< the cube grid the shards cover
-  std::int64_t topology = 0;            ///< ccl::SipTopology
-  std::int64_t sip_w = 0, sip_h = 0;    ///< the SIP grid (0 on a ring)
-  std::int64_t corner = 0;              ///< 1: the root is the south-east cube, not the center
-  static constexpr auto fields = std::make_tuple(&LrabArgs::cube_w, &LrabArgs::cube_h, &LrabArgs::topology,
-                                                 &LrabArgs::sip_w, &LrabArgs::sip_h, &LrabArgs::corner);
-};
-using Args = ccl::KernelArgs<LrabArgs>;
+using Args = ccl::KernelArgs<kbsim::ccl_lrab::LrabArgs>;
 
 class Reducer {
  public:
@@ -131,62 +124,58 @@ void lrab_kernel(tl::Program& tl, const tl::Args& args) {
   tl.store(shard->ptr, r.acc());
 }
 
-constexpr kbsim::StringParam kRoot{"root", "center",
-                                   "root cube of each SIP: center ((h//2)*w + w//2, the reference's) or corner "
-                                   "(the south-east cube)"};
-
-class Lrab final : public ccl::Algorithm {
- public:
-  static kbsim::ccl::AlgorithmInfo info() {
-    return {"lrab_hierarchical_allreduce",
-            "the reference's allreduce: pe0 of each cube reduces to a root cube per SIP (rows, then the root "
-            "column), the roots exchange over the SIP topology, then the sum is broadcast back; one message per hop",
-            {kRoot},
-            {"ring_1d", "torus_2d", "mesh_2d_no_wrap"},
-            {"tcm", "sram", "hbm"}};
-  }
-
-  std::vector<ccl::Wire> wiring(const ccl::Setup& s) const override {
-    s.params.check(root(s.params) >= 0, kRoot, "must be center or corner, got '" + s.params.get(kRoot) + "'");
-    std::vector<ccl::Wire> w;
-    const unsigned cw = s.system.cube_w, ch = s.system.cube_h;
-    for (unsigned sip = 0; sip < s.world_size; ++sip)
-      for (unsigned c = 0; c < cw * ch; ++c) {
-        const unsigned x = c % cw, y = c / cw;
-        auto to = [&](const char* dir, unsigned peer) { w.push_back({{sip, c, 0}, dir, {sip, peer, 0}}); };
-        if (y > 0) to("N", c - cw);
-        if (y + 1 < ch) to("S", c + cw);
-        if (x + 1 < cw) to("E", c + 1);
-        if (x > 0) to("W", c - 1);
-        for (const auto& [dir, peer] : ccl::sip_neighbors(s.system, s.world_size, sip))
-          w.push_back({{sip, c, 0}, dir, {peer, c, 0}});
-      }
-    return w;
-  }
-
-  std::uint64_t min_slot_size(const ccl::Collective& c) const override {
-    return c.n_elem * kbsim::dtype_size(c.dtype);  // one shard per message
-  }
-
-  ccl::Launch launch(const ccl::Collective& c) const override {
-    const ccl::SystemShape& s = c.setup.system;
-    const bool ring = s.topology == ccl::SipTopology::kRing1d;
-    return {"lrab-allreduce", c.cube_w * c.cube_h, 1,
-            ccl::pack(LrabArgs{c.cube_w, c.cube_h, static_cast<int>(s.topology), ring ? 0 : s.sip_w, ring ? 0 : s.sip_h,
-                               root(c.setup.params) == 1})};
-  }
-
- private:
-  static int root(const kbsim::Params& p) {
-    const std::string& r = p.get(kRoot);
-    return r == "center" ? 0 : r == "corner" ? 1 : -1;
-  }
-};
-
 }  // namespace
 
+namespace kbsim::ccl_lrab {
+
+ccl::AlgorithmInfo Lrab::info() {
+  return {"lrab_hierarchical_allreduce",
+          "the reference's allreduce: pe0 of each cube reduces to a root cube per SIP (rows, then the root "
+          "column), the roots exchange over the SIP topology, then the sum is broadcast back; one message per hop",
+          {kRoot},
+          {"ring_1d", "torus_2d", "mesh_2d_no_wrap"},
+          {"tcm", "sram", "hbm"}};
+}
+
+std::vector<ccl::Wire> Lrab::wiring(const ccl::Setup& s) const {
+  s.params.check(root(s.params) >= 0, kRoot, "must be center or corner, got '" + s.params.get(kRoot) + "'");
+  std::vector<ccl::Wire> w;
+  const unsigned cw = s.system.cube_w, ch = s.system.cube_h;
+  for (unsigned sip = 0; sip < s.world_size; ++sip)
+    for (unsigned c = 0; c < cw * ch; ++c) {
+      const unsigned x = c % cw, y = c / cw;
+      auto to = [&](const char* dir, unsigned peer) { w.push_back({{sip, c, 0}, dir, {sip, peer, 0}}); };
+      if (y > 0) to("N", c - cw);
+      if (y + 1 < ch) to("S", c + cw);
+      if (x + 1 < cw) to("E", c + 1);
+      if (x > 0) to("W", c - 1);
+      for (const auto& [dir, peer] : ccl::sip_neighbors(s.system, s.world_size, sip))
+        w.push_back({{sip, c, 0}, dir, {peer, c, 0}});
+    }
+  return w;
+}
+
+std::uint64_t Lrab::min_slot_size(const ccl::Collective& c) const {
+  return c.n_elem * dtype_size(c.dtype);  // one shard per message
+}
+
+ccl::Launch Lrab::launch(const ccl::Collective& c) const {
+  const ccl::SystemShape& s = c.setup.system;
+  const bool ring = s.topology == ccl::SipTopology::kRing1d;
+  return {"lrab-allreduce", c.cube_w * c.cube_h, 1,
+          ccl::pack(LrabArgs{c.cube_w, c.cube_h, static_cast<int>(s.topology), ring ? 0 : s.sip_w, ring ? 0 : s.sip_h,
+                             root(c.setup.params) == 1})};
+}
+
+int Lrab::root(const Params& p) {
+  const std::string& r = p.get(kRoot);
+  return r == "center" ? 0 : r == "corner" ? 1 : -1;
+}
+
+}  // namespace kbsim::ccl_lrab
+
 KBSIM_PLUGIN("ccl_lrab") {
-  kbsim::ccl::add_algorithm<Lrab>(plugin);
+  kbsim::ccl::add_algorithm<kbsim::ccl_lrab::Lrab>(plugin);
   kbsim::add_kernel(plugin, "lrab-allreduce", &lrab_kernel,
                     "lrab_hierarchical_allreduce's kernel: (tensor, rank, world, n_elem, cube_w, cube_h, sip "
                     "topology, sip_w, sip_h, corner root)");

@@ -78,6 +78,9 @@ struct SystemShape {
 /// SIP grid) by the system's SIP topology: global_E / global_W along a row
 /// (ring_1d: the ring), global_S / global_N along a column; torus_2d wraps,
 /// mesh_2d_no_wrap does not. A 2-rank ring has the same peer east and west.
+/// (These are ccl::topo's ring_1d, torus_2d and mesh_2d_no_wrap with the
+/// inter-SIP names; kbsim/pe/ccl_topologies.hpp has all the reference's
+/// patterns.)
 inline std::map<std::string, unsigned> sip_neighbors(const SystemShape& s, unsigned world, unsigned rank) {
   std::map<std::string, unsigned> out;
   if (world < 2) return out;
