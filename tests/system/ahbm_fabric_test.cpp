@@ -1,5 +1,6 @@
 // The AHBM fabric plugins on the default system: host memory requests and
-// their errors, the via-M_CPU path, PE DMA, and HBM pseudo-channel timing.
+// their errors, the via-M_CPU path, PE DMA, and HBM pseudo-channel timing
+// (address striping, the burst size, the power-of-two settings).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -21,8 +22,10 @@ struct Collector final : ahbm::MemClient {
 
 class Fabric : public ::testing::Test {
  protected:
-  void SetUp() override {
-    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", {});
+  void SetUp() override { build({}); }
+  /// (Re)build the default system with `--set`-style overrides.
+  void build(const std::vector<std::string>& overrides) {
+    graph_ = kbsim::test::load_topology(KBSIM_SOURCE_DIR "/topology.yaml", overrides);
     sim_ = core::simulated(graph_, test::shared_registry());
     map_ = ahbm::MemoryMap::from(sim_->attrs());
   }
@@ -111,6 +114,65 @@ TEST_F(Fabric, HbmPseudoChannelsStripeByAddress) {
   sim_->run();
   EXPECT_DOUBLE_EQ(ns(a->t_serviced), 12.0);
   EXPECT_DOUBLE_EQ(ns(b->t_serviced), 20.0);
+}
+
+constexpr const char* kPe0Dma = "sip0.cube0.pe0.pe_dma";
+constexpr const char* kPe0Hbm = "sip0.cube0.hbm_ctrl.pe0";
+
+// A 2 KB write from PE0 to its own slice is eight 256 B flits reaching the
+// controller 1 ns apart, at 4, 5, ..., 11 ns (as above: the router's 2 ns delays
+// the first, the 256 GB/s links space the rest). Consecutive bursts take
+// consecutive PCs, so every flit commits at once on a PC of its own, the last
+// at 11..19; had two shared a PC, the later would have waited and ended at 20
+// or after. A 4 KB write goes round the eight PCs twice: flit i >= 8 arrives at
+// 4 + i just as PC i - 8 frees, and the last commits at 19..27. Starting at
+// PC5 (offset 2048 + 5 x 256) the eight flits again find eight PCs: 19.
+TEST_F(Fabric, HbmConsecutiveBurstsSpreadOverAllEightPseudoChannels) {
+  auto two_k = submit(kPe0Dma, MemOp::kWrite, slice(0, 0, 0), 2048);
+  sim_->run();
+  EXPECT_DOUBLE_EQ(ns(two_k->t_serviced), 19.0);
+  EXPECT_EQ(sim_->stat(kPe0Hbm, "bursts").count, 8u);
+  EXPECT_DOUBLE_EQ(sim_->stat(kPe0Hbm, "pc_busy_ns").value, 8 * 8.0);  // 8 ns a burst
+  SetUp();
+  auto four_k = submit(kPe0Dma, MemOp::kWrite, slice(0, 0, 0), 4096);
+  sim_->run();
+  EXPECT_DOUBLE_EQ(ns(four_k->t_serviced), 27.0);
+  SetUp();
+  auto from_pc5 = submit(kPe0Dma, MemOp::kWrite, slice(0, 0, 2048 + 5 * 256), 2048);
+  sim_->run();
+  EXPECT_DOUBLE_EQ(ns(from_pc5->t_serviced), 19.0);
+}
+
+// PC = (offset >> log2(burst_bytes)) & (PCs - 1): the same 2 KB write (flits at
+// 4 .. 11 ns, 8 ns each on a PC) with longer bursts puts 2, 4 or 8 consecutive
+// flits on one PC, each waiting for the one before. 512 B: pairs on PCs 0-3, the
+// last pair 10..18, 18..26. 1 KiB: four flits each on PCs 0 and 1, PC1 from 8 to
+// 40. 2 KiB: all eight on PC0, 4..12 up to 60..68. The controller's own
+// burst_bytes overrides the system's; with 4 PCs, flits i and i + 4 share PC i:
+// flit 7 arrives at 11, waits for flit 3 (7..15) and ends at 23.
+TEST_F(Fabric, HbmPseudoChannelFollowsTheBurstSize) {
+  const std::pair<std::string, double> cases[] = {{"cube.memory_map.burst_bytes=256", 19.0},
+                                                  {"cube.memory_map.burst_bytes=512", 26.0},
+                                                  {"cube.memory_map.burst_bytes=1024", 40.0},
+                                                  {"cube.memory_map.burst_bytes=2048", 68.0},
+                                                  {"cube.components.hbm_ctrl.attrs.burst_bytes=2048", 68.0},
+                                                  {"cube.components.hbm_ctrl.attrs.num_pcs=4", 23.0}};
+  for (const auto& [setting, serviced] : cases) {
+    build({setting});
+    auto w = submit(kPe0Dma, MemOp::kWrite, slice(0, 0, 0), 2048);
+    sim_->run();
+    EXPECT_DOUBLE_EQ(ns(w->t_serviced), serviced) << setting;
+  }
+}
+
+TEST_F(Fabric, HbmPseudoChannelSettingsMustBePowersOfTwo) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"cube.components.hbm_ctrl.attrs.burst_bytes=384", "parameter 'burst_bytes' must be a power of two (got 384)"},
+      {"cube.components.hbm_ctrl.attrs.num_pcs=6", "parameter 'num_pcs' must be a power of two (got 6)"},
+      {"cube.memory_map.burst_bytes=384", "cube.memory_map.burst_bytes: must be a power of two"},
+      {"cube.memory_map.hbm_channels_per_pe=6", "cube.memory_map.hbm_channels_per_pe: must be a power of two"}};
+  for (const auto& c : cases)
+    EXPECT_THAT(test::config_error([&] { build({c.first}); }), HasSubstr(c.second)) << c.first;
 }
 
 TEST_F(Fabric, PeDmaChannelsHoldOneTransferEachAndOverlapReadWithWrite) {

@@ -132,6 +132,34 @@ TEST(GemmBench, CalibrationCaseWindows) {
   EXPECT_EQ(derated.metric("kernel_window_ns"), 2028.0);
 }
 
+// More tiles take longer, at the rates above. One tile (32x64x32): B's 4 KiB
+// read (19 ns) and the 57 ns of FETCH, GEMM, STORE and write-back: composite
+// 76 ns, plus A's 4 KiB load up front (16 ns drain + 3): kernel 95 ns. Two
+// tiles along K (32x128x32): 2 x 19 + 57 = 95 ns, plus A's 8 KiB (32 + 3):
+// 130 ns. Four output tiles (64x64x64), each written back: 146 ns, plus A's
+// 8 KiB: 181 ns.
+TEST(GemmBench, AMultiTileCompositeTakesLongerThanASingleTile) {
+  struct Case {
+    const char* shape;
+    std::uint64_t tiles;  // the composite's, without the up-front load of A
+    double composite_ns, kernel_ns;
+  };
+  const Case cases[] = {{"--param M=32 --param K=64 --param N=32", 1, 76.0, 95.0},
+                        {"--param M=32 --param K=128 --param N=32", 2, 95.0, 130.0},
+                        {"--param M=64 --param K=64 --param N=64", 4, 146.0, 181.0}};
+  double previous = 0;
+  for (const Case& c : cases) {
+    BenchRun r = run(std::string("--bench matmul-composite ") + c.shape);
+    ASSERT_EQ(r.cli.code, 0) << r.cli.err;
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.stat(kPe0Sched, "tiles"), c.tiles + 1) << c.shape;
+    EXPECT_EQ(r.metric("composite_window_ns"), c.composite_ns) << c.shape;
+    EXPECT_EQ(r.metric("kernel_window_ns"), c.kernel_ns) << c.shape;
+    EXPECT_GT(r.metric("composite_window_ns"), previous) << c.shape;
+    previous = r.metric("composite_window_ns");
+  }
+}
+
 TEST(GemmBench, ExhaustedAllocatorIsAOneLineErrorNamingThePeAndTime) {
   BenchRun r = run("--bench matmul-composite --param M=65536 --param K=65536");
   EXPECT_EQ(r.cli.code, 5);

@@ -1,6 +1,7 @@
-// Tensor parallelism: parallel_state and the mappings against a mocked process
-// group, and the tp-mlp bench through the command line (verified output,
-// exact simulated times).
+// Tensor parallelism: parallel_state, the mappings and the refused
+// vocabulary-parallel embedding against a mocked process group and runtime,
+// and the tp-mlp bench through the command line (verified output, exact
+// simulated times).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -67,6 +68,45 @@ TEST(Mappings, CopyIsTheIdentityReduceIsAnAllReduceTheOthersAreNotSupported) {
   EXPECT_EQ(&rt::tp::reduce_from_tp_region(dist, x), &x);
   EXPECT_THAT(bench_error([&] { rt::tp::scatter_to_tp_region(x); }), HasSubstr("not supported"));
   EXPECT_THAT(bench_error([&] { rt::tp::gather_from_tp_region(x); }), HasSubstr("not supported"));
+}
+
+/// A host runtime no call may reach: a layer that refuses must do so before it allocates anything.
+class UntouchedRuntime : public rt::Runtime {
+ public:
+  MOCK_METHOD(rt::Tensor, empty, (const Shape&, DType, const rt::DPPolicy&, std::string), (override));
+  MOCK_METHOD(rt::Tensor, zeros, (const Shape&, DType, const rt::DPPolicy&, std::string), (override));
+  MOCK_METHOD(rt::Tensor, from_host, (const Shape&, DType, std::span<const double>, const rt::DPPolicy&, std::string),
+              (override));
+  MOCK_METHOD(void, free, (rt::Tensor&), (override));
+  MOCK_METHOD(rt::TransferResult, write, (const rt::Tensor&, std::span<const std::byte>), (override));
+  MOCK_METHOD(std::vector<std::byte>, read, (const rt::Tensor&, rt::TransferResult*), (override));
+  MOCK_METHOD(rt::LaunchHandle, launch, (std::string_view, std::vector<rt::Arg>, const rt::LaunchOptions&), (override));
+  MOCK_METHOD(const rt::LaunchResult&, wait, (rt::LaunchHandle), (override));
+  MOCK_METHOD(void, wait_all, (), (override));
+  MOCK_METHOD(std::uint64_t, submitted, (), (const, noexcept, override));
+  MOCK_METHOD(void, set_device, (unsigned), (override));
+  MOCK_METHOD(unsigned, current_device, (), (const, override));
+  MOCK_METHOD(System&, system, (), (override));
+  MOCK_METHOD(Tick, now, (), (const, override));
+  MOCK_METHOD(unsigned, cubes_per_sip, (), (const, override));
+  MOCK_METHOD(unsigned, pes_per_cube, (), (const, override));
+};
+
+TEST(VocabParallelEmbedding, IsRefusedAsNotSupportedBeforeAnythingIsAllocated) {
+  MockDistributed dist;
+  EXPECT_CALL(dist, is_initialized()).WillRepeatedly(Return(true));
+  EXPECT_CALL(dist, get_world_size()).WillRepeatedly(Return(2u));
+  rt::tp::ParallelState state(dist);
+  state.initialize_model_parallel(2);
+  testing::StrictMock<UntouchedRuntime> runtime;  // any call to it fails the test
+  try {
+    rt::tp::VocabParallelEmbedding embedding(runtime, state, 32000, 1024);
+    ADD_FAILURE() << "VocabParallelEmbedding was constructed";
+  } catch (const BenchError& e) {
+    EXPECT_EQ(e.reason(), "NOT_SUPPORTED");
+    EXPECT_THAT(e.what(), HasSubstr("VocabParallelEmbedding(32000, 1024) is not supported"));
+    EXPECT_THAT(e.what(), HasSubstr("split over the ranks by vocabulary"));
+  }
 }
 
 rapidjson::Document tp_mlp(const std::string& args, testkit::CliResult* cli = nullptr) {

@@ -165,6 +165,20 @@ class RowParallelLinear {
   LaunchResult last_;
 };
 
+/// Megatron's embedding table split over the ranks by vocabulary rows. Not supported: the reference leaves it a stub
+/// (it would need an all-gather collective first), so constructing one throws NOT_SUPPORTED, before anything is
+/// allocated. The signature is the other layers', so a model written for it fails at the layer, not at compile time.
+class VocabParallelEmbedding {
+ public:
+  VocabParallelEmbedding(Runtime&, const ParallelState&, std::int64_t num_embeddings, std::int64_t embedding_dim) {
+    throw BenchError("NOT_SUPPORTED", "VocabParallelEmbedding(" + std::to_string(num_embeddings) + ", " +
+                                          std::to_string(embedding_dim) +
+                                          ") is not supported: an embedding table split over the ranks by "
+                                          "vocabulary is not modelled (it would need an all-gather collective "
+                                          "first)");
+  }
+};
+
 // --- Megatron's mappings, forward ---
 /// Identity in the forward pass (its backward would all-reduce the gradient).
 inline const Tensor& copy_to_tp_region(const Tensor& x) { return x; }
