@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench_run.hpp"
 #include "kbsim/testing_cli.hpp"
 
 using ::testing::HasSubstr;
@@ -21,28 +22,8 @@ using ::testing::HasSubstr;
 namespace kbsim {
 namespace {
 
-struct BenchRun {
-  testkit::CliResult cli;
-  rapidjson::Document doc;
-  bool ok = false;
-  const rapidjson::Value& metrics() const { return doc["metrics"]; }
-  double metric(const char* key) const { return metrics()[key].GetDouble(); }
-  double stage(const char* key) const { return metrics()["stage_busy_ns"][key].GetDouble(); }
-  std::uint64_t stat(const char* node, const char* key) const { return doc["components"][node][key].GetUint64(); }
-};
-
-BenchRun run(const std::string& args) {
-  static int n = 0;
-  auto out = testkit::temp_dir() / ("gemm" + std::to_string(++n));
-  BenchRun r;
-  r.cli = testkit::run_kbsim("run " + args + " --out " + out.string());
-  if (std::filesystem::exists(out / "results.json")) {
-    r.doc.Parse(testkit::read_file(out / "results.json").c_str());
-    r.ok = !r.doc.HasParseError();
-  }
-  std::filesystem::remove_all(out);
-  return r;
-}
+using bench_gemm::BenchRun;
+using bench_gemm::run;
 
 constexpr const char* kPe0Dma = "sip0.cube0.pe0.pe_dma";
 constexpr const char* kPe0Sched = "sip0.cube0.pe0.pe_scheduler";

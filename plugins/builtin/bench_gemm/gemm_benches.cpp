@@ -14,12 +14,11 @@
 // stage, the DMA and compute totals and the scheduler's tile count.
 // With --verify-data, C is read back after the data pass and checked against
 // A x B computed directly with Eigen (f32 accumulation of the f16 operands).
-#include <Eigen/Core>
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "host_operands.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/host_memory.hpp"
 #include "kbsim/pe/kernels.hpp"
@@ -27,6 +26,7 @@
 #include "kbsim/plugin.hpp"
 #include "kbsim/rt/runtime.hpp"
 #include "kbsim/tl/verify.hpp"
+#include "qkv_benches.hpp"
 
 namespace {
 
@@ -66,57 +66,9 @@ void matmul_composite(tl::Program& tl, const tl::Args& args) {
   tl.wait(tl.composite(spec));
 }
 
-/// Deterministic operand values in [-1, 1): each a multiple of 1/1024 (one of 2,048), passed to `take` in order.
-template <class Take>
-void generate(std::int64_t n, unsigned seed, Take take) {
-  std::uint32_t x = 2463534242u ^ seed;
-  for (std::int64_t i = 0; i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    take(x % 2048);
-  }
-}
-
-double value_of(std::uint32_t code) { return static_cast<double>(code) / 1024.0 - 1.0; }
-
-std::vector<double> values(std::int64_t n, unsigned seed) {
-  std::vector<double> v;
-  v.reserve(static_cast<std::size_t>(n));
-  generate(n, seed, [&](std::uint32_t code) { v.push_back(value_of(code)); });
-  return v;
-}
-
-/// The f16 encoding of values(n, seed), made without the values (the timing pass needs the bytes only).
-std::vector<std::byte> operand(std::int64_t n, unsigned seed) {
-  static const std::array<std::uint16_t, 2048> kF16 = [] {
-    std::array<std::uint16_t, 2048> t{};
-    for (std::uint32_t c = 0; c < t.size(); ++c)
-      kbsim::encode_value(value_of(c), DType::kF16, reinterpret_cast<std::byte*>(&t[c]));
-    return t;
-  }();
-  std::vector<std::byte> out(static_cast<std::size_t>(n) * 2);
-  std::byte* p = out.data();
-  generate(n, seed, [&](std::uint32_t code) {
-    std::memcpy(p, &kF16[code], 2);
-    p += 2;
-  });
-  return out;
-}
-
-/// C = A x B (then relu) as the hardware defines it: f16 operands, f32 accumulation, f16 result.
-std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b, std::int64_t m,
-                              std::int64_t k, std::int64_t n, bool relu) {
-  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  auto f16 = [](double v) { return static_cast<float>(kbsim::round_to(v, DType::kF16)); };
-  Matrix ma(m, k), mb(k, n);
-  for (std::int64_t i = 0; i < m * k; ++i) ma.data()[i] = f16(a[static_cast<std::size_t>(i)]);
-  for (std::int64_t i = 0; i < k * n; ++i) mb.data()[i] = f16(b[static_cast<std::size_t>(i)]);
-  const Matrix mc = ma * mb;
-  std::vector<double> c(static_cast<std::size_t>(m * n));
-  for (std::size_t i = 0; i < c.size(); ++i) c[i] = f16(relu ? std::max(mc.data()[i], 0.0f) : mc.data()[i]);
-  return c;
-}
+using kbsim::bench_gemm::operand;
+using kbsim::bench_gemm::reference;
+using kbsim::bench_gemm::values;
 
 class GemmBench : public kbsim::Bench {
  public:
@@ -169,7 +121,8 @@ class GemmBench : public kbsim::Bench {
     const rt::LaunchResult& res = r.wait(r.launch(composite_ ? "matmul_composite" : "gemm_single_pe", args));
     report(ctx, res, m, k, n);
     if (kbsim::verify::asked(ctx))
-      verify(ctx, r.read(c), reference(values(m * k, 1), values(k * n, 2), m, k, n, relu), c.shape());
+      kbsim::bench_gemm::check(ctx, "C", r.read(c), reference(values(m * k, 1), values(k * n, 2), m, k, n, relu),
+                               c.shape());
   }
 
  private:
@@ -206,14 +159,6 @@ class GemmBench : public kbsim::Bench {
     ctx.note(line);
   }
 
-  static void verify(kbsim::BenchContext& ctx, const std::vector<std::byte>& got, const std::vector<double>& want,
-                     const kbsim::Shape& shape) {
-    if (auto bad = kbsim::verify::first_mismatch(got, DType::kF16, want))
-      throw kbsim::BenchError("DATA_MISMATCH", "C " + kbsim::verify::describe(*bad, shape, DType::kF16));
-    ctx.note("verified C " + shape.str() + " f16 against Eigen: all " + std::to_string(want.size()) +
-             " elements within the f16 tolerance");
-  }
-
   bool composite_;
 };
 
@@ -247,6 +192,7 @@ class MatmulComposite final : public GemmBench {
 }  // namespace
 
 KBSIM_PLUGIN("bench_gemm") {
+  kbsim::bench_gemm::add_qkv_benches(plugin);
   kbsim::add_bench<GemmSinglePe>(plugin);
   kbsim::add_bench<MatmulComposite>(plugin);
   kbsim::add_kernel(plugin, "gemm_single_pe", &gemm_single_pe, "load A and B, dot, store C");
