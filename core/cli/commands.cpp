@@ -10,9 +10,12 @@
 #include "cli/run_command.hpp"
 #include "cluster/world.hpp"
 #include "component/simulation.hpp"
+#include "kbsim/files.hpp"
 #include "kbsim/text.hpp"
 #include "plugin/registry.hpp"
+#include "report/graph_text.hpp"
 #include "report/json.hpp"
+#include "report/staged_files.hpp"
 #include "split/job_placement.hpp"
 #include "topology/topology.hpp"
 
@@ -22,10 +25,30 @@ namespace {
 
 const std::vector<std::string> kBuiltin = {"run", "list", "info", "topology", "version"};
 
-int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigned processes) {
+/// What `kbsim topology` writes besides its summary.
+struct TopologyOutputs {
+  bool dump = false;    ///< --dump: the resolved graph as JSON on standard output
+  std::string svg_dir;  ///< --svg DIR: the front-end's pictures
+  std::string dot;      ///< --dot FILE: the graph as Graphviz DOT
+  std::string mermaid;  ///< --mermaid FILE: the graph as a Mermaid flowchart
+};
+
+/// Write the graph's text views asked for (DOT, Mermaid), all or none, saying which files were written.
+void write_text_views(const Graph& g, const TopologyOutputs& out) {
+  core::StagedFiles files;
+  if (!out.dot.empty()) files.text(out.dot, core::graph_dot(g));
+  if (!out.mermaid.empty()) files.text(out.mermaid, core::graph_mermaid(g));
+  files.commit();
+  for (const std::string& file : {out.dot, out.mermaid})
+    if (!file.empty()) std::printf("wrote %s\n", file.c_str());
+}
+
+int cmd_topology(const Common& c, const TopologyOutputs& out, unsigned processes) {
+  check_output_file("--dot", out.dot);
+  check_output_file("--mermaid", out.mermaid);
   auto reg = make_registry(c);
-  if (!svg_dir.empty()) {
-    for (const auto& file : core::draw_topology(topology_file(c), c.sets, *reg, svg_dir))
+  if (!out.svg_dir.empty()) {
+    for (const auto& file : core::draw_topology(topology_file(c), c.sets, *reg, out.svg_dir))
       std::printf("wrote %s\n", file.c_str());
     return 0;
   }
@@ -33,7 +56,11 @@ int cmd_topology(const Common& c, bool dump, const std::string& svg_dir, unsigne
   // Elaborate it as a run would (parameters resolved and checked, ports, node references, each component's own
   // checks), so a file `kbsim topology` passes, `kbsim run` accepts.
   core::Simulation check(core::elaborate(g, *reg), *reg);
-  if (dump) {
+  if (!out.dot.empty() || !out.mermaid.empty()) {
+    write_text_views(g, out);
+    return 0;
+  }
+  if (out.dump) {
     core::write_json_stdout([&](core::JsonWriter& w) { core::write_graph(w, g, *reg); });
     return 0;
   }
@@ -111,10 +138,19 @@ int run_command_line(int argc, char** argv) {
 
   CLI::App* topo = app.add_subcommand("topology", "check the topology and summarize it, or dump it as JSON");
   add_common(topo, common);
-  bool dump = false;
-  std::string svg_dir;
-  topo->add_flag("--dump", dump, "print the resolved graph as JSON");
-  topo->add_option("--svg", svg_dir, "write the topology front-end's pictures (SVG) into DIR")->type_name("DIR");
+  TopologyOutputs topo_out;
+  CLI::Option* dump = topo->add_flag("--dump", topo_out.dump, "print the resolved graph as JSON");
+  CLI::Option* svg =
+      topo->add_option("--svg", topo_out.svg_dir, "write the topology front-end's pictures (SVG) into DIR")
+          ->type_name("DIR");
+  topo->add_option("--dot", topo_out.dot, "write the resolved graph as a Graphviz DOT digraph into FILE")
+      ->type_name("FILE")
+      ->excludes(dump)
+      ->excludes(svg);
+  topo->add_option("--mermaid", topo_out.mermaid, "write the resolved graph as a Mermaid flowchart into FILE")
+      ->type_name("FILE")
+      ->excludes(dump)
+      ->excludes(svg);
   unsigned processes = 0;
   topo->add_option("--ranks", processes,
                    "also show how the system would run in parts over N processes of mpirun (docs/scale-out.md): "
@@ -156,7 +192,7 @@ int run_command_line(int argc, char** argv) {
     print_info(*make_registry(common), info_name);
     return 0;
   }
-  if (topo->parsed()) return cmd_topology(common, dump, svg_dir, processes);
+  if (topo->parsed()) return cmd_topology(common, topo_out, processes);
   if (early)
     if (const std::optional<int> code = plugin_commands.run_parsed(common, *early)) return *code;
   if (version->parsed()) {
