@@ -239,6 +239,24 @@ TEST(DataPass, GemmF32MatchesReference) {
   expect_close(s.rt, c, matmul(fa, vb, m, k, n, DType::kF32));
 }
 
+TEST(DataPass, CopyCarriesComputedValuesToAnotherPlacementAndOnToKernels) {
+  DataSystem s;
+  const std::size_t n = 16;
+  auto va = values(n * n, 5), vb = values(n * n, 6);
+  auto a = s.put({16, 16}, DType::kF16, va, "A"), b = s.put({16, 16}, DType::kF16, vb, "B");
+  auto c = s.rt.zeros({16, 16}, DType::kF16, {}, "C");
+  auto split = s.rt.empty({16, 16}, DType::kF16, {rt::Split::kRowWise, rt::Split::kColumnWise, 2, 2}, "D");
+  auto again = s.rt.empty({16, 16}, DType::kF16, {}, "E");
+  auto e = s.rt.zeros({16, 16}, DType::kF16, {}, "F");
+  s.rt.launch("t-dot", {a, b, c});  // not waited for: the copy reads C after it, as a host read does
+  const std::vector<double> ab = matmul(va, vb, n, n, n, DType::kF16);
+  s.rt.copy(split, c);
+  expect_close(s.rt, split, ab);
+  s.rt.copy(again, split);  // back to one PE, where the next kernel reads it
+  s.rt.wait(s.rt.launch("t-dot", {again, b, e}));
+  expect_close(s.rt, e, matmul(ab, vb, n, n, n, DType::kF16));
+}
+
 TEST(DataPass, GemmThenExpChain) {
   DataSystem s;
   auto va = values(32 * 64, 5), vb = values(64 * 32, 6);

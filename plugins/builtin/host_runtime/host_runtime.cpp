@@ -31,6 +31,24 @@ std::string at(Tick t) { return " (at t=" + format_ns(ticks_to_ns(t)) + " ns)"; 
 
 std::string failure(const kbsim::ahbm::Completion& c) { return c.error_code + ": " + c.error_message; }
 
+/// "'a' (2, 3) f16", as errors and summaries name a tensor.
+std::string described(const rt::Tensor& t) {
+  return "'" + t.name() + "' " + t.shape().str() + " " + std::string(dtype_name(t.dtype()));
+}
+
+/// `values` as numpy abbreviates them: all of up to 2 * edge, else the first and last `edge` around "...".
+std::string abbreviated(const std::vector<double>& values, std::size_t edge) {
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values.size() > 2 * edge && i == edge) {
+      items.emplace_back("...");
+      i = values.size() - edge;
+    }
+    items.push_back(format_number(values[i]));
+  }
+  return "[" + join(items) + "]";
+}
+
 }  // namespace
 
 HostRuntime::HostRuntime(System& system, Simulator* sim)
@@ -95,6 +113,7 @@ rt::Tensor HostRuntime::empty(const Shape& shape, DType dtype, const rt::DPPolic
   ++submitted_;
   update_mmu(*info, kbsim::ahbm::HostCommand::Kind::kMmuMap);
   tensors_.emplace(info.get(), info);
+  if (!scopes().empty()) scopes().back()->emplace_back(info);
   return rt::Tensor(info);
 }
 
@@ -171,6 +190,37 @@ std::vector<std::byte> HostRuntime::read(const rt::Tensor& t, rt::TransferResult
   }
   if (timing) *timing = r;
   return out;
+}
+
+rt::TransferResult HostRuntime::copy(const rt::Tensor& dst, const rt::Tensor& src) {
+  live(dst, "copy");
+  live(src, "copy");
+  if (dst.shape() != src.shape() || dst.dtype() != src.dtype())
+    bad_use("copy: tensor " + described(src) + " does not fit tensor " + described(dst) +
+            " (shapes and dtypes must agree)");
+  rt::TransferResult from;
+  const std::vector<std::byte> bytes = read(src, &from);
+  rt::TransferResult r = write(dst, bytes);
+  r.t_submit = from.t_submit;
+  return r;
+}
+
+std::string HostRuntime::summary(const rt::Tensor& t) {
+  constexpr std::size_t kEdgeItems = 3;
+  const rt::Tensor::Info& info = live(t, "summary");
+  const PlacementExtent e = placement_extent(info.policy, map_);
+  const std::size_t shards = info.shards.size();
+  return "tensor " + described(t) + " on sip" + std::to_string(info.shards.front().sip) + " [cube " +
+         split_name(info.policy.cube) + " x" + std::to_string(e.cubes) + ", pe " + split_name(info.policy.pe) + " x" +
+         std::to_string(e.pes) + ", " + std::to_string(shards) + (shards == 1 ? " shard]: " : " shards]: ") +
+         abbreviated(read_values(t), kEdgeItems);
+}
+
+void HostRuntime::open_scope(std::vector<rt::Tensor>& made) { scopes().push_back(&made); }
+
+void HostRuntime::close_scope(std::vector<rt::Tensor>& made) {
+  std::vector<std::vector<rt::Tensor>*>& open = scopes();
+  open.erase(std::remove(open.begin(), open.end(), &made), open.end());
 }
 
 HostRuntime::Command& HostRuntime::submit(unsigned sip, Ref<kbsim::ahbm::HostCommand> cmd) {

@@ -60,6 +60,8 @@ class HostRuntime final : public rt::Runtime,
   void free(rt::Tensor& t) override;
   rt::TransferResult write(const rt::Tensor& t, std::span<const std::byte> bytes) override;
   std::vector<std::byte> read(const rt::Tensor& t, rt::TransferResult* timing = nullptr) override;
+  rt::TransferResult copy(const rt::Tensor& dst, const rt::Tensor& src) override;
+  std::string summary(const rt::Tensor& t) override;
   rt::LaunchHandle launch(std::string_view kernel, std::vector<rt::Arg> args,
                           const rt::LaunchOptions& opt = {}) override;
   const rt::LaunchResult& wait(rt::LaunchHandle h) override;
@@ -71,6 +73,8 @@ class HostRuntime final : public rt::Runtime,
   Tick now() const override { return system_.now(); }
   unsigned cubes_per_sip() const override { return map_.cubes_per_sip; }
   unsigned pes_per_cube() const override { return map_.pes_per_cube; }
+  void open_scope(std::vector<rt::Tensor>& made) override;
+  void close_scope(std::vector<rt::Tensor>& made) override;
 
   // ReplicatedService: in a split run, the completions of the run just ended, which only the rank running the
   // initiators (io_cpu, pcie_ep) received.
@@ -102,6 +106,8 @@ class HostRuntime final : public rt::Runtime,
   /// Read or write `shards` of `info` through the SIP's pcie_ep, one request each; blocking.
   rt::TransferResult transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op,
                               const std::vector<const rt::ShardSpec*>& shards);
+  /// The caller's open TensorScopes, innermost last (the driver's, or the calling spawn worker's).
+  std::vector<std::vector<rt::Tensor>*>& scopes() { return scopes_[workers_.in_worker() ? workers_.rank() + 1 : 0]; }
 
   System& system_;
   Simulator* sim_;  ///< for debug(); nullptr: none
@@ -122,6 +128,8 @@ class HostRuntime final : public rt::Runtime,
   std::vector<std::uint64_t> done_commands_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> done_requests_;
   DataPass* data_;  ///< nullptr: no data pass on this system
+  /// Open TensorScopes by caller: 0 the driver, rank + 1 a spawn worker.
+  std::map<unsigned, std::vector<std::vector<rt::Tensor>*>> scopes_;
   Workers workers_;
 };
 

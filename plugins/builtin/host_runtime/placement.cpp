@@ -12,15 +12,6 @@ struct Block {
   std::int64_t r0 = 0, c0 = 0, rows = 0, cols = 0;
 };
 
-const char* split_name(rt::Split s) {
-  switch (s) {
-    case rt::Split::kReplicate: return "replicate";
-    case rt::Split::kColumnWise: return "column_wise";
-    case rt::Split::kRowWise: return "row_wise";
-  }
-  return "?";
-}
-
 [[noreturn]] void bad_use(const std::string& what) { throw BenchError("BAD_USE", "placement: " + what); }
 
 Shape block_shape(const Block& b, bool rank1) { return rank1 ? Shape{b.cols} : Shape{b.rows, b.cols}; }
@@ -62,6 +53,15 @@ Rows rows_of(const Shape& shape, DType dtype, const rt::ShardSpec& shard) {
 }
 
 }  // namespace
+
+const char* split_name(rt::Split s) {
+  switch (s) {
+    case rt::Split::kReplicate: return "replicate";
+    case rt::Split::kColumnWise: return "column_wise";
+    case rt::Split::kRowWise: return "row_wise";
+  }
+  return "?";
+}
 
 PlacementExtent placement_extent(const rt::DPPolicy& dp, const kbsim::ahbm::MemoryMap& map) {
   PlacementExtent e{dp.num_cubes ? dp.num_cubes : map.cubes_per_sip, dp.num_pes ? dp.num_pes : map.pes_per_cube};

@@ -16,6 +16,9 @@
 
 namespace kbsim::host_runtime {
 
+/// "replicate", "column_wise" or "row_wise".
+const char* split_name(rt::Split s);
+
 /// The cubes and PEs per cube a policy uses (0 resolved to "all").
 struct PlacementExtent {
   unsigned cubes = 1, pes = 1;

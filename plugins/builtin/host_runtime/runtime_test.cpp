@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "host_runtime.hpp"
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/pe/kernels.hpp"
@@ -373,6 +376,106 @@ TEST_F(RuntimeTest, WaitReportsAStuckOrFailedLaunch) {
   EXPECT_EQ(error_of<SimError>([&] { rt_.wait(fail); }),
             "launch of 'fail' (correlation 2) failed: KERNEL_FAILED: boom (at t=50 ns)");
   EXPECT_EQ(error_of<BenchError>([&] { rt_.wait({99}); }), "BAD_USE: wait: no launch has handle 99");
+}
+
+TEST_F(RuntimeTest, CopyWritesTheSourceValuesWithTheDestinationsPlacement) {
+  const std::vector<double> values = sample(7 * 13);
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    rt::Tensor src = rt_.from_host({7, 13}, dtype, values, {Split::kColumnWise, Split::kColumnWise, 2, 2}, "src");
+    rt::Tensor dst = rt_.empty({7, 13}, dtype, {Split::kRowWise, Split::kReplicate, 2, 2}, "dst");
+    rt::TransferResult r = rt_.copy(dst, src);
+    EXPECT_EQ(r.bytes, 2 * dst.nbytes());  // dst's pieces: two row halves, each on two PEs
+    EXPECT_EQ(rt_.read_values(dst), values);
+    EXPECT_EQ(rt_.read_values(src), values);
+  }
+}
+
+TEST_F(RuntimeTest, CopyTakesTheSourcesReadThenTheDestinationsWrite) {
+  // Both 32 KiB tensors lie in sip0.cube0.pe0: the write half takes the 318.40 ns of
+  // WriteTakesTheFabricTimeToItsAcknowledgement, the read half what a plain read of the source takes.
+  rt::Tensor src = rt_.from_host({1, 8192}, DType::kF32, sample(8192));
+  rt::Tensor dst = rt_.empty({1, 8192}, DType::kF32);
+  rt::TransferResult read;
+  rt_.read(src, &read);
+  const Tick t0 = rt_.now();
+  rt::TransferResult r = rt_.copy(dst, src);
+  EXPECT_TRUE(r.completion.ok);
+  EXPECT_EQ(r.bytes, 32768u);
+  EXPECT_EQ(r.t_submit, t0);
+  EXPECT_EQ(r.t_done - r.t_submit, (read.t_done - read.t_submit) + ns_to_ticks(318.40));
+  EXPECT_EQ(rt_.now(), r.t_done);
+}
+
+TEST_F(RuntimeTest, CopyWaitsForTheLaunchesRunningOnTheSourcesSip) {
+  rt::Tensor src = rt_.zeros({4, 4}, DType::kF16, {}, "src");
+  rt::Tensor dst = rt_.empty({4, 4}, DType::kF16, {}, "dst");
+  const Tick t0 = rt_.now();
+  rt_.launch("test-noop", {src});
+  EXPECT_EQ(rt_.copy(dst, src).t_submit, t0 + kSinkDelay);  // the launch's end, no later
+}
+
+TEST_F(RuntimeTest, CopyRefusesAnotherShapeOrDtypeOrAFreedTensor) {
+  rt::Tensor a = rt_.empty({2, 3}, DType::kF16, {}, "a");
+  rt::Tensor b = rt_.empty({3, 2}, DType::kF16, {}, "b");
+  rt::Tensor c = rt_.empty({2, 3}, DType::kF32, {}, "c");
+  EXPECT_EQ(error_of<BenchError>([&] { rt_.copy(a, b); }),
+            "BAD_USE: copy: tensor 'b' (3, 2) f16 does not fit tensor 'a' (2, 3) f16 (shapes and dtypes must agree)");
+  EXPECT_EQ(error_of<BenchError>([&] { rt_.copy(c, a); }),
+            "BAD_USE: copy: tensor 'a' (2, 3) f16 does not fit tensor 'c' (2, 3) f32 (shapes and dtypes must agree)");
+  rt_.free(c);
+  EXPECT_EQ(error_of<BenchError>([&] { rt_.copy(a, c); }), "BAD_USE: copy: tensor 'c' was freed");
+}
+
+TEST_F(RuntimeTest, SummaryShowsThePlacementAndTheFirstAndLastValues) {
+  rt::Tensor s = rt_.from_host({2, 5}, DType::kF32, sample(10), {Split::kRowWise, Split::kColumnWise, 2, 2}, "s");
+  EXPECT_EQ(rt_.summary(s),
+            "tensor 's' (2, 5) f32 on sip0 [cube row_wise x2, pe column_wise x2, 4 shards]: "
+            "[-11, -10.75, -10.5, ..., -9.25, -9, -8.75]");
+  rt::Tensor v = rt_.from_host({3}, DType::kF16, std::vector<double>{1, 2.5, -3}, {}, "v");
+  EXPECT_EQ(rt_.summary(v), "tensor 'v' (3,) f16 on sip0 [cube replicate x1, pe replicate x1, 1 shard]: [1, 2.5, -3]");
+  rt_.free(v);
+  EXPECT_EQ(error_of<BenchError>([&] { rt_.summary(v); }), "BAD_USE: summary: tensor 'v' was freed");
+}
+
+TEST_F(RuntimeTest, TensorScopeFreesWhatWasMadeWhileItLived) {
+  rt::Tensor kept = rt_.empty({1, 16}, DType::kF32, {}, "kept");  // 64 bytes, one VA page
+  rt::Tensor a, b, c;
+  {
+    rt::TensorScope scope(rt_);
+    a = rt_.zeros({1, 1000}, DType::kF32, {}, "a");
+    b = rt_.from_host({2, 2}, DType::kF16, std::vector<double>{1, 2, 3, 4}, {}, "b");
+    {
+      rt::TensorScope inner(rt_);
+      c = rt_.empty({4, 4}, DType::kF16, {}, "c");
+      EXPECT_EQ(inner.tensors().size(), 1u);
+    }
+    EXPECT_TRUE(c.info().freed);
+    rt_.free(b);  // freed by hand: the scope skips it
+    EXPECT_EQ(scope.tensors().size(), 2u);
+    EXPECT_FALSE(a.info().freed);
+  }
+  EXPECT_TRUE(a.info().freed);
+  EXPECT_FALSE(kept.info().freed);
+  const auto unmaps = std::count_if(sink().received.begin(), sink().received.end(),
+                                    [](const auto& cmd) { return cmd->kind == HostCommand::Kind::kMmuUnmap; });
+  EXPECT_EQ(unmaps, 3);  // c, b and a, once each
+  // The allocators are back where the scope began: the next tensor takes a's place.
+  rt::Tensor next = rt_.empty({1, 1000}, DType::kF32);
+  EXPECT_EQ(next.shards()[0].pa, slice_pa(0, 0, 64));
+  EXPECT_EQ(next.va(), 0x1'0000'1000u);
+}
+
+TEST_F(RuntimeTest, TensorScopeLeftByAnExceptionFreesNothing) {
+  rt::Tensor t;
+  try {
+    rt::TensorScope scope(rt_);
+    t = rt_.empty({4, 4}, DType::kF16, {}, "t");
+    throw std::runtime_error("bench failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_FALSE(t.info().freed);
+  rt_.free(t);
 }
 
 testkit::BenchOptions bench_options(const std::string& bench) {

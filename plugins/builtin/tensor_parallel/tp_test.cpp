@@ -80,6 +80,8 @@ class UntouchedRuntime : public rt::Runtime {
   MOCK_METHOD(void, free, (rt::Tensor&), (override));
   MOCK_METHOD(rt::TransferResult, write, (const rt::Tensor&, std::span<const std::byte>), (override));
   MOCK_METHOD(std::vector<std::byte>, read, (const rt::Tensor&, rt::TransferResult*), (override));
+  MOCK_METHOD(rt::TransferResult, copy, (const rt::Tensor&, const rt::Tensor&), (override));
+  MOCK_METHOD(std::string, summary, (const rt::Tensor&), (override));
   MOCK_METHOD(rt::LaunchHandle, launch, (std::string_view, std::vector<rt::Arg>, const rt::LaunchOptions&), (override));
   MOCK_METHOD(const rt::LaunchResult&, wait, (rt::LaunchHandle), (override));
   MOCK_METHOD(void, wait_all, (), (override));
@@ -90,6 +92,8 @@ class UntouchedRuntime : public rt::Runtime {
   MOCK_METHOD(Tick, now, (), (const, override));
   MOCK_METHOD(unsigned, cubes_per_sip, (), (const, override));
   MOCK_METHOD(unsigned, pes_per_cube, (), (const, override));
+  MOCK_METHOD(void, open_scope, (std::vector<rt::Tensor>&), (override));
+  MOCK_METHOD(void, close_scope, (std::vector<rt::Tensor>&), (override));
 };
 
 TEST(VocabParallelEmbedding, IsRefusedAsNotSupportedBeforeAnythingIsAllocated) {

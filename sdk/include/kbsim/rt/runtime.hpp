@@ -7,9 +7,15 @@
 //   auto a = rt.from_host({M, K}, DType::kF16, a_values, {.pe = Split::kReplicate, .num_pes = 1});
 //   auto h = rt.launch("my-kernel", {a, b, out, M, K, N});
 //   const LaunchResult& r = rt.wait(h);
+//   {
+//     TensorScope scope(rt);  // frees every tensor made while it lives
+//     auto tmp = rt.empty({M, N}, DType::kF32);
+//     rt.copy(tmp, a);
+//   }
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
@@ -136,6 +142,13 @@ class Runtime : public Service {
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = decode_value(b.data() + i * dtype_size(t.dtype()), t.dtype());
     return v;
   }
+  /// Copy `src` into `dst` (same shape and dtype, any placements): a host read of `src` (after the launches
+  /// running on its SIP) then a write of those bytes with `dst`'s placement. Timing: the read's submission to
+  /// the write's acknowledgement; bytes: those written.
+  virtual TransferResult copy(const Tensor& dst, const Tensor& src) = 0;
+  /// A printable summary, read back as read() does: name, shape, dtype, placement and the row-major values
+  /// (the first and last 3 around "..." past 6, as numpy abbreviates).
+  virtual std::string summary(const Tensor& t) = 0;
 
   // --- kernels ---
   /// Submit a launch of a registered kernel to IO_CPU (non-blocking).
@@ -155,6 +168,36 @@ class Runtime : public Service {
   virtual Tick now() const = 0;
   virtual unsigned cubes_per_sip() const = 0;
   virtual unsigned pes_per_cube() const = 0;
+
+  // --- scopes (TensorScope) ---
+  /// Start collecting, into `made`, the tensors the caller (the driver or a spawn worker) creates from now on.
+  virtual void open_scope(std::vector<Tensor>& made) = 0;
+  /// Stop collecting into `made` (the caller's scope opened with it).
+  virtual void close_scope(std::vector<Tensor>& made) = 0;
+};
+
+/// Frees, when it ends, every tensor its caller created while it lived and has not freed (newest first):
+///   { TensorScope scope(rt); auto t = rt.empty(...); ... }  // t is freed here
+/// Scopes nest (a tensor belongs to the innermost); each spawn worker has its own. Ending through an
+/// exception frees nothing (the run is failing; freeing drives the simulation).
+class TensorScope {
+ public:
+  explicit TensorScope(Runtime& rt) : rt_(rt), unwinding_(std::uncaught_exceptions()) { rt_.open_scope(made_); }
+  TensorScope(const TensorScope&) = delete;
+  TensorScope& operator=(const TensorScope&) = delete;
+  ~TensorScope() noexcept(false) {
+    rt_.close_scope(made_);
+    if (std::uncaught_exceptions() > unwinding_) return;
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it)
+      if (!it->info().freed) rt_.free(*it);
+  }
+  /// The tensors it collected so far (freed ones included).
+  const std::vector<Tensor>& tensors() const noexcept { return made_; }
+
+ private:
+  Runtime& rt_;
+  int unwinding_;  ///< uncaught exceptions when it began
+  std::vector<Tensor> made_;
 };
 
 }  // namespace kbsim::rt
