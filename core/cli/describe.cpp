@@ -46,7 +46,8 @@ const SectionInfo* section_of_kind(const core::Registry& reg, const std::string&
   return nullptr;
 }
 
-/// How `kbsim list` titles the extensions of one kind: "CCL algorithms", or "kernels".
+/// How `kbsim list` titles the extensions of one kind: the entry words of the section that configures them, in the
+/// plural, else the kind's ("kernels").
 std::string kind_title(const core::Registry& reg, const std::string& kind) {
   const SectionInfo* s = section_of_kind(reg, kind);
   return (s && !s->entry_words.empty() ? s->entry_words : kind) + "s";
@@ -78,7 +79,7 @@ std::set<std::string> extension_kinds(const core::Registry& reg) {
 void print_list(const core::Registry& reg, const std::string& what) {
   std::vector<std::string> known = {"all",       "components", "benches",  "commands", "services",
                                     "observers", "frontends",  "sections", "libraries"};
-  // An extension kind by its name or its plural ("ccl", "kernels").
+  // An extension kind by its name or its plural ("kernel", "kernels").
   auto lists_kind = [&](const std::string& kind) { return what == kind || what == kind + "s"; };
   for (const std::string& kind : extension_kinds(reg)) {
     if (std::find(known.begin(), known.end(), kind + "s") == known.end()) known.push_back(kind + "s");

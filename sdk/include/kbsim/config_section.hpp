@@ -11,14 +11,14 @@
 //     and any of the defaults to override. `--set NAME.KEY=VALUE` sets a
 //     default, `--set NAME.ENTRY.KEY=VALUE` an entry's value.
 // A bench reads it with BenchContext::section(NAME); results.json records the
-// sections a bench read. The PE kit's `ccl` section is the example
-// (kbsim/pe/ccl.hpp):
+// sections a bench read. A section `policy` configuring extensions of kind
+// "scheduler" (the PE kit's collective configuration is a real one):
 //
-//   defaults:                 # shared by every algorithm
-//     algorithm: lrab_hierarchical_allreduce     # the selector: the entry in use
-//     n_slots: 4
-//   algorithms:               # entries_key: one per extension of kind "ccl"
-//     ring_allreduce: { chunk_bytes: 2048, n_slots: 8 }
+//   defaults:                 # shared by every entry
+//     scheduler: fifo         # the selector: the entry in use
+//     queue_depth: 4
+//   schedulers:               # entries_key: one per extension of kind "scheduler"
+//     round_robin: { quantum_ns: 20, queue_depth: 8 }
 #pragma once
 
 #include <map>
@@ -37,8 +37,8 @@ struct SectionInfo {
   std::string summary;
   std::vector<ParamSpec> defaults;  ///< the `defaults` map
   std::string entry_kind;           ///< the extension kind configured per entry (empty: none)
-  std::string entries_key;          ///< the key of the entries' map (e.g. "algorithms")
-  std::string entry_words;          ///< how messages name one entry (e.g. "CCL algorithm")
+  std::string entries_key;          ///< the key of the entries' map (e.g. "schedulers")
+  std::string entry_words;          ///< how messages name one entry (e.g. "scheduler")
   /// A string parameter among the defaults that names the entry in use (empty: none). Its value must be a
   /// registered extension of entry_kind; an entry's parameters do not include it.
   std::string selector;

@@ -12,7 +12,7 @@ namespace kbsim {
 /// A registration whose meaning belongs to a model kit, not to the core: the
 /// core keeps, lists (`kbsim list KIND`s) and hands them to whoever asks for
 /// that kind (System::extensions). tl kernels are extensions of kind "kernel";
-/// the PE kit's collective algorithms are of kind "ccl".
+/// the PE kit's collective algorithms are extensions too.
 struct Extension {
   std::string kind;
   std::string name;

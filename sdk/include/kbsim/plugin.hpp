@@ -10,7 +10,7 @@
 // services (kbsim/services.hpp), topology front-ends
 // (kbsim/config/frontend.hpp), configuration sections
 // (kbsim/config_section.hpp) and model extensions (e.g. tl kernels,
-// kbsim/pe/kernels.hpp; CCL algorithms, kbsim/pe/ccl.hpp).
+// kbsim/pe/kernels.hpp; the PE kit's collective algorithms).
 #pragma once
 
 #include <boost/dll/alias.hpp>
