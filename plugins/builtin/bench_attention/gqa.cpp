@@ -162,6 +162,7 @@ class GqaAttention final : public Bench {
     lo.sip = 0;
     lo.grid_pes = panel->axis == 0 ? n : rt.pes_per_cube();
     lo.grid_cubes = panel->axis == 0 ? 1 : n;
+    lo.auto_dim_remap = false;  // n is the rank count, not a dim (as the reference's panels launch)
     const rt::LaunchResult& res =
         rt.wait(rt.launch(kernel, {q, k, v, o, std::int64_t{n}, std::int64_t{panel->axis}, scale}, lo));
 

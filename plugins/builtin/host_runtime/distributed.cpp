@@ -139,6 +139,7 @@ void Distributed::all_reduce(const rt::Tensor& t, std::string_view op) {
   opt.sip = rank;
   opt.grid_cubes = l.grid_cubes;
   opt.grid_pes = l.grid_pes;
+  opt.auto_dim_remap = false;  // rank, world and n_elem are the kernel's values as they are
   const rt::LaunchHandle h = rt_.launch(l.kernel, std::move(args), opt);
   const unsigned call = calls_[rank]++;
   if (pending_.size() <= call) pending_.resize(call + 1);

@@ -3,6 +3,7 @@
 // SIP's io_cpu per launch; wait() runs the system until its completion.
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "host_runtime.hpp"
 #include "kbsim/text.hpp"
@@ -24,6 +25,23 @@ tl::TensorArg tensor_arg(const rt::Tensor::Info& info) {
   return a;
 }
 
+/// The global dim -> local dim rewrites of a launch's integer arguments (LaunchOptions::auto_dim_remap): every
+/// dim of a tensor argument that its first shard holds less of, the first tensor argument having a value deciding.
+std::vector<std::pair<std::int64_t, std::int64_t>> dim_remap(const std::vector<rt::Arg>& args) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (const rt::Arg& a : args) {
+    const auto* t = std::get_if<rt::Tensor>(&a);
+    if (!t || !t->valid() || t->info().freed) continue;
+    const Shape& global = t->shape();
+    const Shape& local = t->shards().front().shape;
+    for (std::size_t d = 0; d < global.rank() && d < local.rank(); ++d) {
+      const bool known = std::any_of(out.begin(), out.end(), [&](const auto& m) { return m.first == global[d]; });
+      if (local[d] != global[d] && !known) out.emplace_back(global[d], local[d]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 rt::LaunchHandle HostRuntime::launch(std::string_view kernel, std::vector<rt::Arg> args,
@@ -40,6 +58,7 @@ rt::LaunchHandle HostRuntime::launch(std::string_view kernel, std::vector<rt::Ar
   if (opt.sip >= map_.sips)
     bad_use(what + ": SIP " + std::to_string(opt.sip) + " does not exist (the system has " + std::to_string(map_.sips) +
             ")");
+  const auto remap = opt.auto_dim_remap ? dim_remap(args) : std::vector<std::pair<std::int64_t, std::int64_t>>{};
   std::vector<tl::Args::Value> values;
   PlacementExtent largest;  // 1 x 1 unless a tensor argument uses more
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -52,7 +71,8 @@ rt::LaunchHandle HostRuntime::launch(std::string_view kernel, std::vector<rt::Ar
       largest = {std::max(largest.cubes, e.cubes), std::max(largest.pes, e.pes)};
       values.emplace_back(tensor_arg(info));
     } else if (const auto* n = std::get_if<std::int64_t>(&args[i])) {
-      values.emplace_back(*n);
+      const auto m = std::find_if(remap.begin(), remap.end(), [&](const auto& r) { return r.first == *n; });
+      values.emplace_back(m == remap.end() ? *n : m->second);
     } else {
       values.emplace_back(std::get<double>(args[i]));
     }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace kbsim::host_runtime {
 
@@ -16,25 +17,48 @@ struct Block {
 
 Shape block_shape(const Block& b, bool rank1) { return rank1 ? Shape{b.cols} : Shape{b.rows, b.cols}; }
 
+/// `n` rows or columns cut into `parts` runs (the first n % parts one longer), as (start, length).
+std::vector<std::pair<std::int64_t, std::int64_t>> runs(std::int64_t n, unsigned parts) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::int64_t start = 0;
+  for (unsigned k = 0; k < parts; ++k) {
+    const std::int64_t len = n / parts + (static_cast<std::int64_t>(k) < n % parts ? 1 : 0);
+    out.emplace_back(start, len);
+    start += len;
+  }
+  return out;
+}
+
+/// The grid a tiled split cuts `parts` into: rows x cols, rows the largest divisor not above the square root.
+std::pair<unsigned, unsigned> tile_grid(unsigned parts) {
+  unsigned r = 1;
+  for (unsigned d = 1; d * d <= parts; ++d)
+    if (parts % d == 0) r = d;
+  return {r, parts / r};
+}
+
 /// `b` split `how` into `parts` blocks (`over` names what the parts go to, for errors).
 std::vector<Block> split(const Block& b, rt::Split how, unsigned parts, bool rank1, const char* over) {
   if (how == rt::Split::kReplicate) return std::vector<Block>(parts, b);
-  const bool by_cols = how == rt::Split::kColumnWise;
-  const std::int64_t n = by_cols ? b.cols : b.rows;
-  if (n < static_cast<std::int64_t>(parts))
+  const bool tiled = how == rt::Split::kTiledRowMajor || how == rt::Split::kTiledColumnMajor;
+  auto [grid_rows, grid_cols] = tiled ? tile_grid(parts) : std::pair<unsigned, unsigned>{1, parts};
+  if (tiled && rank1) grid_rows = 1, grid_cols = parts;  // a vector is one row: tile its columns only
+  if (how == rt::Split::kRowWise) std::swap(grid_rows, grid_cols);
+  const auto too_few = [&](std::int64_t n, unsigned cut, const char* unit) {
+    if (n >= static_cast<std::int64_t>(cut)) return;
     bad_use("shape " + block_shape(b, rank1).str() + " cannot be split " + split_name(how) + " over " +
-            std::to_string(parts) + " " + over + ": " + std::to_string(n) + (by_cols ? " column" : " row") +
+            std::to_string(parts) + " " + over + ": " + std::to_string(n) + " " + unit +
             (n == 1 ? " leaves" : "s leave") + " a part empty");
-  std::vector<Block> out;
-  std::int64_t start = 0;
-  for (unsigned k = 0; k < parts; ++k) {
-    std::int64_t len = n / parts + (static_cast<std::int64_t>(k) < n % parts ? 1 : 0);
-    Block p = b;
-    (by_cols ? p.c0 : p.r0) += start;
-    (by_cols ? p.cols : p.rows) = len;
-    out.push_back(p);
-    start += len;
-  }
+  };
+  too_few(b.rows, grid_rows, "row");
+  too_few(b.cols, grid_cols, "column");
+  const auto row_runs = runs(b.rows, grid_rows), col_runs = runs(b.cols, grid_cols);
+  std::vector<Block> out(parts);
+  for (unsigned i = 0; i < grid_rows; ++i)
+    for (unsigned j = 0; j < grid_cols; ++j) {
+      const unsigned k = how == rt::Split::kTiledColumnMajor ? j * grid_rows + i : i * grid_cols + j;
+      out[k] = {b.r0 + row_runs[i].first, b.c0 + col_runs[j].first, row_runs[i].second, col_runs[j].second};
+    }
   return out;
 }
 
@@ -59,6 +83,8 @@ const char* split_name(rt::Split s) {
     case rt::Split::kReplicate: return "replicate";
     case rt::Split::kColumnWise: return "column_wise";
     case rt::Split::kRowWise: return "row_wise";
+    case rt::Split::kTiledRowMajor: return "tiled_row_major";
+    case rt::Split::kTiledColumnMajor: return "tiled_column_major";
   }
   return "?";
 }

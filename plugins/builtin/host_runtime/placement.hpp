@@ -5,7 +5,7 @@
 // A rank-1 tensor of n elements is placed as the matrix (1, n). Level 1 splits
 // the tensor over cubes 0..num_cubes-1, level 2 splits each cube's part over
 // PEs 0..num_pes-1. A split gives the first `n % parts` parts one row (column)
-// more than the others. Shards come in (cube, pe) order.
+// more than the others; a tiled split cuts a grid of blocks (rt::Split). Shards come in (cube, pe) order.
 #pragma once
 
 #include <span>
@@ -16,7 +16,7 @@
 
 namespace kbsim::host_runtime {
 
-/// "replicate", "column_wise" or "row_wise".
+/// "replicate", "column_wise", "row_wise", "tiled_row_major" or "tiled_column_major".
 const char* split_name(rt::Split s);
 
 /// The cubes and PEs per cube a policy uses (0 resolved to "all").

@@ -112,6 +112,54 @@ TEST(PlacementResolve, RankOneIsOneRowOfColumns) {
                 {{0, 0, 0, 6, {3}}, {0, 1, 6, 6, {3}}, {0, 2, 12, 4, {2}}, {0, 3, 16, 4, {2}}});
 }
 
+TEST(PlacementResolve, TiledRowMajorHandsOutAGridOfBlocksRowByRow) {
+  // (4, 6) f16 over 6 PEs: a 2 x 3 grid of (2, 2) blocks; PE k gets block (k / 3, k % 3).
+  DPPolicy dp{Split::kReplicate, Split::kTiledRowMajor, 6, 1};
+  expect_shards(resolve(dp, {4, 6}, DType::kF16), {{0, 0, 0, 8, {2, 2}},
+                                                   {0, 1, 4, 8, {2, 2}},
+                                                   {0, 2, 8, 8, {2, 2}},
+                                                   {0, 3, 24, 8, {2, 2}},
+                                                   {0, 4, 28, 8, {2, 2}},
+                                                   {0, 5, 32, 8, {2, 2}}});
+}
+
+TEST(PlacementResolve, TiledColumnMajorHandsOutTheGridColumnByColumn) {
+  // (5, 8) f32 over 4 cubes: a 2 x 2 grid (rows 3 + 2, columns 4 + 4); cube k gets block (k % 2, k / 2).
+  DPPolicy dp{Split::kTiledColumnMajor, Split::kReplicate, 1, 4};
+  expect_shards(resolve(dp, {5, 8}, DType::kF32),
+                {{0, 0, 0, 48, {3, 4}}, {1, 0, 96, 32, {2, 4}}, {2, 0, 16, 48, {3, 4}}, {3, 0, 112, 32, {2, 4}}});
+}
+
+TEST(PlacementResolve, TiledGridsOfPrimeCountsAndVectorsAreOneRow) {
+  // 3 parts: a 1 x 3 grid; a vector is always tiled along its columns.
+  expect_shards(resolve({Split::kReplicate, Split::kTiledRowMajor, 3, 1}, {2, 3}, DType::kF16),
+                {{0, 0, 0, 4, {2, 1}}, {0, 1, 2, 4, {2, 1}}, {0, 2, 4, 4, {2, 1}}});
+  expect_shards(resolve({Split::kReplicate, Split::kTiledColumnMajor, 4, 1}, {8}, DType::kF16),
+                {{0, 0, 0, 4, {2}}, {0, 1, 4, 4, {2}}, {0, 2, 8, 4, {2}}, {0, 3, 12, 4, {2}}});
+  EXPECT_EQ(bad_use([] {
+              resolve({Split::kReplicate, Split::kTiledRowMajor, 4, 1}, {1, 8}, DType::kF16);
+            }),
+            "BAD_USE: placement: shape (1, 8) cannot be split tiled_row_major over 4 PEs: 1 row leaves a part empty");
+}
+
+TEST(PlacementShards, TiledBlocksGatherAndScatterBack) {
+  const Shape shape{4, 6};
+  std::vector<std::uint16_t> values(24);
+  std::iota(values.begin(), values.end(), std::uint16_t{0});
+  std::vector<std::uint16_t> back(24, 0xffff);
+  for (const ShardSpec& s : resolve({Split::kTiledColumnMajor, Split::kTiledRowMajor, 2, 2}, shape, DType::kI16)) {
+    std::vector<std::uint16_t> piece(s.nbytes / 2);
+    host_runtime::gather_shard(std::as_bytes(std::span(values)), shape, DType::kI16, s,
+                               std::as_writable_bytes(std::span(piece)));
+    host_runtime::scatter_shard(std::as_bytes(std::span(piece)), shape, DType::kI16, s,
+                                std::as_writable_bytes(std::span(back)));
+    if (s.cube == 1 && s.pe == 1) {  // cube 1: columns 3-5; its PE 1 the last of those
+      EXPECT_EQ(piece, (std::vector<std::uint16_t>{5, 11, 17, 23}));
+    }
+  }
+  EXPECT_EQ(back, values);
+}
+
 TEST(PlacementResolve, ZeroMeansEveryCubeAndEveryPe) {
   DPPolicy dp{Split::kReplicate, Split::kColumnWise, 0, 0};
   auto shards = resolve(dp, {1, 128}, DType::kF16);

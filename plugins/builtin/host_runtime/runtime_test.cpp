@@ -340,6 +340,23 @@ TEST_F(RuntimeTest, LaunchGridDefaultsToOnePeAndHonoursTheOptions) {
             "BAD_USE: launch of 'test-noop': a grid of 1 cubes x 9 PEs does not fit a SIP of 16 cubes x 8 PEs");
 }
 
+TEST_F(RuntimeTest, IntegersEqualToAGlobalDimBecomeTheLocalDimUnlessTurnedOff) {
+  // a (8, 6) rows over 2 cubes, columns over 3 PEs: first shard (4, 2); b (6, 10) columns over 2 PEs: (6, 5).
+  rt::Tensor a = rt_.empty({8, 6}, DType::kF16, {Split::kRowWise, Split::kColumnWise, 3, 2}, "a");
+  rt::Tensor b = rt_.empty({6, 10}, DType::kF16, {Split::kReplicate, Split::kColumnWise, 2, 1}, "b");
+  const std::vector<rt::Arg> args = {a, b, std::int64_t{8}, std::int64_t{6}, std::int64_t{10}, std::int64_t{7}};
+  rt_.launch("test-noop", args);
+  rt_.launch("test-noop", args, {.auto_dim_remap = false});
+  rt_.wait_all();
+  const auto ints = [&](std::size_t k) {
+    const tl::Args& got = *sink().received[k]->args;
+    return std::vector<std::int64_t>{got.i64(2), got.i64(3), got.i64(4), got.i64(5)};
+  };
+  // 6 is a's column count first (a's placement changes it), so b's unchanged 6 rows do not decide.
+  EXPECT_EQ(ints(2), (std::vector<std::int64_t>{4, 2, 5, 7}));
+  EXPECT_EQ(ints(3), (std::vector<std::int64_t>{8, 6, 10, 7}));
+}
+
 TEST_F(RuntimeTest, AHostReadWaitsForTheLaunchesRunningOnItsSip) {
   rt::Tensor t = rt_.zeros({4, 4}, DType::kF16, {}, "t");
   const Tick t0 = rt_.now();

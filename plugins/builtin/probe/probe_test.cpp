@@ -1,10 +1,12 @@
-// `kbsim probe` as a user runs it: the 13 cases, the sweep, the invariants,
+// `kbsim probe` as a user runs it: the 14 cases, the sweep, the invariants,
 // the figures the reference measured, and its errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "kbsim/testing_cli.hpp"
 
@@ -29,7 +31,7 @@ double actual(const rapidjson::Document& d, const std::string& name) {
   return -1;
 }
 
-TEST(Probe, JsonHasThirteenCasesTheSweepAndPassingInvariants) {
+TEST(Probe, JsonHasFourteenCasesTheSweepAndPassingInvariants) {
   auto d = probe_json("");
   ASSERT_TRUE(d.IsObject());
   const char* names[] = {"h2d-1hop",
@@ -44,9 +46,10 @@ TEST(Probe, JsonHasThirteenCasesTheSweepAndPassingInvariants) {
                          "pe-same-half-hbm",
                          "pe-cross-half-hbm",
                          "pe-cross-cube-hbm-best",
-                         "pe-cross-cube-hbm-worst"};
-  ASSERT_EQ(d["cases"].Size(), 13u);
-  for (unsigned i = 0; i < 13; ++i) {
+                         "pe-cross-cube-hbm-worst",
+                         "pe-cross-sip-hbm"};
+  ASSERT_EQ(d["cases"].Size(), 14u);
+  for (unsigned i = 0; i < 14; ++i) {
     const auto& c = d["cases"][i];
     EXPECT_STREQ(c["name"].GetString(), names[i]);
     EXPECT_TRUE(c["ok"].GetBool());
@@ -55,12 +58,62 @@ TEST(Probe, JsonHasThirteenCasesTheSweepAndPassingInvariants) {
     EXPECT_TRUE(c["route"].IsArray());
   }
   EXPECT_EQ(d["sweep"].Size(), 15u);  // 3 cases x 5 sizes, 4 KB .. 1 MB
-  ASSERT_GE(d["invariants"].Size(), 9u);
+  ASSERT_GE(d["invariants"].Size(), 11u);
   for (const auto& inv : d["invariants"].GetArray()) EXPECT_TRUE(inv["pass"].GetBool()) << inv["name"].GetString();
   EXPECT_TRUE(d["pass"].GetBool());
   // Same-cube DMA is served without UCIe; the far cube is 3 east + 3 south = 6 crossings.
   EXPECT_EQ(d["cases"][10]["ucie_crossings"].GetUint(), 0u);
   EXPECT_EQ(d["cases"][12]["ucie_crossings"].GetUint(), 6u);
+  EXPECT_FALSE(d.HasMember("skipped"));  // the default system has 2 SIPs
+}
+
+// ADR-0010 D5: local <= intra-cube <= inter-cube <= inter-SIP. The inter-SIP case
+// writes from SIP 0's PE0 to SIP 1's PE0 slice: out over SIP 0's IO chiplet, the
+// PCIe links and the switch, in over SIP 1's IO chiplet (no cube-to-cube seam).
+TEST(Probe, InterSipCaseCrossesTheSwitchAndIsTheSlowestOfTheOrder) {
+  auto d = probe_json("");
+  const rapidjson::Value* c = nullptr;
+  for (const auto& k : d["cases"].GetArray())
+    if (std::string("pe-cross-sip-hbm") == k["name"].GetString()) c = &k;
+  ASSERT_NE(c, nullptr);
+  EXPECT_STREQ((*c)["category"].GetString(), "pe_dma");
+  EXPECT_STREQ((*c)["src"].GetString(), "sip0.cube0.pe0.pe_dma");
+  EXPECT_STREQ((*c)["dst"].GetString(), "sip1.cube0.hbm_ctrl.pe0");
+  EXPECT_TRUE((*c)["ok"].GetBool());
+  std::vector<std::string> forward;
+  for (const auto& h : (*c)["route"][0]["hops"].GetArray()) forward.push_back(h["node"].GetString());
+  for (const char* n : {"sip0.io0.pcie_ep", "fabric.switch0", "sip1.io0.pcie_ep", "sip1.cube0.r0c0"})
+    EXPECT_NE(std::find(forward.begin(), forward.end(), n), forward.end()) << n;
+  EXPECT_EQ((*c)["ucie_crossings"].GetUint(), 0u);         // counts cube-to-cube seams only
+  EXPECT_DOUBLE_EQ((*c)["bn_bw_gbs"].GetDouble(), 128.0);  // one UCIe connection; the PCIe links are 256
+  EXPECT_GT(actual(d, "pe-cross-sip-hbm"), actual(d, "pe-cross-cube-hbm-best"));
+  EXPECT_DOUBLE_EQ(actual(d, "pe-cross-sip-hbm"), 769.8);  // as pe-dma-perf's remote_sip at 32 KiB
+  bool found = false;
+  for (const auto& inv : d["invariants"].GetArray())
+    if (std::string("pe dma: local <= intra-cube <= inter-cube <= inter-SIP") == inv["name"].GetString()) {
+      found = true;
+      EXPECT_TRUE(inv["pass"].GetBool()) << inv["detail"].GetString();
+    }
+  EXPECT_TRUE(found);
+}
+
+// One SIP: "all" skips the inter-SIP case with a line and leaves it out of the
+// order; named alone it is a configuration error.
+TEST(Probe, OneSipSkipsTheInterSipCase) {
+  const std::string one = " --set system.sips.count=1";
+  auto text = testkit::run_kbsim("probe" + one);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("  pe-cross-sip-hbm         skipped: needs 2 SIPs, the system has 1\n"));
+  EXPECT_THAT(text.out, ::testing::Not(HasSubstr("inter-SIP")));
+  auto d = probe_json(one);
+  EXPECT_EQ(d["cases"].Size(), 13u);
+  ASSERT_TRUE(d.HasMember("skipped"));
+  ASSERT_EQ(d["skipped"].Size(), 1u);
+  EXPECT_STREQ(d["skipped"][0]["name"].GetString(), "pe-cross-sip-hbm");
+  EXPECT_TRUE(d["pass"].GetBool());
+  auto named = testkit::run_kbsim("probe --case pe-cross-sip-hbm" + one);
+  EXPECT_EQ(named.code, 3);
+  EXPECT_THAT(named.err, HasSubstr("probe case pe-cross-sip-hbm needs sip1 cube0 pe0, which this topology lacks"));
 }
 
 // The reference's measured figures (FIGURES.md): a host write bottlenecked by

@@ -111,6 +111,7 @@ void print_text(const Report& r) {
     category = c.category;
     row(c, c.ok ? c.name : c.name + " FAILED " + c.error);
   }
+  for (const auto& s : r.skipped) std::printf("  %-24s skipped: %s\n", s.name.c_str(), s.reason.c_str());
   std::printf("\nRoutes (overhead per node, links as --kind bandwidth, latency-->)\n");
   for (const auto& c : r.cases) route(c);
   if (!r.sweep.empty()) {
@@ -135,6 +136,17 @@ void print_json(const Report& r) {
     w.begin_array();
     for (const auto& c : r.cases) case_json(w, c, true);
     w.end_array();
+    if (!r.skipped.empty()) {
+      w.key("skipped");
+      w.begin_array();
+      for (const auto& s : r.skipped) {
+        w.begin_object();
+        w.field("name", s.name);
+        w.field("reason", s.reason);
+        w.end_object();
+      }
+      w.end_array();
+    }
     w.key("sweep");
     w.begin_array();
     for (const auto& c : r.sweep) case_json(w, c, false);

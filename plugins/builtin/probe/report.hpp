@@ -43,11 +43,17 @@ struct Invariant {
   std::string detail;
 };
 
+/// A case "all" could not run on this system (e.g. the inter-SIP case on one SIP).
+struct Skipped {
+  std::string name, reason;
+};
+
 struct Report {
   std::string topology;
   std::string routing;  ///< the route metric in force: distance or latency
   std::uint64_t bytes = 0;
   std::vector<CaseResult> cases;
+  std::vector<Skipped> skipped;  ///< in the table and the JSON only when there are some
   std::vector<CaseResult> sweep;
   std::vector<Invariant> invariants;
   bool pass = false;

@@ -30,7 +30,9 @@
 namespace kbsim::rt {
 
 /// How a 2-D tensor is split over cubes, then over the PEs of each cube (docs/model.md, "The host runtime").
-enum class Split : std::uint8_t { kReplicate, kColumnWise, kRowWise };
+/// The tiled kinds cut it into a grid of r x c blocks (r * c = the parts, r the largest divisor of the parts
+/// not above its square root, so c >= r) and hand the blocks out in row-major or column-major grid order.
+enum class Split : std::uint8_t { kReplicate, kColumnWise, kRowWise, kTiledRowMajor, kTiledColumnMajor };
 
 struct DPPolicy {
   Split cube = Split::kReplicate;
@@ -93,6 +95,11 @@ struct LaunchOptions {
   /// The PEs the kernel runs on: cubes 0..grid_cubes-1 x PEs 0..grid_pes-1 of
   /// each. 0 = the largest placement among the tensor arguments.
   unsigned grid_pes = 0, grid_cubes = 0;
+  /// Rewrite an integer argument equal to a tensor argument's global dim into that dim's local size (the
+  /// tensor's first shard's), as the reference's launch does; kernels written for local dims then take the
+  /// global ones. A value only matches dims the placement changes, the first tensor argument having it decides.
+  /// Off: integers pass exactly as given (docs/model.md, "The host runtime", "Launch arguments").
+  bool auto_dim_remap = true;
 };
 
 struct LaunchHandle {

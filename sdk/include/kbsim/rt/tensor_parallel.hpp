@@ -152,6 +152,7 @@ class RowParallelLinear {
     LaunchOptions one_pe_per_cube;
     one_pe_per_cube.grid_pes = 1;
     one_pe_per_cube.grid_cubes = static_cast<unsigned>(cubes);
+    one_pe_per_cube.auto_dim_remap = false;  // the kernel takes the global row count
     last_ = rt_.wait(rt_.launch("tp-row-partial-gemm", {x, weight_, y, x.shape()[0]}, one_pe_per_cube));
     dist_.all_reduce(y);
     return y;
