@@ -97,32 +97,34 @@ class GemmBench : public kbsim::Bench {
       relu = e == "relu";
     }
     rt::Runtime& r = ctx.configured().service<rt::Runtime>();
-    const rt::DPPolicy one_pe;  // replicate on PE 0 of cube 0
-    // Place all three first, so a shape too large for the PE's HBM slice fails before any data is made.
-    rt::Tensor a = r.empty({m, k}, DType::kF16, one_pe, "A");
-    rt::Tensor b = r.empty({k, n}, DType::kF16, one_pe, "B");
-    rt::Tensor c = r.empty({m, n}, DType::kF16, one_pe, "C");
-    // Host-side operands at most: their f16 encoding (2 B an element), kept once more by the memory store (2 B),
-    // and, when the data is verified, the values the reference computes with (8 B), for A, B and C.
-    const double elements = static_cast<double>(m) * static_cast<double>(k) + static_cast<double>(k) * n +
-                            static_cast<double>(m) * static_cast<double>(n);
-    kbsim::require_memory(12.0 * elements,
-                          std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + " GEMM operands");
-    r.write(a, operand(m * k, 1));
-    r.write(b, operand(k * n, 2));
-    r.write(c, std::vector<std::byte>(static_cast<std::size_t>(m * n) * 2));  // f16 zeros
-    std::vector<rt::Arg> args;
-    args.reserve(5);
-    for (const rt::Tensor& t : {a, b, c}) args.emplace_back(t);
-    if (composite_) {
-      args.emplace_back(variant);
-      args.emplace_back(std::int64_t{relu});
-    }
-    const rt::LaunchResult& res = r.wait(r.launch(composite_ ? "matmul_composite" : "gemm_single_pe", args));
-    report(ctx, res, m, k, n);
-    if (kbsim::verify::asked(ctx))
-      kbsim::bench_gemm::check(ctx, "C", r.read(c), reference(values(m * k, 1), values(k * n, 2), m, k, n, relu),
-                               c.shape());
+    r.on_devices(ctx, [&](kbsim::BenchContext& dev) {
+      const rt::DPPolicy one_pe;  // replicate on PE 0 of cube 0
+      // Place all three first, so a shape too large for the PE's HBM slice fails before any data is made.
+      rt::Tensor a = r.empty({m, k}, DType::kF16, one_pe, "A");
+      rt::Tensor b = r.empty({k, n}, DType::kF16, one_pe, "B");
+      rt::Tensor c = r.empty({m, n}, DType::kF16, one_pe, "C");
+      // Host-side operands at most: their f16 encoding (2 B an element), kept once more by the memory store (2 B),
+      // and, when the data is verified, the values the reference computes with (8 B), for A, B and C.
+      const double elements = static_cast<double>(m) * static_cast<double>(k) + static_cast<double>(k) * n +
+                              static_cast<double>(m) * static_cast<double>(n);
+      kbsim::require_memory(12.0 * elements,
+                            std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + " GEMM operands");
+      r.write(a, operand(m * k, 1));
+      r.write(b, operand(k * n, 2));
+      r.write(c, std::vector<std::byte>(static_cast<std::size_t>(m * n) * 2));  // f16 zeros
+      std::vector<rt::Arg> args;
+      args.reserve(5);
+      for (const rt::Tensor& t : {a, b, c}) args.emplace_back(t);
+      if (composite_) {
+        args.emplace_back(variant);
+        args.emplace_back(std::int64_t{relu});
+      }
+      const rt::LaunchResult& res = r.wait(r.launch(composite_ ? "matmul_composite" : "gemm_single_pe", args));
+      report(dev, res, m, k, n);
+      if (kbsim::verify::asked(dev))
+        kbsim::bench_gemm::check(dev, "C", r.read(c), reference(values(m * k, 1), values(k * n, 2), m, k, n, relu),
+                                 c.shape());
+    });
   }
 
  private:

@@ -117,23 +117,25 @@ class QkvBench : public kbsim::Bench {
   void run(kbsim::BenchContext& ctx) override {
     rt::Runtime& r = ctx.configured().service<rt::Runtime>();
     const Job j = job_of(kind_, ctx.params(), r.pes_per_cube());
-    const rt::DPPolicy replicas{rt::Split::kReplicate, rt::Split::kReplicate, j.pes, 1};
-    const rt::DPPolicy columns{rt::Split::kReplicate, rt::Split::kColumnWise, j.pes, 1};
-    rt::Tensor x = r.empty({j.m, j.k}, DType::kF16, replicas, "X");
-    rt::Tensor w = r.empty({j.k, j.n}, DType::kF16, columns, "W_qkv");
-    rt::Tensor y = r.empty({j.m, j.n}, DType::kF16, columns, "Y");
-    const double mk = static_cast<double>(j.m) * j.k, kn = static_cast<double>(j.k) * j.n;
-    // Host-side: values (8 B) and their f16 encoding (2 B) of X, W and Y, and the store's copies (X once per PE).
-    kbsim::require_memory(10.0 * (mk + kn + static_cast<double>(j.m) * j.n) + 2.0 * (j.pes * mk + kn),
-                          "QKV operands " + shape_str(j));
-    r.write(x, operand(j.m * j.k, 1));
-    r.write(w, operand(j.k * j.n, 2));
-    r.write(y, std::vector<std::byte>(static_cast<std::size_t>(j.m * j.n) * 2));  // f16 zeros
-    const rt::LaunchResult& res = r.wait(r.launch("qkv_gemm", {x, w, y, std::int64_t{j.tiled}}));
-    report(ctx, res, j);
-    if (kbsim::verify::asked(ctx))
-      kbsim::bench_gemm::check(ctx, "Y", r.read(y),
-                               reference(values(j.m * j.k, 1), values(j.k * j.n, 2), j.m, j.k, j.n), y.shape());
+    r.on_devices(ctx, [&](kbsim::BenchContext& dev) {
+      const rt::DPPolicy replicas{rt::Split::kReplicate, rt::Split::kReplicate, j.pes, 1};
+      const rt::DPPolicy columns{rt::Split::kReplicate, rt::Split::kColumnWise, j.pes, 1};
+      rt::Tensor x = r.empty({j.m, j.k}, DType::kF16, replicas, "X");
+      rt::Tensor w = r.empty({j.k, j.n}, DType::kF16, columns, "W_qkv");
+      rt::Tensor y = r.empty({j.m, j.n}, DType::kF16, columns, "Y");
+      const double mk = static_cast<double>(j.m) * j.k, kn = static_cast<double>(j.k) * j.n;
+      // Host-side: values (8 B) and their f16 encoding (2 B) of X, W and Y, and the store's copies (X once per PE).
+      kbsim::require_memory(10.0 * (mk + kn + static_cast<double>(j.m) * j.n) + 2.0 * (j.pes * mk + kn),
+                            "QKV operands " + shape_str(j));
+      r.write(x, operand(j.m * j.k, 1));
+      r.write(w, operand(j.k * j.n, 2));
+      r.write(y, std::vector<std::byte>(static_cast<std::size_t>(j.m * j.n) * 2));  // f16 zeros
+      const rt::LaunchResult& res = r.wait(r.launch("qkv_gemm", {x, w, y, std::int64_t{j.tiled}}));
+      report(dev, res, j);
+      if (kbsim::verify::asked(dev))
+        kbsim::bench_gemm::check(dev, "Y", r.read(y),
+                                 reference(values(j.m * j.k, 1), values(j.k * j.n, 2), j.m, j.k, j.n), y.shape());
+    });
   }
 
  private:

@@ -88,23 +88,25 @@ class VaOffsetVerify final : public kbsim::Bench {
     p.check(pes > 0 && pes <= static_cast<std::int64_t>(r.pes_per_cube()), kPes, "must be in 1..PEs per cube");
     p.check(m > 0 && m <= 4096 && m % cubes == 0, kM, "must be in 1..4096 and a multiple of cubes");
     p.check(n > 0 && n <= 4096 && n % pes == 0, kN, "must be in 1..4096 and a multiple of pes");
-    const rt::DPPolicy dp{rt::Split::kRowWise, rt::Split::kColumnWise, static_cast<unsigned>(pes),
-                          static_cast<unsigned>(cubes)};
-    std::vector<double> values(static_cast<std::size_t>(m * n));
-    std::iota(values.begin(), values.end(), 0.0);
-    rt::Tensor x = r.from_host({m, n}, DType::kF32, values, dp, "X");
-    rt::LaunchOptions opt;
-    opt.auto_dim_remap = p.get(kRemap);
-    const rt::LaunchResult& res = r.wait(r.launch("va_offset_verify", {x, m, n}, opt));
-    kbsim::Metrics& out = ctx.metrics();
-    out.set("pes_checked", static_cast<std::int64_t>(res.pes.size()));
-    out.set("elements_checked", m * n);
-    out.set("kernel_window_ns", res.pe_exec_ns);
-    char line[160];
-    std::snprintf(line, sizeof line, "%zu PEs each found their (%lld, %lld) piece of X (%lld, %lld) and read it back",
-                  res.pes.size(), static_cast<long long>(m / cubes), static_cast<long long>(n / pes),
-                  static_cast<long long>(m), static_cast<long long>(n));
-    ctx.note(line);
+    r.on_devices(ctx, [&](kbsim::BenchContext& dev) {
+      const rt::DPPolicy dp{rt::Split::kRowWise, rt::Split::kColumnWise, static_cast<unsigned>(pes),
+                            static_cast<unsigned>(cubes)};
+      std::vector<double> values(static_cast<std::size_t>(m * n));
+      std::iota(values.begin(), values.end(), 0.0);
+      rt::Tensor x = r.from_host({m, n}, DType::kF32, values, dp, "X");
+      rt::LaunchOptions opt;
+      opt.auto_dim_remap = p.get(kRemap);
+      const rt::LaunchResult& res = r.wait(r.launch("va_offset_verify", {x, m, n}, opt));
+      kbsim::Metrics& out = dev.metrics();
+      out.set("pes_checked", static_cast<std::int64_t>(res.pes.size()));
+      out.set("elements_checked", m * n);
+      out.set("kernel_window_ns", res.pe_exec_ns);
+      char line[160];
+      std::snprintf(line, sizeof line, "%zu PEs each found their (%lld, %lld) piece of X (%lld, %lld) and read it back",
+                    res.pes.size(), static_cast<long long>(m / cubes), static_cast<long long>(n / pes),
+                    static_cast<long long>(m), static_cast<long long>(n));
+      dev.note(line);
+    });
   }
 };
 

@@ -8,6 +8,7 @@
 #include "kbsim/testing_cli.hpp"
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kbsim {
 namespace {
@@ -40,6 +41,38 @@ TEST(VaOffsetVerify, ShapesThatDoNotDivideAreRefused) {
   testkit::CliResult r = testkit::run_kbsim("run --bench va-offset-verify --param N=130");
   EXPECT_EQ(r.code, static_cast<int>(ExitCode::kConfig));
   EXPECT_THAT(r.err, HasSubstr("N"));
+}
+
+// --device (docs/model.md, "Devices"): a single-device bench once per selected SIP, in one simulation.
+TEST(Device, AllRunsTheBenchOncePerSipWithResultsPerSip) {
+  auto dir = testkit::temp_dir() / "va_offset_all";
+  testkit::CliResult r = testkit::run_kbsim("run --bench va-offset-verify --device all --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sip 0: 8 PEs each found their (32, 32) piece"));
+  EXPECT_THAT(r.out, HasSubstr("sip 1: 8 PEs each found their (32, 32) piece"));
+  const std::string results = testkit::read_file(dir / "results.json");
+  EXPECT_THAT(results, HasSubstr("\"device\": \"all\""));
+  EXPECT_THAT(results, HasSubstr("\"sip1\": {"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Device, SipNRunsOnThatSipOnly) {
+  auto dir = testkit::temp_dir() / "va_offset_sip1";
+  testkit::CliResult r = testkit::run_kbsim("run --bench va-offset-verify --device sip:1 --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("sip 1:")));  // one device: the results are the bench's own
+  const std::string results = testkit::read_file(dir / "results.json");
+  EXPECT_THAT(results, HasSubstr("\"device\": \"sip:1\""));
+  EXPECT_THAT(results, HasSubstr("\"sip1.cube0.pe0.pe_cpu\""));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Device, ABadSelectorIsAUsageError) {
+  for (const char* bad : {"sip:2", "sip:x", "gpu", "sip:"}) {
+    testkit::CliResult r = testkit::run_kbsim(std::string("run --bench va-offset-verify --device ") + bad);
+    EXPECT_EQ(r.code, static_cast<int>(ExitCode::kUsage)) << bad;
+    EXPECT_THAT(r.err, HasSubstr(std::string("--device ") + bad + ": ")) << bad;
+  }
 }
 
 }  // namespace

@@ -72,6 +72,7 @@ class HostRuntime final : public rt::Runtime,
   System& system() override { return system_; }
   Tick now() const override { return system_.now(); }
   unsigned cubes_per_sip() const override { return map_.cubes_per_sip; }
+  void on_devices(BenchContext& ctx, const std::function<void(BenchContext&)>& body) override;
   unsigned pes_per_cube() const override { return map_.pes_per_cube; }
   void open_scope(std::vector<rt::Tensor>& made) override;
   void close_scope(std::vector<rt::Tensor>& made) override;

@@ -92,6 +92,7 @@ class UntouchedRuntime : public rt::Runtime {
   MOCK_METHOD(Tick, now, (), (const, override));
   MOCK_METHOD(unsigned, cubes_per_sip, (), (const, override));
   MOCK_METHOD(unsigned, pes_per_cube, (), (const, override));
+  MOCK_METHOD(void, on_devices, (BenchContext&, const std::function<void(BenchContext&)>&), (override));
   MOCK_METHOD(void, open_scope, (std::vector<rt::Tensor>&), (override));
   MOCK_METHOD(void, close_scope, (std::vector<rt::Tensor>&), (override));
 };

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -85,6 +86,13 @@ class Tensor {
  private:
   std::shared_ptr<Info> info_;
 };
+
+/// `kbsim run --device all|sip:N` (the host runtime's plugin declares it; docs/model.md "Devices"): the SIPs a
+/// single-device bench runs on (Runtime::on_devices).
+inline constexpr StringParam kDeviceFlag{
+    "device", "sip:0",
+    "the SIPs a single-device bench runs on: sip:N, or all (once per SIP, concurrently in one simulation, results "
+    "per SIP); benches that choose their own SIPs (collectives) ignore it"};
 
 /// A kernel argument: a tensor, an integer or a real.
 using Arg = std::variant<Tensor, std::int64_t, double>;
@@ -175,6 +183,11 @@ class Runtime : public Service {
   virtual Tick now() const = 0;
   virtual unsigned cubes_per_sip() const = 0;
   virtual unsigned pes_per_cube() const = 0;
+  /// Run a single-device bench's `body` on the SIPs `--device` selects (kDeviceFlag). sip:N: once, with SIP N
+  /// current, on `ctx` itself. all: once per SIP, each on its own worker (as Distributed::spawn runs them) with
+  /// its SIP current, concurrently in simulated time on this one system; each gets a view of `ctx` whose metrics
+  /// are results.json's `devices.sipN`, whose notes start "sip N: " and whose files start "sipN-".
+  virtual void on_devices(BenchContext& ctx, const std::function<void(BenchContext&)>& body) = 0;
 
   // --- scopes (TensorScope) ---
   /// Start collecting, into `made`, the tensors the caller (the driver or a spawn worker) creates from now on.
