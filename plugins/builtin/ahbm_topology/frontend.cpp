@@ -1,6 +1,6 @@
 // The AHBM topology front-end: compiles the system / sip / cube form of
 // topology.yaml (the reference's vocabulary) into the plain graph, and draws
-// the system, SIP and cube pictures for `kbsim topology --svg`.
+// the system, SIP, cube and PE pictures for `kbsim topology --svg`.
 #include "kbsim/config/frontend.hpp"
 
 #include "build.hpp"

@@ -1,5 +1,6 @@
 // `kbsim topology --svg DIR`: system.svg (the tray), sip.svg (one SIP's cube
-// mesh and IO chiplets) and cube.svg (one cube's NoC, to scale). Plain SVG 1.1
+// mesh and IO chiplets), cube.svg (one cube's NoC, to scale) and pe.svg (PE
+// 0/0/0's parts and links). Plain SVG 1.1
 // text; the canvas is the bounding box of what was drawn, so nothing is clipped.
 #include "svg.hpp"
 
@@ -501,7 +502,7 @@ std::string cube_svg(const AhbmSpec& s, const MeshLayout& m, unsigned sip, unsig
   return g.finish("AHBM cube: " + to_string(present) + " routers, " + to_string(m.pe.size()) + " PEs");
 }
 
-// ---- one PE --------------------------------------------------------------
+// ---- pe.svg (one PE) -------------------------------------------------------
 
 /// One PE's parts on a circle, its internal links (solid: data, dashed: control
 /// only) and the router its DMA / CPU attach to.
@@ -602,10 +603,11 @@ std::string view_svg(const Compiled& system, std::string_view name) {
 }
 
 std::vector<fs::path> write_svgs(const Compiled& system, const fs::path& dir) {
-  const std::array<std::pair<const char*, std::string>, 3> files{
+  const std::array<std::pair<const char*, std::string>, 4> files{
       {{"system.svg", system_svg(system.spec)},
        {"sip.svg", sip_svg(system.spec, 0)},
-       {"cube.svg", cube_svg(system.spec, system.mesh, 0, 0)}}};
+       {"cube.svg", cube_svg(system.spec, system.mesh, 0, 0)},
+       {"pe.svg", pe_svg(system.spec, system.mesh, 0, 0, 0)}}};
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec))

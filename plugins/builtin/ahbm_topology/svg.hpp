@@ -8,7 +8,7 @@
 
 namespace kbsim::ahbm_topology {
 
-/// Write system.svg, sip.svg and cube.svg into `dir` (created if missing);
+/// Write system.svg, sip.svg, cube.svg and pe.svg (PE 0/0/0) into `dir` (created if missing);
 /// returns the files written. Throws ConfigError if `dir` cannot be written.
 std::vector<std::filesystem::path> write_svgs(const Compiled& system, const std::filesystem::path& dir);
 

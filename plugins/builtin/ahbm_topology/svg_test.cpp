@@ -1,4 +1,4 @@
-// `kbsim topology --svg DIR`: the three pictures of the default AHBM system are
+// `kbsim topology --svg DIR`: the four pictures of the default AHBM system are
 // written, well-formed, deterministic, and show what they should.
 #include "svg.hpp"
 
@@ -119,11 +119,11 @@ TEST(Svg, XmlCheckerCatchesMistakes) {
   EXPECT_NE(xml_problem("<html/>"), "");
 }
 
-TEST(Svg, WritesThreeWellFormedPictures) {
+TEST(Svg, WritesFourWellFormedPictures) {
   const fs::path dir = testkit::temp_dir() / "new" / "pictures";  // created if missing
   auto files = ahbm_topology::write_svgs(default_system(), dir);
-  ASSERT_EQ(files.size(), 3u);
-  for (const char* name : {"system.svg", "sip.svg", "cube.svg"}) {
+  ASSERT_EQ(files.size(), 4u);
+  for (const char* name : {"system.svg", "sip.svg", "cube.svg", "pe.svg"}) {
     ASSERT_TRUE(fs::is_regular_file(dir / name)) << name;
     EXPECT_FALSE(fs::exists(dir / (std::string(name) + ".tmp"))) << name;
     const std::string text = testkit::read_file(dir / name);
@@ -133,6 +133,21 @@ TEST(Svg, WritesThreeWellFormedPictures) {
     EXPECT_NE(text.find("sans-serif"), std::string::npos) << name;
   }
   EXPECT_EQ(files[0], dir / "system.svg");
+  EXPECT_EQ(files[3], dir / "pe.svg");
+}
+
+TEST(Svg, PeShowsPe000) {
+  auto sys = default_system();
+  const fs::path dir = testkit::temp_dir();
+  ahbm_topology::write_svgs(sys, dir);
+  const std::string pe = testkit::read_file(dir / "pe.svg");
+  EXPECT_EQ(pe, ahbm_topology::view_svg(sys, "pe/0/0/0"));  // the web viewer's PE view, verbatim
+  EXPECT_EQ(count(pe, "class=\"part\""), 9u);               // topology.yaml's cube.pe_template.components
+  for (const char* label : {">pe_cpu<", ">pe_scheduler<", ">pe_dma<", ">pe_tcm<", ">pe_ipcq<", ">builtin.pe_gemm<",
+                            "PE sip0.cube0.pe0", ">Legend<"})
+    EXPECT_NE(pe.find(label), std::string::npos) << label;
+  EXPECT_EQ(count(pe, "class=\"attach\""), 3u);  // pe_cpu, pe_dma, pe_mmu to the router
+  EXPECT_EQ(count(pe, "class=\"router\""), 1u);
 }
 
 TEST(Svg, CubeShowsTheRouterMesh) {
@@ -172,7 +187,7 @@ TEST(Svg, SameInputSameBytes) {
   ahbm_topology::write_svgs(sys, a);
   ahbm_topology::write_svgs(default_system(), b);
   ahbm_topology::write_svgs(sys, a);  // overwrites in place
-  for (const char* name : {"system.svg", "sip.svg", "cube.svg"})
+  for (const char* name : {"system.svg", "sip.svg", "cube.svg", "pe.svg"})
     EXPECT_EQ(testkit::read_file(a / name), testkit::read_file(b / name)) << name;
 }
 
@@ -221,7 +236,7 @@ TEST(Svg, CommandLine) {
   const fs::path dir = testkit::temp_dir() / "cli";
   auto r = testkit::run_kbsim("topology --topology " KBSIM_SOURCE_DIR "/topology.yaml --svg " + dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* name : {"system.svg", "sip.svg", "cube.svg"}) {
+  for (const char* name : {"system.svg", "sip.svg", "cube.svg", "pe.svg"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
     EXPECT_GT(fs::file_size(dir / name), 1000u) << name;
   }
