@@ -170,11 +170,7 @@ rt::TransferResult HostRuntime::write(const rt::Tensor& t, std::span<const std::
 
 std::vector<std::byte> HostRuntime::read(const rt::Tensor& t, rt::TransferResult* timing) {
   const rt::Tensor::Info& info = live(t, "read");
-  // A host-read barrier: the launches still running on the tensor's SIP may write it, so they finish first.
-  for (const auto& [id, c] : commands_)
-    if (!c.done && c.cmd->kind == kbsim::ahbm::HostCommand::Kind::kLaunch && !c.cmd->targets.empty() &&
-        c.cmd->targets.front().sip == info.shards.front().sip)
-      wait({id});
+  wait_for_launches_on(info.shards.front().sip);
   const std::vector<const rt::ShardSpec*> pieces = distinct_pieces(info.shards);
   rt::TransferResult r = transfer(info, kbsim::ahbm::MemOp::kRead, pieces);
   std::vector<std::byte> out(t.nbytes()), buf;
@@ -190,6 +186,14 @@ std::vector<std::byte> HostRuntime::read(const rt::Tensor& t, rt::TransferResult
   }
   if (timing) *timing = r;
   return out;
+}
+
+void HostRuntime::wait_for_launches_on(unsigned sip) {
+  // A host-read barrier: the launches still running on the tensor's SIP may write it, so they finish first.
+  for (const auto& [id, c] : commands_)
+    if (!c.done && c.cmd->kind == kbsim::ahbm::HostCommand::Kind::kLaunch && !c.cmd->targets.empty() &&
+        c.cmd->targets.front().sip == sip)
+      wait({id});
 }
 
 rt::TransferResult HostRuntime::copy(const rt::Tensor& dst, const rt::Tensor& src) {
@@ -332,7 +336,14 @@ void HostRuntime::update_mmu(const rt::Tensor::Info& info, kbsim::ahbm::HostComm
 // per shard always passes the initiator's check_access (no CROSSES_SLICE or OVERSIZE).
 rt::TransferResult HostRuntime::transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op,
                                          const std::vector<const rt::ShardSpec*>& shards) {
-  const unsigned sip = shards.front()->sip;
+  std::vector<Extent> extents;
+  for (const rt::ShardSpec* s : shards) extents.push_back({s->pa, s->nbytes});
+  return transfer(info, op, extents);
+}
+
+rt::TransferResult HostRuntime::transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op,
+                                         const std::vector<Extent>& extents) {
+  const unsigned sip = info.shards.front().sip;
   const std::string node = names::io(sip, 0, "pcie_ep");
   auto* ep = kbsim::ahbm::as_initiator(system_.component(node));
   if (!ep) throw ConfigError(node + " does not initiate memory requests (its implementation is no PCIE_EP)");
@@ -341,15 +352,15 @@ rt::TransferResult HostRuntime::transfer(const rt::Tensor::Info& info, kbsim::ah
   rt::TransferResult r;
   r.t_submit = now();
   transfer_ = {};
-  for (const rt::ShardSpec* s : shards) {
+  for (const Extent& e : extents) {
     auto req = make_message<kbsim::ahbm::MemRequest>();
     req->op = op;
-    req->pa = s->pa;
-    req->nbytes = s->nbytes;
+    req->pa = e.pa;
+    req->nbytes = e.nbytes;
     req->correlation_id = id;
     req->request_id = transfer_.requests.size() + 1;
     transfer_.requests.push_back(req);
-    r.bytes += s->nbytes;
+    r.bytes += e.nbytes;
   }
   transfer_.pending = transfer_.requests.size();
   for (const auto& req : transfer_.requests) ep->submit(req, this);

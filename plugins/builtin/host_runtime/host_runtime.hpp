@@ -62,6 +62,9 @@ class HostRuntime final : public rt::Runtime,
   std::vector<std::byte> read(const rt::Tensor& t, rt::TransferResult* timing = nullptr) override;
   rt::TransferResult copy(const rt::Tensor& dst, const rt::Tensor& src) override;
   std::string summary(const rt::Tensor& t) override;
+  std::vector<double> read_slice(const rt::Tensor& t, const rt::Region& region) override;
+  rt::TransferResult write_slice(const rt::Tensor& t, const rt::Region& region,
+                                 std::span<const double> values) override;
   rt::LaunchHandle launch(std::string_view kernel, std::vector<rt::Arg> args,
                           const rt::LaunchOptions& opt = {}) override;
   const rt::LaunchResult& wait(rt::LaunchHandle h) override;
@@ -107,6 +110,18 @@ class HostRuntime final : public rt::Runtime,
   /// Read or write `shards` of `info` through the SIP's pcie_ep, one request each; blocking.
   rt::TransferResult transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op,
                               const std::vector<const rt::ShardSpec*>& shards);
+  /// Bytes at a physical address: one memory request.
+  struct Extent {
+    std::uint64_t pa = 0, nbytes = 0;
+  };
+  /// The same for any extents of `info`'s memory (slices: one per row of a region in each replica).
+  rt::TransferResult transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op, const std::vector<Extent>& extents);
+  /// Wait for the launches still running on `sip` (they may write what the host is about to read).
+  void wait_for_launches_on(unsigned sip);
+  /// The shard a slice's region lies in (slices.cpp); BAD_USE / NOT_SUPPORTED naming `what` otherwise.
+  const rt::ShardSpec& slice_shard(const rt::Tensor::Info& info, const rt::Region& region, const char* what) const;
+  /// The region's rows in shard `s`'s memory, one extent each.
+  std::vector<Extent> slice_rows(const rt::Tensor::Info& info, const rt::ShardSpec& s, const rt::Region& region) const;
   /// The caller's open TensorScopes, innermost last (the driver's, or the calling spawn worker's).
   std::vector<std::vector<rt::Tensor>*>& scopes() { return scopes_[workers_.in_worker() ? workers_.rank() + 1 : 0]; }
 

@@ -408,6 +408,46 @@ TEST_F(RuntimeTest, CopyWritesTheSourceValuesWithTheDestinationsPlacement) {
   }
 }
 
+TEST_F(RuntimeTest, SlicesReadAndWriteARegionOfOneShard) {
+  // (8, 6) f32, rows over 2 PEs: rows 0-3 on PE 0, 4-7 on PE 1.
+  std::vector<double> values(48);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+  rt::Tensor t = rt_.from_host({8, 6}, DType::kF32, values, {Split::kReplicate, Split::kRowWise, 2, 1}, "t");
+  EXPECT_EQ(rt_.read_slice(t, {.row = 5, .col = 1, .rows = 2, .cols = 3}),
+            (std::vector<double>{31, 32, 33, 37, 38, 39}));
+  const rt::TransferResult w =
+      rt_.write_slice(t, {.row = 4, .col = 4, .rows = 2, .cols = 2}, std::vector<double>{-1, -2, -3, -4});
+  EXPECT_EQ(w.bytes, 16u);                                                                   // two rows of two f32
+  rt_.write_slice(t, {.row = 0, .col = 0, .rows = 1, .cols = 6}, std::vector<double>{9.5});  // one value fills
+  std::vector<double> want = values;
+  std::fill(want.begin(), want.begin() + 6, 9.5);
+  want[28] = -1, want[29] = -2, want[34] = -3, want[35] = -4;
+  EXPECT_EQ(rt_.read_values(t), want);
+}
+
+TEST_F(RuntimeTest, ASliceWriteReachesEveryReplica) {
+  // Replicated on 2 PEs of 2 cubes: four copies of one piece, each written.
+  rt::Tensor t = rt_.zeros({4, 4}, DType::kF16, {Split::kReplicate, Split::kReplicate, 2, 2}, "r");
+  const rt::TransferResult w = rt_.write_slice(t, {.row = 1, .col = 0, .rows = 2, .cols = 4}, std::vector<double>{3});
+  EXPECT_EQ(w.bytes, 4u * 2 * 4 * 2);  // 4 replicas x 2 rows x 4 f16
+  EXPECT_EQ(rt_.read_slice(t, {.row = 0, .col = 0, .rows = 4, .cols = 1}), (std::vector<double>{0, 3, 3, 0}));
+}
+
+TEST_F(RuntimeTest, ASliceAcrossShardsIsNotSupportedAndOneOutsideIsBadUse) {
+  rt::Tensor t = rt_.zeros({8, 6}, DType::kF32, {Split::kReplicate, Split::kRowWise, 2, 1}, "t");
+  EXPECT_EQ(error_of<BenchError>([&] { rt_.read_slice(t, {.row = 3, .col = 0, .rows = 2, .cols = 6}); }),
+            "NOT_SUPPORTED: read_slice: rows 3..4, columns 0..5 of tensor 't' (8, 6) spans several shards; a slice "
+            "must lie in one shard");
+  EXPECT_EQ(error_of<BenchError>(
+                [&] { rt_.write_slice(t, {.row = 7, .col = 5, .rows = 1, .cols = 2}, std::vector<double>{1}); }),
+            "BAD_USE: write_slice: rows 7..7, columns 5..6 of tensor 't' (8, 6): the region is empty or leaves the "
+            "tensor");
+  EXPECT_EQ(error_of<BenchError>([&] {
+              rt_.write_slice(t, {.row = 0, .col = 0, .rows = 1, .cols = 2}, std::vector<double>{1, 2, 3});
+            }),
+            "BAD_USE: write_slice: rows 0..0, columns 0..1 of tensor 't' takes 2 values or one, got 3");
+}
+
 TEST_F(RuntimeTest, CopyTakesTheSourcesReadThenTheDestinationsWrite) {
   // Both 32 KiB tensors lie in sip0.cube0.pe0: the write half takes the 318.40 ns of
   // WriteTakesTheFabricTimeToItsAcknowledgement, the read half what a plain read of the source takes.

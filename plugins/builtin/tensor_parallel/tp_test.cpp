@@ -92,6 +92,9 @@ class UntouchedRuntime : public rt::Runtime {
   MOCK_METHOD(Tick, now, (), (const, override));
   MOCK_METHOD(unsigned, cubes_per_sip, (), (const, override));
   MOCK_METHOD(unsigned, pes_per_cube, (), (const, override));
+  MOCK_METHOD(std::vector<double>, read_slice, (const rt::Tensor&, const rt::Region&), (override));
+  MOCK_METHOD(rt::TransferResult, write_slice, (const rt::Tensor&, const rt::Region&, std::span<const double>),
+              (override));
   MOCK_METHOD(void, on_devices, (BenchContext&, const std::function<void(BenchContext&)>&), (override));
   MOCK_METHOD(void, open_scope, (std::vector<rt::Tensor>&), (override));
   MOCK_METHOD(void, close_scope, (std::vector<rt::Tensor>&), (override));

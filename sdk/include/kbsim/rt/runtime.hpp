@@ -94,6 +94,12 @@ inline constexpr StringParam kDeviceFlag{
     "the SIPs a single-device bench runs on: sip:N, or all (once per SIP, concurrently in one simulation, results "
     "per SIP); benches that choose their own SIPs (collectives) ignore it"};
 
+/// A rectangle of a tensor's (rows, cols) view: rows [row, row + rows), columns [col, col + cols). A rank-1 tensor
+/// is one row.
+struct Region {
+  std::int64_t row = 0, col = 0, rows = 1, cols = 1;
+};
+
 /// A kernel argument: a tensor, an integer or a real.
 using Arg = std::variant<Tensor, std::int64_t, double>;
 
@@ -164,6 +170,13 @@ class Runtime : public Service {
   /// A printable summary, read back as read() does: name, shape, dtype, placement and the row-major values
   /// (the first and last 3 around "..." past 6, as numpy abbreviates).
   virtual std::string summary(const Tensor& t) = 0;
+  /// The values of `region`, row-major, read back as read() does (after the launches running on the tensor's SIP),
+  /// only the region's bytes: one request per row. The region must lie in one shard: NOT_SUPPORTED otherwise (as
+  /// the reference's slices), BAD_USE if it leaves the tensor.
+  virtual std::vector<double> read_slice(const Tensor& t, const Region& region) = 0;
+  /// Write `values` (region.rows x region.cols, row-major; or one value, written to every element) into `region`
+  /// of every replica of the shard holding it: one write request per row and replica. The same rules as read_slice.
+  virtual TransferResult write_slice(const Tensor& t, const Region& region, std::span<const double> values) = 0;
 
   // --- kernels ---
   /// Submit a launch of a registered kernel to IO_CPU (non-blocking).
