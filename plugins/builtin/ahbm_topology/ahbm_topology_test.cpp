@@ -188,8 +188,7 @@ TEST(AhbmTopology, ViewsAndAttributes) {
   EXPECT_EQ(g.views[0].name, "data");
   EXPECT_EQ(g.views[0].exclude_kinds, (std::vector<std::string>{"command", "pe_internal"}));
   EXPECT_EQ(g.views[1].name, "memory");
-  EXPECT_EQ(g.views[1].exclude_kinds,
-            (std::vector<std::string>{"pe_internal", "pe_data", "pe_to_router", "router_to_pe"}));
+  EXPECT_EQ(g.views[1].exclude_kinds, (std::vector<std::string>{"pe_internal"}));  // reaches the PE TCMs
   EXPECT_EQ(g.views[2].name, "local");
   EXPECT_EQ(g.views[2].exclude_kinds,
             (std::vector<std::string>{"command", "pe_internal", "ucie_internal", "ucie_conn_to_router",

@@ -258,7 +258,7 @@ Compiled compile(const YamlSource& src, const Origins& origins, const config::Co
   }
 
   g.views = {{ViewNames::kData, {"command", "pe_internal"}},
-             {ViewNames::kMemory, {"pe_internal", "pe_data", "pe_to_router", "router_to_pe"}},
+             {ViewNames::kMemory, {"pe_internal"}},
              {ViewNames::kLocal,
               {"command", "pe_internal", "ucie_internal", "ucie_conn_to_router", "router_to_ucie_conn", "ucie_mesh",
                "io_to_cube", "cube_to_io"}}};

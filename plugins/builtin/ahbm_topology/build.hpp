@@ -16,7 +16,7 @@ namespace kbsim::ahbm_topology {
 /// Edge kinds whose links a routing view leaves out (docs/model.md, "Routing views").
 struct ViewNames {
   static constexpr const char* kData = "data";      ///< PE DMA / data path: no command edges
-  static constexpr const char* kMemory = "memory";  ///< host memory path and M_CPU DMA: no PE-internal edges
+  static constexpr const char* kMemory = "memory";  ///< host memory path and M_CPU DMA: no PE-internal control edges
   static constexpr const char* kLocal = "local";    ///< same-cube traffic: no UCIe
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/text.hpp"
@@ -55,8 +56,8 @@ namespace {
 }
 }  // namespace
 
-DeviceAllocators::DeviceAllocators(const kbsim::ahbm::MemoryMap& map, std::uint64_t page_size)
-    : map_(map), page_size_(page_size), va_(kVaBase, kVaSize, page_size) {}
+DeviceAllocators::DeviceAllocators(const kbsim::ahbm::MemoryMap& map, std::uint64_t page_size, TcmRegionOf tcm)
+    : map_(map), page_size_(page_size), tcm_region_(std::move(tcm)), va_(kVaBase, kVaSize, page_size) {}
 
 FreeList& DeviceAllocators::slice(unsigned sip, unsigned cube, unsigned pe) {
   auto key = std::make_tuple(sip, cube, pe);
@@ -79,6 +80,28 @@ std::uint64_t DeviceAllocators::allocate_hbm(unsigned sip, unsigned cube, unsign
 
 void DeviceAllocators::release_hbm(unsigned sip, unsigned cube, unsigned pe, std::uint64_t pa, std::uint64_t nbytes) {
   slice(sip, cube, pe).release(pa - kbsim::ahbm::pe_hbm_addr(sip, cube, pe, 0, map_.slice_bytes), nbytes);
+}
+
+FreeList& DeviceAllocators::tcm(unsigned sip, unsigned cube, unsigned pe) {
+  auto key = std::make_tuple(sip, cube, pe);
+  auto it = tcms_.find(key);
+  if (it == tcms_.end()) {
+    const TcmRegion r = tcm_region_ ? tcm_region_(sip, cube, pe) : TcmRegion{};
+    it = tcms_.emplace(key, FreeList(r.begin, r.size, kTcmAlign)).first;
+  }
+  return it->second;
+}
+
+std::uint64_t DeviceAllocators::allocate_tcm(unsigned sip, unsigned cube, unsigned pe, std::uint64_t nbytes, Tick now) {
+  FreeList& t = tcm(sip, cube, pe);
+  std::optional<std::uint64_t> off = t.allocate(nbytes);
+  if (!off)
+    exhausted(kbsim::ahbm::names::pe(sip, cube, pe) + " allocatable TCM", t.round_up(nbytes), t.largest_free(), now);
+  return kbsim::ahbm::pe_tcm_addr(sip, cube, pe, *off);
+}
+
+void DeviceAllocators::release_tcm(unsigned sip, unsigned cube, unsigned pe, std::uint64_t pa, std::uint64_t nbytes) {
+  tcm(sip, cube, pe).release(pa - kbsim::ahbm::pe_tcm_addr(sip, cube, pe, 0), nbytes);
 }
 
 std::uint64_t DeviceAllocators::allocate_va(std::uint64_t nbytes, Tick now) {

@@ -5,6 +5,7 @@
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
+#include "kbsim/pe/tcm.hpp"
 #include "kbsim/text.hpp"
 #include "placement.hpp"
 #include "tensor_layout.hpp"
@@ -23,6 +24,15 @@ std::uint64_t mmu_page_size(System& system) {
   if (n == kNoNode) return kNoMmuPageBytes;
   const kbsim::ahbm::Translator* mmu = kbsim::ahbm::as_translator(system.component(n));
   return mmu ? mmu->page_size() : kNoMmuPageBytes;  // e.g. a forwarder standing in for the MMU
+}
+
+/// The allocatable TCM of PE (sip, cube, pe): above the scheduler-reserved part its PE_TCM publishes (none when the
+/// PE has no PE_TCM that publishes its layout).
+DeviceAllocators::TcmRegion allocatable_tcm(System& system, unsigned sip, unsigned cube, unsigned pe) {
+  const NodeIndex n = system.lookup_node(names::pe_part(sip, cube, pe, "pe_tcm"));
+  const kbsim::pe::TcmLayout* tcm = n == kNoNode ? nullptr : kbsim::pe::as_tcm_layout(system.component(n));
+  if (!tcm || tcm->reserved_bytes() >= tcm->tcm_bytes()) return {};
+  return {tcm->reserved_bytes(), tcm->tcm_bytes() - tcm->reserved_bytes()};
 }
 
 [[noreturn]] void bad_use(const std::string& what) { throw BenchError("BAD_USE", what); }
@@ -55,7 +65,8 @@ HostRuntime::HostRuntime(System& system, Simulator* sim)
     : system_(system),
       sim_(sim),
       map_(kbsim::ahbm::MemoryMap::from(system.attrs())),
-      alloc_(map_, mmu_page_size(system)),
+      alloc_(map_, mmu_page_size(system),
+             [&system](unsigned sip, unsigned cube, unsigned pe) { return allocatable_tcm(system, sip, cube, pe); }),
       memory_(system.service<MemoryStore>()),
       kernels_(system.find<KernelCatalogue>()),
       data_(system.find<DataPass>()) {}
@@ -87,6 +98,8 @@ rt::Tensor HostRuntime::empty(const Shape& shape, DType dtype, const rt::DPPolic
   info->shape = shape;
   info->dtype = dtype;
   info->policy = dp;
+  if (dp.space != rt::Space::kHbm && dp.space != rt::Space::kTcm)
+    bad_use("empty: tensor '" + info->name + "': the host runtime places tensors in HBM or in TCM only");
   if (workers_.in_worker() && !workers_.device_chosen())
     debug("rank " + std::to_string(workers_.rank()) + " creates tensor '" + info->name +
           "' without set_device(rank): it goes to SIP " + std::to_string(current_device()) +
@@ -96,14 +109,14 @@ rt::Tensor HostRuntime::empty(const Shape& shape, DType dtype, const rt::DPPolic
   std::size_t placed = 0;
   try {
     for (rt::ShardSpec& s : info->shards) {
-      s.pa = alloc_.allocate_hbm(s.sip, s.cube, s.pe, s.nbytes, now());
+      s.pa = alloc_.allocate(dp.space, s.sip, s.cube, s.pe, s.nbytes, now());
       ++placed;
     }
     info->va = alloc_.allocate_va(layout, now());
   } catch (const Error&) {
     for (std::size_t k = 0; k < placed; ++k) {
       const rt::ShardSpec& s = info->shards[k];
-      alloc_.release_hbm(s.sip, s.cube, s.pe, s.pa, s.nbytes);
+      alloc_.release(dp.space, s.sip, s.cube, s.pe, s.pa, s.nbytes);
     }
     throw;
   }
@@ -139,7 +152,7 @@ rt::Tensor HostRuntime::from_host(const Shape& shape, DType dtype, std::span<con
 void HostRuntime::free(rt::Tensor& t) {
   rt::Tensor::Info& info = live(t, "free");
   update_mmu(info, kbsim::ahbm::HostCommand::Kind::kMmuUnmap);
-  for (const rt::ShardSpec& s : info.shards) alloc_.release_hbm(s.sip, s.cube, s.pe, s.pa, s.nbytes);
+  for (const rt::ShardSpec& s : info.shards) alloc_.release(info.policy.space, s.sip, s.cube, s.pe, s.pa, s.nbytes);
   alloc_.release_va(info.va, info.va_bytes);
   info.freed = true;
   tensors_.erase(&info);
@@ -232,6 +245,7 @@ HostRuntime::Command& HostRuntime::submit(unsigned sip, Ref<kbsim::ahbm::HostCom
   auto* target = kbsim::ahbm::as_command_target(system_.component(node));
   if (!target) throw ConfigError(node + " does not accept host commands (its implementation is no IO_CPU)");
   cmd->correlation_id = next_correlation_++;
+  cmd->target_device = sip;
   cmd->t_issue = now();
   Command& c = commands_[cmd->correlation_id];
   c.cmd = cmd;
@@ -332,8 +346,9 @@ void HostRuntime::update_mmu(const rt::Tensor::Info& info, kbsim::ahbm::HostComm
   commands_.erase(cmd->correlation_id);
 }
 
-// A shard lies in one PE's HBM slice (it is allocated there), so one request
+// A shard lies in one PE's HBM slice or TCM (it is allocated there), so one request
 // per shard always passes the initiator's check_access (no CROSSES_SLICE or OVERSIZE).
+// A TCM shard's request goes pcie_ep -> fabric -> the PE's router -> pe_dma -> pe_tcm.
 rt::TransferResult HostRuntime::transfer(const rt::Tensor::Info& info, kbsim::ahbm::MemOp op,
                                          const std::vector<const rt::ShardSpec*>& shards) {
   std::vector<Extent> extents;
@@ -358,6 +373,9 @@ rt::TransferResult HostRuntime::transfer(const rt::Tensor::Info& info, kbsim::ah
     req->pa = e.pa;
     req->nbytes = e.nbytes;
     req->correlation_id = id;
+    req->target_device = sip;
+    if (op == kbsim::ahbm::MemOp::kWrite)
+      req->dst_mem_kind = info.policy.space == rt::Space::kTcm ? kbsim::ahbm::MemKind::kTcm : kbsim::ahbm::MemKind::kHbm;
     req->request_id = transfer_.requests.size() + 1;
     transfer_.requests.push_back(req);
     r.bytes += e.nbytes;

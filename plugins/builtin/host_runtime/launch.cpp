@@ -80,6 +80,7 @@ rt::LaunchHandle HostRuntime::launch(std::string_view kernel, std::vector<rt::Ar
   auto cmd = make_message<kbsim::ahbm::HostCommand>();
   cmd->kind = kbsim::ahbm::HostCommand::Kind::kLaunch;
   cmd->kernel = name;
+  cmd->failure_policy = opt.failure_policy;
   cmd->grid_cubes = opt.grid_cubes ? opt.grid_cubes : largest.cubes;
   cmd->grid_pes = opt.grid_pes ? opt.grid_pes : largest.pes;
   if (cmd->grid_cubes > map_.cubes_per_sip || cmd->grid_pes > map_.pes_per_cube)

@@ -4,7 +4,9 @@
 // responses into one completion for the host. The host's via-M_CPU memory
 // requests use it (one cube per request), and so do host commands
 // (docs/model.md, "Host commands and the launch barrier"): kernel launches,
-// which it stamps with the start-time barrier, and MMU mapping updates.
+// which it stamps with the start-time barrier, and MMU mapping updates. It is
+// the entry of host commands: one stated for another SIP's device is refused
+// (WRONG_DEVICE), never fanned out.
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -65,6 +67,12 @@ class IoCpu final : public kbsim::ahbm::CommandNode {
 
   void on_command(Ref<HostCommand> cmd) override {
     ++commands_.count;
+    static constexpr std::string_view kWhat[] = {"a kernel launch", "an MMU map", "an MMU unmap"};
+    if (auto refused = kbsim::ahbm::wrong_device(cmd->target_device, where().sip, id(),
+                                                 kWhat[static_cast<std::size_t>(cmd->kind)])) {
+      cmd->completion = std::move(*refused);
+      return answer(std::move(cmd));
+    }
     // One leg per cube, in (sip, cube) order; launches get the start barrier first.
     std::map<std::pair<unsigned, unsigned>, std::vector<PeRef>> cubes;
     for (const PeRef& pe : cmd->targets) cubes[{pe.sip, pe.cube}].push_back(pe);

@@ -1,11 +1,13 @@
 // builtin.pcie_ep: the host <-> device boundary of an IO chiplet
 // (docs/model.md, "IO chiplet and cube blocks"). Host memory requests enter
-// here: they are checked against the memory map (a bad one completes with
-// ok=false), then go straight to the serving node over the memory path (io_noc,
-// UCIe, mesh), bypassing io_cpu and M_CPU; with `via_mcpu` they go through
-// io_cpu and the cube's M_CPU DMA instead. Everything else passing through
-// (e.g. cross-SIP traffic) is stored and forwarded: a message is received
-// whole, then sent on after the overhead.
+// here: they are checked against the memory map, and against the target device
+// and destination memory kind when they state them (a bad one completes with
+// ok=false; one for another SIP's device is refused, WRONG_DEVICE, never
+// forwarded), then go straight to the serving node over the memory path
+// (io_noc, UCIe, mesh), bypassing io_cpu and M_CPU; with `via_mcpu` they go
+// through io_cpu and the cube's M_CPU DMA instead. Everything else passing
+// through (e.g. cross-SIP traffic) is stored and forwarded: a message is
+// received whole, then sent on after the overhead.
 #include "kbsim/ahbm/memory_node.hpp"
 #include "kbsim/plugin.hpp"
 
@@ -29,7 +31,7 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
   static constexpr kbsim::StatDef kStatHostRequests{"host_requests", kbsim::StatKind::kCounter, "requests",
                                                     "host memory requests accepted"};
   static constexpr kbsim::StatDef kStatHostErrors{"host_errors", kbsim::StatKind::kCounter, "requests",
-                                                  "host requests refused (bad address or length)"};
+                                                  "host requests refused (bad address, length, device or memory kind)"};
   static constexpr kbsim::StatDef kStatForwarded{"forwarded", kbsim::StatKind::kCounter, "messages",
                                                  "messages passed through"};
 
@@ -52,7 +54,10 @@ class PcieEp final : public kbsim::ahbm::MemoryNode, public kbsim::ahbm::MemInit
   void submit(Ref<MemRequest> r, kbsim::ahbm::MemClient* client) override {
     r->client = client;
     r->t_issue = now();
-    if (!prepare(*r, "memory")) {
+    auto refused = kbsim::ahbm::wrong_device(r->target_device, where().sip, id(),
+                                             r->op == kbsim::ahbm::MemOp::kWrite ? "a memory write" : "a memory read");
+    if (refused) r->completion = std::move(*refused);
+    if (refused || !prepare(*r, "memory")) {
       ++errors_.count;
       schedule(overhead_, kRefused, std::move(r));
       return;

@@ -2,6 +2,8 @@
 // they pay their overhead once per message, fan a command out as 0-byte legs,
 // merge the legs' answers (HostCommand::merge) and answer once all are in:
 // to the client that submitted it here, or back along the route it came.
+// Under FailurePolicy::kFailFast a failed answer is passed on at once and the
+// answers still out are dropped when they arrive.
 #pragma once
 
 #include <string_view>
@@ -41,9 +43,15 @@ class CommandNode : public MemoryNode, public CommandTarget {
     Ref<HostCommand> parent = std::move(cmd->parent);
     auto it = parent ? pending_.find(parent.get()) : pending_.end();
     if (it == pending_.end()) fail("an answer arrived for a command it did not fan out");
-    parent->merge(*cmd);
-    if (--it->second > 0) return;
-    pending_.erase(it);
+    Pending& p = it->second;
+    const bool dropped = p.answered;  // fail-fast: the command was answered already
+    if (!dropped) parent->merge(*cmd);
+    const bool fail_fast = !dropped && !parent->completion.ok && parent->failure_policy == FailurePolicy::kFailFast;
+    p.answered = p.answered || fail_fast;
+    const bool last = --p.legs == 0;
+    if (last) pending_.erase(it);  // (the legs still out hold the parent, so its address is not reused before)
+    if (dropped || (!last && !fail_fast)) return;
+    if (!parent->completion.ok) parent->summarize_failures();
     answer(std::move(parent));
   }
 
@@ -54,7 +62,7 @@ class CommandNode : public MemoryNode, public CommandTarget {
   ViewId memory_view() const noexcept { return memory_view_; }
 
   /// `cmd` is answered once `legs` answers are merged into it.
-  void expect_answers(const HostCommand& cmd, unsigned legs) { pending_[&cmd] = legs; }
+  void expect_answers(const HostCommand& cmd, unsigned legs) { pending_[&cmd] = {legs, false}; }
   /// Send a 0-byte leg to `to` in the memory view; its answer comes back here.
   void send_leg(Ref<HostCommand> leg, NodeIndex to) {
     leg->initiator = index();
@@ -81,7 +89,11 @@ class CommandNode : public MemoryNode, public CommandTarget {
   Tick overhead_;
   Stat& answers_;
   ViewId memory_view_ = 0;
-  std::unordered_map<const HostCommand*, unsigned> pending_;
+  struct Pending {
+    unsigned legs = 0;      ///< answers still out
+    bool answered = false;  ///< answered early (fail-fast): the rest are dropped
+  };
+  std::unordered_map<const HostCommand*, Pending> pending_;
 };
 
 }  // namespace kbsim::ahbm

@@ -6,8 +6,10 @@
 // one completion for the host.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "kbsim/ahbm/memory.hpp"
@@ -83,6 +85,18 @@ struct PeResult {
   }
 };
 
+/// How a launch ends when PEs fail (the envelope's `failure_policy`, docs/model.md "Host commands and the launch
+/// barrier"). kFailFast (the reference's default): the command completes, failed, as soon as the first failed
+/// PE's answer reaches a node that merges (M_CPU, then IO_CPU); the answers still out are dropped there.
+/// kCollectAll: it completes once every PE answered, its error naming every failed PE.
+enum class FailurePolicy : std::uint8_t { kFailFast, kCollectAll };
+
+/// A PE's failed answer, as merged (HostCommand::failures).
+struct PeFailure {
+  PeRef pe;
+  Completion completion;
+};
+
 class HostCommand : public Message {
  public:
   static constexpr std::string_view kName = "ahbm.HostCommand";
@@ -100,7 +114,9 @@ class HostCommand : public Message {
   enum class Kind : std::uint8_t { kLaunch, kMmuMap, kMmuUnmap };
   Kind kind = Kind::kLaunch;
   std::uint64_t correlation_id = 0;
-  std::vector<PeRef> targets;  ///< the PEs concerned (this leg's share of them)
+  std::vector<PeRef> targets;           ///< the PEs concerned (this leg's share of them)
+  unsigned target_device = kAnyDevice;  ///< the SIP it is for; IO_CPU refuses another (WRONG_DEVICE)
+  FailurePolicy failure_policy = FailurePolicy::kFailFast;
 
   // --- launch ---
   std::string kernel;
@@ -118,18 +134,47 @@ class HostCommand : public Message {
   bool is_response = false;
   Completion completion;
   std::vector<PeResult> results;                      ///< launch: one per PE
+  std::vector<PeFailure> failures;                    ///< the failed PEs' answers merged so far
   double pe_exec_ns = 0, dma_ns = 0, compute_ns = 0;  ///< launch: maximum over the PEs (M_CPU / IO_CPU merge)
   Tick t_issue = 0, t_done = 0;
   Client* client = nullptr;
 
   /// Fold a leg's answer into this command (results appended, times max-merged,
-  /// the first failure kept).
+  /// the first failure kept, every failed PE recorded: a failed leg without
+  /// failures of its own, a PE's answer, counts as each of its targets failing).
   void merge(const HostCommand& leg) {
-    if (!leg.completion.ok && completion.ok) completion = leg.completion;
+    if (!leg.completion.ok) {
+      if (completion.ok) completion = leg.completion;
+      if (leg.failures.empty())
+        for (const PeRef& pe : leg.targets) failures.push_back({pe, leg.completion});
+      else
+        failures.insert(failures.end(), leg.failures.begin(), leg.failures.end());
+    }
     results.insert(results.end(), leg.results.begin(), leg.results.end());
     pe_exec_ns = std::max(pe_exec_ns, leg.pe_exec_ns);
     dma_ns = std::max(dma_ns, leg.dma_ns);
     compute_ns = std::max(compute_ns, leg.compute_ns);
+  }
+
+  /// The completion of a failed command from its failures (none: left as it is), in (sip, cube, pe) order. The
+  /// error code is the first failed PE's. kFailFast: "<pe>: <its message>"; kCollectAll: "<n> of <targets> PEs
+  /// failed: <pe> <code>, ...; <first pe>: <its message>".
+  void summarize_failures() {
+    if (failures.empty()) return;
+    auto key = [](const PeFailure& f) { return std::tie(f.pe.sip, f.pe.cube, f.pe.pe); };
+    std::stable_sort(failures.begin(), failures.end(),
+                     [&](const PeFailure& a, const PeFailure& b) { return key(a) < key(b); });
+    const PeFailure& first = failures.front();
+    auto name = [](const PeRef& pe) { return names::pe(pe.sip, pe.cube, pe.pe); };
+    std::string detail = name(first.pe) + ": " + first.completion.error_message;
+    if (failure_policy == FailurePolicy::kCollectAll) {
+      std::string list;
+      for (const PeFailure& f : failures)
+        list += (list.empty() ? "" : ", ") + name(f.pe) + " " + f.completion.error_code;
+      detail = std::to_string(failures.size()) + " of " + std::to_string(targets.size()) + " PEs failed: " + list +
+               "; " + detail;
+    }
+    completion = {false, first.completion.error_code, std::move(detail)};
   }
   // Between the processes of a split run (docs/scale-out.md): a command and its answer end where the command was
   // made, so it comes back there as the same object (its client and parent stay there); its other fields go both
@@ -139,6 +184,8 @@ class HostCommand : public Message {
     w.put(kind);
     w.put(correlation_id);
     w.put_vector<PeRef>(targets);
+    w.put(target_device);
+    w.put(failure_policy);
     w.put_string(kernel);
     w.put(args != nullptr);
     if (args) tl::save(w, *args);
@@ -161,6 +208,11 @@ class HostCommand : public Message {
     completion.save(w);
     w.put(static_cast<std::uint64_t>(results.size()));
     for (const PeResult& pr : results) pr.save(w);
+    w.put(static_cast<std::uint64_t>(failures.size()));
+    for (const PeFailure& f : failures) {
+      w.put(f.pe);
+      f.completion.save(w);
+    }
     w.put(pe_exec_ns);
     w.put(dma_ns);
     w.put(compute_ns);
@@ -171,6 +223,8 @@ class HostCommand : public Message {
     kind = r.get<Kind>();
     correlation_id = r.get<std::uint64_t>();
     targets = r.get_vector<PeRef>();
+    target_device = r.get<unsigned>();
+    failure_policy = r.get<FailurePolicy>();
     kernel = r.get_string();
     args = nullptr;
     entries = nullptr;
@@ -198,6 +252,11 @@ class HostCommand : public Message {
     completion.load(r);
     results.resize(r.get_count());
     for (PeResult& pr : results) pr.load(r);
+    failures.resize(r.get_count());
+    for (PeFailure& f : failures) {
+      f.pe = r.get<PeRef>();
+      f.completion.load(r);
+    }
     pe_exec_ns = r.get<double>();
     dma_ns = r.get<double>();
     compute_ns = r.get<double>();
@@ -211,6 +270,8 @@ class HostCommand : public Message {
     l->kind = kind;
     l->correlation_id = correlation_id;
     l->targets = std::move(leg_targets);
+    l->target_device = target_device;
+    l->failure_policy = failure_policy;
     l->kernel = kernel;
     l->args = args;
     l->grid_pes = grid_pes;

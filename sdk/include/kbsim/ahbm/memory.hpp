@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "kbsim/component.hpp"
 #include "kbsim/message.hpp"
@@ -43,6 +45,35 @@ struct Completion {
   }
 };
 
+/// The SIP a host request is for (the envelope's `target_device`, docs/model.md "Host commands and the launch
+/// barrier"): a SIP index, printed "sip:N" as the reference writes it. kAnyDevice: not stated (a component-level
+/// initiator such as a test or a bench driving PCIE_EP directly); the entry component then does not check it.
+inline constexpr unsigned kAnyDevice = ~0u;
+inline std::string device_name(unsigned sip) { return "sip:" + std::to_string(sip); }
+
+/// The entry component's refusal of `what` (e.g. "a memory write") stated for `target_device`: none when it is not
+/// stated, when the component `who` does not know its SIP (`own_sip` < 0), or when it is that SIP; otherwise
+/// WRONG_DEVICE naming both devices. An entry component never forwards a request for another device.
+inline std::optional<Completion> wrong_device(unsigned target_device, int own_sip, std::string_view who,
+                                              std::string_view what) {
+  if (target_device == kAnyDevice || own_sip < 0 || target_device == static_cast<unsigned>(own_sip)) return {};
+  return Completion{false, "WRONG_DEVICE",
+                    std::string(what) + " for " + device_name(target_device) + " reached " + std::string(who) +
+                        ", which is on " + device_name(static_cast<unsigned>(own_sip))};
+}
+
+/// The memory a write declares it is for (the envelope's `dst_mem_kind`): HBM, a PE's TCM (its PE_LOCAL TCM
+/// sub-unit), or AUTO (any address). The initiator refuses a write to another kind (MEM_KIND_MISMATCH).
+enum class MemKind : std::uint8_t { kAuto, kHbm, kTcm };
+inline const char* mem_kind_name(MemKind k) {
+  switch (k) {
+    case MemKind::kHbm: return "HBM";
+    case MemKind::kTcm: return "TCM";
+    case MemKind::kAuto: break;
+  }
+  return "AUTO";
+}
+
 class MemClient;
 
 class MemRequest : public Message {
@@ -58,7 +89,9 @@ class MemRequest : public Message {
   Pattern pattern;           ///< writes only
   std::uint64_t correlation_id = 0;
   std::uint64_t request_id = 0;
-  std::uint64_t tag = 0;  ///< free for the client
+  std::uint64_t tag = 0;                  ///< free for the client
+  unsigned target_device = kAnyDevice;    ///< the SIP it is for; PCIE_EP refuses another (WRONG_DEVICE)
+  MemKind dst_mem_kind = MemKind::kAuto;  ///< writes only: the memory the PA must be (MEM_KIND_MISMATCH)
 
   /// Host requests only: go through io_cpu and the cube's M_CPU DMA instead of
   /// the direct memory path (the reference's fallback; docs/model.md,
@@ -92,6 +125,8 @@ class MemRequest : public Message {
     w.put(correlation_id);
     w.put(request_id);
     w.put(tag);
+    w.put(target_device);
+    w.put(dst_mem_kind);
     w.put(via_mcpu);
     w.put(unit_offset);
     w.put(initiator);
@@ -113,6 +148,8 @@ class MemRequest : public Message {
     correlation_id = r.get<std::uint64_t>();
     request_id = r.get<std::uint64_t>();
     tag = r.get<std::uint64_t>();
+    target_device = r.get<unsigned>();
+    dst_mem_kind = r.get<MemKind>();
     via_mcpu = r.get<bool>();
     unit_offset = r.get<std::uint64_t>();
     initiator = r.get<NodeIndex>();

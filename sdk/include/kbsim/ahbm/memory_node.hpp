@@ -12,6 +12,30 @@
 
 namespace kbsim::ahbm {
 
+/// Whether `a` is memory of `kind` (AUTO: any address; TCM: a PE's PE_LOCAL TCM sub-unit).
+inline bool is_mem_kind(const Decoded& a, MemKind kind) {
+  switch (kind) {
+    case MemKind::kHbm: return a.kind == AddrKind::kHbm;
+    case MemKind::kTcm: return a.kind == AddrKind::kPeLocal && a.sub == static_cast<unsigned>(PeSub::kTcm);
+    case MemKind::kAuto: break;
+  }
+  return true;
+}
+
+/// What memory `a` is, in the words of MEM_KIND_MISMATCH errors.
+inline std::string memory_name(const Decoded& a) {
+  switch (a.kind) {
+    case AddrKind::kHbm: return "HBM";
+    case AddrKind::kPeLocal:
+      return a.sub == static_cast<unsigned>(PeSub::kTcm) ? "TCM" : "PE_LOCAL sub-unit " + std::to_string(a.sub);
+    case AddrKind::kMcpuLocal: return "MCPU_LOCAL";
+    case AddrKind::kCubeSram: return "CUBE_SRAM";
+    case AddrKind::kIocpu: return "IOCPU";
+    case AddrKind::kUal: break;
+  }
+  return "UAL";
+}
+
 class MemoryNode : public Component {
  public:
   explicit MemoryNode(const ComponentContext& ctx) : Component(ctx), where_(names::locate(ctx.id)) {}
@@ -40,11 +64,18 @@ class MemoryNode : public Component {
     return Ref<MemRequest>(static_cast<MemRequest*>(msg.get()));
   }
 
-  /// Check `r` and fill in its target, routing view and unit offset. The view
-  /// is "local" when the target is in this node's cube, else `elsewhere`. On
-  /// failure the completion says why, false is returned and nothing is sent.
+  /// Check `r` (its access, and a write's declared dst_mem_kind) and fill in its
+  /// target, routing view and unit offset. The view is "local" when the target
+  /// is in this node's cube, else `elsewhere`. On failure the completion says
+  /// why, false is returned and nothing is sent.
   bool prepare(MemRequest& r, std::string_view elsewhere) {
     AccessCheck c = check_access(memory_map(), r.pa, r.nbytes);
+    if (c.ok && r.op == MemOp::kWrite && !is_mem_kind(c.target.addr, r.dst_mem_kind)) {
+      c.ok = false;
+      c.error_code = "MEM_KIND_MISMATCH";
+      c.error = "address " + hex(r.pa) + ": the write's dst_mem_kind is " + mem_kind_name(r.dst_mem_kind) +
+                " but the address is " + memory_name(c.target.addr);
+    }
     if (c.ok && (r.target = lookup_node(c.target.node)) == kNoNode) {
       c.ok = false;
       c.error_code = "NO_TARGET";
@@ -92,6 +123,8 @@ class MemoryNode : public Component {
     sub->nbytes = parent.nbytes;
     sub->request_channel = parent.request_channel;
     sub->pattern = parent.pattern;
+    sub->target_device = parent.target_device;
+    sub->dst_mem_kind = parent.dst_mem_kind;
     sub->correlation_id = parent.correlation_id;
     sub->request_id = parent.request_id;
     sub->tag = parent.tag;

@@ -27,6 +27,7 @@
 #include "kbsim/bench.hpp"
 #include "kbsim/services.hpp"
 #include "kbsim/tl/dtype.hpp"
+#include "kbsim/tl/tl.hpp"
 
 namespace kbsim::rt {
 
@@ -35,11 +36,17 @@ namespace kbsim::rt {
 /// not above its square root, so c >= r) and hand the blocks out in row-major or column-major grid order.
 enum class Split : std::uint8_t { kReplicate, kColumnWise, kRowWise, kTiledRowMajor, kTiledColumnMajor };
 
+/// Where a tensor's shards are stored: each in its PE's HBM slice, or in its PE's allocatable TCM (the part above the
+/// scheduler-reserved TCM; docs/model.md, "The host runtime", "TCM tensors"). The kernel API's memory spaces, of
+/// which the host runtime places tensors in kHbm and kTcm (another is BAD_USE).
+using Space = tl::Space;
+
 struct DPPolicy {
   Split cube = Split::kReplicate;
   Split pe = Split::kReplicate;
   unsigned num_pes = 1;    ///< PEs per cube used (0 = all of the cube's PEs)
   unsigned num_cubes = 1;  ///< cubes of the SIP used (0 = all)
+  Space space = Space::kHbm;
 };
 
 /// One placed piece of a tensor.
@@ -49,7 +56,7 @@ struct ShardSpec {
   std::uint64_t nbytes = 0;
   Shape shape;           ///< the shard's own shape (stored contiguously)
   std::uint64_t va = 0;  ///< virtual address of the shard
-  std::uint64_t pa = 0;  ///< physical address of its storage (the PE's HBM slice)
+  std::uint64_t pa = 0;  ///< physical address of its storage (the PE's HBM slice, or its TCM: DPPolicy::space)
 };
 
 class Runtime;
@@ -114,6 +121,10 @@ struct LaunchOptions {
   /// global ones. A value only matches dims the placement changes, the first tensor argument having it decides.
   /// Off: integers pass exactly as given (docs/model.md, "The host runtime", "Launch arguments").
   bool auto_dim_remap = true;
+  /// When PEs fail: kFailFast (the reference's default) completes the launch, failed, with the first failure to
+  /// reach IO_CPU; kCollectAll waits for every PE and names every failed one (docs/model.md, "Host commands and the
+  /// launch barrier").
+  ahbm::FailurePolicy failure_policy = ahbm::FailurePolicy::kFailFast;
 };
 
 struct LaunchHandle {
