@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "executor.hpp"
+#include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/pe/kernels.hpp"
+#include "kbsim/rt/distributed.hpp"
 #include "kbsim/rt/runtime.hpp"
 #include "kbsim/testing.hpp"
 #include "kbsim/tl/verify.hpp"
@@ -101,6 +103,57 @@ void dot_local_kernel(tl::Program& tl, const tl::Args& args) {
                                           tl.load(b.shard(cube, pe)->ptr, b.shape, b.dtype)));
 }
 
+// --- IPCQ (docs/model.md, "IPCQ"): sip0.cube0.pe0 sends east ("E") to sip0.cube1.pe0, which answers west ("W").
+// A is (n,) on cube 0's PE 0; C is (4, n) split row-wise over the two cubes (rows 0-1 on cube 0, rows 2-3 on cube 1).
+enum IpcqMode : std::int64_t { kPlainRecv, kCopyToHbm, kCopyToTcm, kCopyToSram, kRawSends, kCopyToAnotherPesTcm };
+
+std::uint64_t ipcq_tcm_dst() { return ahbm::pe_tcm_addr(0, 1, 0, 1024 * 1024); }  // above pe_cpu's 1 MiB scratch
+std::uint64_t ipcq_sram_dst() { return ahbm::cube_sram_addr(0, 1, 0x1000); }
+
+/// The sender sends 2A (a compute result: its values exist only in the data pass); the receiver puts what it
+/// gets in C's rows 2 (and 3), as `mode` says.
+void ipcq_kernel(tl::Program& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1);
+  const std::int64_t mode = args.i64(2);
+  const Shape& shape = a.shape;
+  const DType dt = a.dtype;
+  const auto cube = static_cast<unsigned>(tl.program_id(1));
+  const std::uint64_t mine = c.shard(cube, 0)->ptr, row = a.shard(0, 0)->nbytes;
+  if (cube == 0) {
+    const tl::Tensor x = tl.load(a.ptr, shape, dt);
+    const tl::Tensor doubled = x + x;
+    if (mode == kRawSends) {
+      tl.send("E", doubled.addr(), shape, dt, tl::Space::kTcm);  // raw TCM: the compute result where it lies
+      tl.send("E", a.ptr, shape, dt, tl::Space::kHbm);           // raw HBM: loaded, then sent
+    } else {
+      tl.send("E", doubled);
+    }
+    if (mode == kCopyToSram) tl.store(mine, tl.recv("E", shape, dt));  // 2A back, sent from cube 1's SRAM
+    return;
+  }
+  switch (mode) {
+    case kPlainRecv: tl.store(mine, tl.recv("W", shape, dt)); break;
+    case kCopyToHbm: tl.recv("W", shape, dt, mine, tl::Space::kHbm); break;
+    case kCopyToTcm: {
+      const tl::Tensor t = tl.recv("W", shape, dt, ipcq_tcm_dst(), tl::Space::kTcm);
+      if (t.addr() != ipcq_tcm_dst() || t.space() != tl::Space::kTcm || !t.pinned())
+        throw tl::Error("copy_to_dst into TCM did not return the copy");
+      tl.store(mine, t);
+      break;
+    }
+    case kCopyToSram:
+      tl.recv("W", shape, dt, ipcq_sram_dst(), tl::Space::kSram);
+      tl.store(mine, tl.load(ipcq_sram_dst(), shape, dt));  // what the SRAM holds now
+      tl.send("W", ipcq_sram_dst(), shape, dt, tl::Space::kSram);
+      break;
+    case kRawSends:
+      tl.store(mine, tl.recv("W", shape, dt));
+      tl.store(mine + row, tl.recv("W", shape, dt));
+      break;
+    case kCopyToAnotherPesTcm: tl.recv("W", shape, dt, ahbm::pe_tcm_addr(0, 0, 0, 1024 * 1024), tl::Space::kTcm); break;
+  }
+}
+
 /// kbsim's own plugins and this file's kernels, loaded once.
 const testkit::Plugins& plugins() {
   static const std::unique_ptr<testkit::Plugins> loaded = [] {
@@ -114,6 +167,7 @@ const testkit::Plugins& plugins() {
     add_kernel(here, "t-softmax-sum", &softmax_sum_kernel, "C = softmax(A), S = sum(A, 0)");
     add_kernel(here, "t-composite-exp", &composite_exp_kernel, "C = exp(A), tiled");
     add_kernel(here, "t-dot-local", &dot_local_kernel, "C = A x B on every PE");
+    add_kernel(here, "t-ipcq", &ipcq_kernel, "cube 0's PE 0 sends 2A to cube 1's PE 0 by IPCQ");
     p->add(std::move(here), "test");
     return p;
   }();
@@ -439,6 +493,153 @@ TEST(DataPass, OpLogIsIdenticalAcrossRuns) {
       first = text;
     else
       EXPECT_EQ(text, first);
+  }
+}
+
+// --- IPCQ send / recv with values ---
+
+/// The run's CCL configuration: every shared default, with IPCQ slots of `buffer_kind`.
+ccl::Config ipcq_config(const std::string& buffer_kind) {
+  std::vector<ParamEntry> entries;
+  for (const ParamSpec& p : ccl::default_params()) entries.push_back({p.name, p.default_value, "test"});
+  for (ParamEntry& e : entries)
+    if (e.name == ccl::param::kBufferKind.name) e.value = buffer_kind;
+  ccl::Config c;
+  c.source = "test";
+  c.algorithm = "test";
+  c.algorithms["test"].params = Params(std::move(entries));
+  return c;
+}
+
+struct IpcqRun {
+  std::vector<double> c;                  ///< C, read back
+  double sender_ns = 0, receiver_ns = 0;  ///< pe_exec_ns of cube 0's and cube 1's PE 0
+  Tick copy = 0, store = 0;      ///< the receiver's DMA write to the copy_to_dst destination / to C (t_end - t_start)
+  std::size_t sender_reads = 0;  ///< DMA reads the sender issued
+  std::vector<tl::Space> slot_spaces;  ///< where the data pass keeps each ipcq_copy's slot
+};
+
+/// One launch of t-ipcq in `mode` on a fresh system, A = `va`, slots of `buffer_kind`.
+IpcqRun run_ipcq(std::int64_t mode, const std::vector<double>& va, const std::string& buffer_kind = "tcm") {
+  DataSystem s;
+  s.sys->service<rt::Distributed>().install_ipcq({{{0, 0, 0}, "E", {0, 1, 0}}, {{0, 1, 0}, "W", {0, 0, 0}}},
+                                                 ipcq_config(buffer_kind));
+  const auto n = static_cast<std::int64_t>(va.size());
+  auto a = s.put({n}, DType::kF16, va, "A");
+  rt::DPPolicy rows;
+  rows.cube = rt::Split::kRowWise;
+  rows.num_cubes = 2;
+  auto c = s.rt.zeros({4, n}, DType::kF16, rows, "C");
+  rt::LaunchOptions opt;
+  opt.sip = 0;
+  opt.grid_cubes = 2;
+  opt.grid_pes = 1;
+  opt.auto_dim_remap = false;  // the mode is not a dim
+  const rt::LaunchResult& r = s.rt.wait(s.rt.launch("t-ipcq", {a, c, mode}, opt));
+  IpcqRun out;
+  out.sender_ns = r.pes.at(0).pe_exec_ns;
+  out.receiver_ns = r.pes.at(1).pe_exec_ns;
+  out.c = s.rt.read_values(c);
+  s.data.flush_all();
+  const auto to = [](const OpRecord& rec) -> std::uint64_t {
+    for (const OpParam& p : rec.params)
+      if (p.key == "dst_addr") return static_cast<std::uint64_t>(std::get<std::int64_t>(p.value));
+    return 0;
+  };
+  std::uint64_t c1 = 0;  // C's shard on cube 1
+  for (const rt::ShardSpec& sh : c.shards())
+    if (sh.cube == 1) c1 = sh.va;
+  for (const OpRecord& rec : s.log.records()) {
+    if (rec.component_id == "sip0.cube0.pe0.pe_scheduler" && rec.name == "dma_read") ++out.sender_reads;
+    if (rec.component_id == "sip0.cube1.pe0.pe_scheduler" && rec.name == "dma_write") {
+      const std::uint64_t dst = to(rec);
+      if (dst == ipcq_tcm_dst() || dst == ipcq_sram_dst() || (mode == kCopyToHbm && dst == c1))
+        out.copy = rec.t_end - rec.t_start;
+      if (dst == c1) out.store = rec.t_end - rec.t_start;
+    }
+    if (rec.name == "ipcq_copy") out.slot_spaces.push_back(dynamic_cast<const DataOp&>(*rec.data).out.space);
+  }
+  return out;
+}
+
+/// C as run_ipcq reads it back: `rows[i]` in row i (empty: zeros).
+std::vector<double> ipcq_rows(std::size_t n, const std::vector<std::vector<double>>& rows) {
+  std::vector<double> c(4 * n, 0.0);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    std::copy(rows[i].begin(), rows[i].end(), c.begin() + static_cast<std::ptrdiff_t>(i * n));
+  return c;
+}
+
+std::vector<double> twice(std::vector<double> v) {
+  for (double& x : v) x *= 2;  // exact in f16 (values on a 1/64 grid)
+  return v;
+}
+
+TEST(DataPass, RecvCopyToDstIntoHbmIsARecvAndAStore) {
+  const auto va = values(64, 21);
+  const IpcqRun plain = run_ipcq(kPlainRecv, va), copy = run_ipcq(kCopyToHbm, va);
+  EXPECT_EQ(plain.c, ipcq_rows(64, {{}, {}, twice(va)}));
+  EXPECT_EQ(copy.c, plain.c);
+  // The same commands: the slot's recv, then one DMA write of its 128 bytes to C.
+  EXPECT_EQ(copy.copy, plain.store);
+  EXPECT_EQ(copy.receiver_ns, plain.receiver_ns);
+  EXPECT_EQ(copy.sender_ns, plain.sender_ns);
+  EXPECT_EQ(ticks_to_ns(copy.copy), 9.0);  // the 128-byte DMA write from cube 1's PE 0 to C in its HBM
+  EXPECT_EQ(copy.receiver_ns, 83.95);
+}
+
+TEST(DataPass, RecvCopyToDstIntoTcmIsOneDmaWriteOverThePesOwnTcmLink) {
+  const auto va = values(64, 22);
+  const IpcqRun plain = run_ipcq(kPlainRecv, va), tcm = run_ipcq(kCopyToTcm, va);
+  // The copy in TCM carries the values on: the kernel stores it to C.
+  EXPECT_EQ(tcm.c, ipcq_rows(64, {{}, {}, twice(va)}));
+  // 128 bytes over pe_dma -> pe_tcm (512 GB/s: 0.25 ns), then the TCM's write channel (512 GB/s: 0.25 ns); the
+  // acknowledgement carries no bytes.
+  EXPECT_EQ(tcm.copy, ns_to_ticks(0.5));
+  // Exactly that much later than a plain recv and store; the sender does not notice.
+  EXPECT_EQ(tcm.store, plain.store);
+  EXPECT_DOUBLE_EQ(tcm.receiver_ns - plain.receiver_ns, ticks_to_ns(tcm.copy));
+  EXPECT_EQ(tcm.sender_ns, plain.sender_ns);
+}
+
+TEST(DataPass, RecvCopyToDstIntoAnotherPesTcmIsRefused) {
+  try {
+    run_ipcq(kCopyToAnotherPesTcm, values(64, 23));
+    ADD_FAILURE() << "a copy into another PE's TCM must fail";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("tl.recv(W, (64,), f16) into tcm " + ahbm::hex(ahbm::pe_tcm_addr(0, 0, 0, 1 << 20)) + ": " +
+                          ahbm::hex(ahbm::pe_tcm_addr(0, 0, 0, 1 << 20)) +
+                          " (128 bytes) is not in this PE's TCM (sip0.cube1.pe0"));
+  }
+}
+
+TEST(DataPass, RawAddressSendsTakeTcmInPlaceAndLoadHbmFirst) {
+  const auto va = values(64, 24);
+  const IpcqRun raw = run_ipcq(kRawSends, va);
+  EXPECT_EQ(raw.c, ipcq_rows(64, {{}, {}, twice(va), va}));
+  // The sender's DMA reads: A for the sum, then A again for the raw HBM send; the raw TCM send reads nothing.
+  EXPECT_EQ(raw.sender_reads, 2u);
+  EXPECT_EQ(raw.sender_ns, 8.0);
+}
+
+TEST(DataPass, ASendFromCubeSramAndARecvIntoCubeSramCarryTheirValues) {
+  const auto va = values(64, 25);
+  const IpcqRun sram = run_ipcq(kCopyToSram, va);
+  // Row 2: what cube 1's SRAM holds after the copy; row 0: the same, sent back from the SRAM to cube 0.
+  EXPECT_EQ(sram.c, ipcq_rows(64, {twice(va), {}, twice(va)}));
+  EXPECT_GT(sram.copy, ns_to_ticks(0.5));  // over the NoC to the SRAM: more than the PE's own TCM
+  EXPECT_EQ(sram.copy, ns_to_ticks(22.5));  // the 128-byte DMA write from cube 1's PE 0 to its cube's SRAM
+}
+
+TEST(DataPass, SlotsAreKeptInTheirBufferKindsMemory) {
+  const auto va = values(64, 26);
+  for (const auto& [kind, space] :
+       {std::pair{"tcm", tl::Space::kTcm}, {"sram", tl::Space::kSram}, {"hbm", tl::Space::kHbm}}) {
+    SCOPED_TRACE(kind);
+    const IpcqRun r = run_ipcq(kPlainRecv, va, kind);
+    EXPECT_EQ(r.c, ipcq_rows(64, {{}, {}, twice(va)}));
+    EXPECT_THAT(r.slot_spaces, ::testing::ElementsAre(space));
   }
 }
 

@@ -11,7 +11,7 @@ namespace kbsim::data_pass {
 using kbsim::ahbm::hex;
 
 void DataStore::write(tl::Space s, std::uint64_t addr, Tick t, BytesPtr bytes) {
-  Space& sp = spaces_[static_cast<std::size_t>(s)];
+  Space& sp = spaces_[index(s)];
   sp.longest = std::max<std::uint64_t>(sp.longest, bytes->size());
   bytes_ += bytes->size();
   ++versions_;

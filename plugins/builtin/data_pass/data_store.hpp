@@ -5,6 +5,8 @@
 // once read (a snapshot) is never changed by later writes.
 //
 // HBM is byte-addressable: a read may cover part of a tensor or several.
+// Cube SRAM is physical memory too: its addresses share HBM's map (a tl.store
+// to an SRAM address and a recv copied there are the same bytes).
 // TCM holds compute results: a read must match one written value's size
 // (reinterpretation by dtype is allowed, the shape is checked by bytes).
 #pragma once
@@ -15,6 +17,9 @@
 #include "compute.hpp"
 
 namespace kbsim::data_pass {
+
+/// The map `s` is kept in: TCM its own; HBM and cube SRAM one physical memory.
+inline tl::Space memory_of(tl::Space s) noexcept { return s == tl::Space::kSram ? tl::Space::kHbm : s; }
 
 class DataStore {
  public:
@@ -40,7 +45,8 @@ class DataStore {
     std::map<std::uint64_t, std::vector<Version>> slots;  ///< by address; versions in (t, seq) order
     std::uint64_t longest = 0;                            ///< the longest version (bounds the overlap search)
   };
-  const Space* space(tl::Space s) const noexcept { return &spaces_[static_cast<std::size_t>(s)]; }
+  static std::size_t index(tl::Space s) noexcept { return memory_of(s) == tl::Space::kTcm ? 1 : 0; }
+  const Space* space(tl::Space s) const noexcept { return &spaces_[index(s)]; }
 
   Space spaces_[2];
   std::uint64_t seq_ = 0, bytes_ = 0;

@@ -26,10 +26,10 @@ struct Range {
 std::vector<Range> reads(const DataOp& op) {
   std::vector<Range> r;
   for (const OpTensor& t : op.in)
-    if (!t.value) r.push_back({t.space, t.addr, t.addr + t.nbytes()});
+    if (!t.value) r.push_back({memory_of(t.space), t.addr, t.addr + t.nbytes()});
   return r;
 }
-Range writes(const DataOp& op) { return {op.out.space, op.out.addr, op.out.addr + op.out.nbytes()}; }
+Range writes(const DataOp& op) { return {memory_of(op.out.space), op.out.addr, op.out.addr + op.out.nbytes()}; }
 
 /// RAW, WAR or WAW between two ops.
 bool conflict(const DataOp& a, const DataOp& b) {

@@ -37,16 +37,21 @@ class DataOps {
                     std::to_string(nbytes) + " bytes");
   }
 
-  /// Where the data pass finds `t`: a compute result in TCM, a constant's
-  /// bytes, or HBM (as of its load, for a loaded tensor).
+  /// Where the data pass finds `t`: a compute result in TCM, a received slot in
+  /// its buffer kind's memory, a constant's bytes, or HBM (as of its load, for a
+  /// loaded tensor).
   kbsim::OpTensor operand(const tl::Tensor& t, const std::string& call) const {
     const tl::Tensor::Desc& d = t.desc();
     kbsim::OpTensor o{tl::Space::kHbm, 0, d.shape, d.dtype, kbsim::kNever, nullptr, d.transposed};
     if (d.pending) {
-      o.space = tl::Space::kTcm;
-      o.addr = d.addr;
-      o.as_of = d.loaded_at;  // a received slot: as of its recv (else kNever: at the reader's end)
+      // A received slot: as of its recv, where its buffer kind keeps it (else a compute result in TCM, read at the
+      // reader's end).
+      const bool slot = d.loaded_at != kbsim::kNever;
+      o.space = slot ? d.loaded_space : tl::Space::kTcm;
+      o.addr = slot ? d.loaded_pa : d.addr;
+      o.as_of = d.loaded_at;
     } else if (d.loaded_at != kbsim::kNever) {
+      o.space = d.loaded_space;
       o.addr = d.loaded_pa;
       o.as_of = d.loaded_at;
     } else if (d.space == tl::Space::kTcm) {

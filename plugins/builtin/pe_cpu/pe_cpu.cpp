@@ -361,6 +361,26 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     if (t.space() != tl::Space::kTcm)
       throw tl::Error(call + ": operand " + t.shape().str() + " is a ref in HBM; tl.load it first");
   }
+  /// A physical `space` address for `shape` x `dtype`: in this PE's TCM, or in a cube's SRAM.
+  void need_address(const std::string& call, std::uint64_t addr, const Shape& shape, DType dtype,
+                    tl::Space space) const {
+    namespace ahbm = kbsim::ahbm;
+    const std::uint64_t nbytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
+    const ahbm::DecodeResult r = ahbm::decode(addr);
+    const ahbm::Decoded& a = r.addr;
+    const bool fits = r.ok && a.offset + nbytes <= a.budget;
+    if (space == tl::Space::kTcm) {
+      if (!fits || a.kind != ahbm::AddrKind::kPeLocal || a.sub != static_cast<unsigned>(ahbm::PeSub::kTcm) ||
+          a.sip != self_.sip || a.die != self_.cube || a.pe != self_.pe)
+        throw tl::Error(call + ": " + hex(addr) + " (" + std::to_string(nbytes) + " bytes) is not in this PE's TCM (" +
+                        std::string(kbsim::ahbm::names::pe(self_.sip, self_.cube, self_.pe)) +
+                        "; kbsim::ahbm::pe_tcm_addr)");
+    } else if (space == tl::Space::kSram) {
+      if (!fits || a.kind != ahbm::AddrKind::kCubeSram)
+        throw tl::Error(call + ": " + hex(addr) + " (" + std::to_string(nbytes) +
+                        " bytes) is not a cube-SRAM address (kbsim::ahbm::cube_sram_addr)");
+    }
+  }
 
   /// Write `data` at virtual address `va`, translated piece by piece through the PE_MMU.
   void write_virtual(std::uint64_t va, std::span<const std::byte> data) {
@@ -584,7 +604,9 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     while (!c->done) await_completion();
   }
   void send(std::string_view dir, std::uint64_t src_addr, const Shape& shape, DType dtype, tl::Space space) override {
-    if (space == tl::Space::kHbm) return send(dir, load(src_addr, shape, dtype));
+    if (space == tl::Space::kSram) need_address(ipcq_text("send", dir, shape, dtype), src_addr, shape, dtype, space);
+    // HBM or cube SRAM: loaded into TCM first (a DMA read), then sent like any loaded tensor.
+    if (space != tl::Space::kTcm) return send(dir, load(src_addr, shape, dtype));
     tl::Tensor raw(this, {shape, dtype, src_addr, tl::Space::kTcm, true, true, nullptr});
     send(dir, raw);
   }
@@ -594,12 +616,30 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   }
   tl::Tensor recv(std::string_view dir, const Shape& shape, DType dtype, std::uint64_t dst_addr,
                   tl::Space dst_space) override {
-    if (dst_space != tl::Space::kHbm)
-      throw tl::Error(ipcq_text("recv", dir, shape, dtype) +
-                      ": copying into a TCM destination is not modelled; use the returned slot tensor");
-    tl::Tensor t = recv(dir, shape, dtype);
-    store(dst_addr, t);
-    return t;
+    if (dst_space == tl::Space::kHbm) {  // a virtual address: tl.store's DMA write
+      tl::Tensor t = recv(dir, shape, dtype);
+      store(dst_addr, t);
+      return t;
+    }
+    // This PE's TCM or a cube's SRAM, by physical address: one DMA write from the slot, through this PE's DMA (to
+    // its TCM over the PE's own DMA-TCM link; to the SRAM over the NoC), which the data pass records as a copy.
+    const std::string call =
+        ipcq_text("recv", dir, shape, dtype) + " into " + std::string(tl::space_name(dst_space)) + " " + hex(dst_addr);
+    need_address(call, dst_addr, shape, dtype, dst_space);
+    tl::Tensor slot = recv(dir, shape, dtype);
+    auto op =
+        DataOps::make(kbsim::DataOp::Kind::kCopy, {dst_space, dst_addr, shape, dtype, kbsim::kNever, nullptr, false},
+                      {ops_.operand(slot, call)});
+    const auto& known = slot.desc().data;
+    if (!slot.pending() && known) {
+      memory_->write(dst_addr, *known);  // known bytes are visible at issue, as tl.store's
+      op->in.front().value = known;
+    }
+    run(pe::CommandKind::kDmaWrite, {.type = StageType::kDmaWrite, .addr = dst_addr, .nbytes = slot.nbytes()}, call,
+        std::move(op));
+    if (dst_space == tl::Space::kSram) return slot;
+    // The copy in TCM: an operand like a compute result there (pending until the data pass when the slot was).
+    return tl::Tensor(this, {shape, dtype, dst_addr, tl::Space::kTcm, true, slot.pending(), known});
   }
   tl::RecvFuture recv_async(std::string_view dir, const Shape& shape, DType dtype) override {
     const std::uint64_t nbytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
@@ -622,7 +662,11 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
       throw tl::Error(ipcq_text("recv", c->dir, shape, dtype) + " expects " + std::to_string(c->nbytes) +
                       " bytes; the message from " + c->dir + " has " + std::to_string(c->message_bytes));
     tl::Tensor::Desc d{shape, dtype, c->slot_addr, tl::Space::kTcm, true, !c->value, c->value};
-    if (!c->value) d.loaded_at = c->t_read;  // the data pass reads the slot as of its read, before it is reused
+    if (!c->value) {  // the data pass reads the slot as of its read, before it is reused, in its buffer kind's memory
+      d.loaded_at = c->t_read;
+      d.loaded_pa = c->slot_addr;
+      d.loaded_space = c->slot_space;
+    }
     return tl::Tensor(this, std::move(d));
   }
   void recv_no_consume(std::string_view dir, const Shape& shape, DType dtype) override {

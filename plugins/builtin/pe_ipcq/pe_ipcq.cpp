@@ -229,6 +229,7 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
       p->src_dir = q.spec.dir;
       p->nbytes = c->nbytes;
       p->source = c->source;
+      p->slot_space = pe::buffer_space(cfg_.buffer_kind);
       p->bytes = 0;  // the DMA sets the wire size when it routes it
       ++sent_.count;
       bytes_sent_.count += c->nbytes;
@@ -266,6 +267,7 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
       Arrival a = q.arrived.front();
       q.arrived.pop_front();
       c->slot_addr = a.addr;
+      c->slot_space = pe::buffer_space(cfg_.buffer_kind);
       c->value = std::move(a.value);
       c->message_bytes = a.nbytes;
       ++received_.count;

@@ -25,7 +25,7 @@ enum class CommandKind : std::uint8_t { kDmaRead, kDmaWrite, kGemm, kMath, kComp
 
 /// "hbm 0x1000 (32, 64) f16": an operand, for op-log parameters.
 inline std::string describe_tensor(const OpTensor& t) {
-  return std::string(t.space == tl::Space::kHbm ? "hbm " : "tcm ") + ahbm::hex(t.addr) + " " + t.shape.str() + " " +
+  return std::string(tl::space_name(t.space)) + " " + ahbm::hex(t.addr) + " " + t.shape.str() + " " +
          std::string(dtype_name(t.dtype));
 }
 

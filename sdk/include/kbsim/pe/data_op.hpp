@@ -38,7 +38,9 @@ using BytesPtr = std::shared_ptr<const Bytes>;
 /// An operand or result of a data operation, as the data pass finds it in memory.
 struct OpTensor {
   tl::Space space = tl::Space::kHbm;
-  std::uint64_t addr = 0;  ///< HBM: physical address; TCM: the PE's scratch address
+  /// HBM and cube SRAM: physical address (one byte-addressable memory in the data pass); TCM: the
+  /// PE's scratch or TCM address; an IPCQ slot: its synthetic address, in its buffer kind's space.
+  std::uint64_t addr = 0;
   Shape shape;
   DType dtype = DType::kF16;
   /// Read the value as it was at this time; kNever = at the reading op's end

@@ -64,6 +64,10 @@ enum class Backpressure : std::uint8_t { kSleep, kPoll };
 inline std::string_view buffer_kind_name(BufferKind k) noexcept {
   return k == BufferKind::kTcm ? "tcm" : k == BufferKind::kSram ? "sram" : "hbm";
 }
+/// The memory a buffer kind's slots are in, as the data pass keys their values.
+inline tl::Space buffer_space(BufferKind k) noexcept {
+  return k == BufferKind::kTcm ? tl::Space::kTcm : k == BufferKind::kSram ? tl::Space::kSram : tl::Space::kHbm;
+}
 
 struct IpcqConfig {
   BufferKind buffer_kind = BufferKind::kTcm;
@@ -121,9 +125,10 @@ class IpcqCall : public Message {
   // --- results ---
   bool done = false, ok = true;
   std::string error;
-  std::uint64_t slot_addr = 0;  ///< kRecv: the rx slot the message sits in
-  BytesPtr value;               ///< kRecv: its bytes when the timing pass knows them
-  Tick t_read = 0;              ///< kRecv: when the slot was read (the data pass reads it as of then)
+  std::uint64_t slot_addr = 0;             ///< kRecv: the rx slot the message sits in
+  tl::Space slot_space = tl::Space::kTcm;  ///< kRecv: the slot memory (the buffer kind's), for the data pass
+  BytesPtr value;                          ///< kRecv: its bytes when the timing pass knows them
+  Tick t_read = 0;                         ///< kRecv: when the slot was read (the data pass reads it as of then)
   std::uint64_t message_bytes = 0;
 };
 
@@ -141,7 +146,8 @@ class IpcqPacket : public Message {
   std::uint64_t sender_seq = 0;        ///< the sender's head before this send
   std::string src_dir;                 ///< diagnostic only
   std::uint64_t nbytes = 0;
-  OpTensor source;  ///< the sent value, as captured when the send was issued
+  OpTensor source;                         ///< the sent value, as captured when the send was issued
+  tl::Space slot_space = tl::Space::kTcm;  ///< the rx slot's memory (the buffer kind's): where the data pass keeps it
 
   void save(ByteWriter& w) const override {
     w.put(src_dma);
@@ -152,6 +158,7 @@ class IpcqPacket : public Message {
     w.put_string(src_dir);
     w.put(nbytes);
     source.save(w);
+    w.put(slot_space);
   }
   void load(ByteReader& r) override {
     src_dma = r.get<NodeIndex>();
@@ -162,6 +169,7 @@ class IpcqPacket : public Message {
     src_dir = r.get_string();
     nbytes = r.get<std::uint64_t>();
     source.load(r);
+    slot_space = r.get<tl::Space>();
   }
 
   bool describe_op(OpRecord& r) const override {
@@ -169,10 +177,10 @@ class IpcqPacket : public Message {
     auto op = std::make_shared<DataOp>();
     op->kind = DataOp::Kind::kCopy;
     op->in = {source};
-    op->out = {tl::Space::kTcm, dst_addr, source.shape, source.dtype, kNever, nullptr, false};
+    op->out = {slot_space, dst_addr, source.shape, source.dtype, kNever, nullptr, false};
     r.kind = OpKind::kMemory;
     r.name = "ipcq_copy";
-    r.param("src_space", source.space == tl::Space::kHbm ? "hbm" : "tcm");
+    r.param("src_space", tl::space_name(source.space));
     r.param("src_addr", source.addr);
     r.param("dst_space", "ipcq");
     r.param("dst_addr", dst_addr);

@@ -19,6 +19,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -35,7 +36,12 @@ class Error : public SimError {
   using SimError::SimError;
 };
 
-enum class Space : std::uint8_t { kHbm, kTcm };
+/// Where a tensor's bytes are: HBM (a virtual or physical address), the PE's TCM (a scratch or
+/// pe_tcm_addr physical address) or the cube's shared SRAM (a cube_sram_addr physical address).
+enum class Space : std::uint8_t { kHbm, kTcm, kSram };
+inline std::string_view space_name(Space s) noexcept {
+  return s == Space::kHbm ? "hbm" : s == Space::kTcm ? "tcm" : "sram";
+}
 
 // clang-format off
 enum class MathOp : std::uint8_t {
@@ -71,6 +77,9 @@ class Tensor {
     /// A view with the last two dimensions swapped (tl.trans): the bytes are
     /// laid out for the shape before the swap.
     bool transposed = false;
+    /// The memory `loaded_pa` lies in: HBM (or cube SRAM, both physical memory) for a tl.load;
+    /// for a received slot, its IPCQ buffer kind's.
+    Space loaded_space = Space::kHbm;
   };
   Tensor() = default;
   Tensor(Program* ctx, Desc d) : ctx_(ctx), d_(std::move(d)) {}
@@ -250,13 +259,19 @@ class Program {
   /// Send `src` to the peer in direction `dir`. Its value is captured now; the
   /// call returns once the send is on its way (it waits only for a free slot).
   virtual void send(std::string_view dir, const Tensor& src) = 0;
-  /// Send raw memory: `shape` x `dtype` at `src_addr` in `space` (HBM: loaded first).
+  /// Send raw memory: `shape` x `dtype` at `src_addr` in `space`. TCM: a value this PE holds
+  /// there (a compute result or a copy_to_dst recv); HBM and cube SRAM (a physical
+  /// cube_sram_addr): tl.load-ed first, then sent.
   virtual void send(std::string_view dir, std::uint64_t src_addr, const Shape& shape, DType dtype = DType::kF16,
                     Space space = Space::kTcm) = 0;
   /// Wait for the next message from `dir`, consume its slot and return it (the
   /// tensor names the rx slot: "return slot" mode).
   virtual Tensor recv(std::string_view dir, const Shape& shape, DType dtype = DType::kF16) = 0;
-  /// Same, then copy it to `dst_addr` in `dst_space` ("copy to destination" mode; HBM: stored with a DMA write).
+  /// Same, then copy it to `dst_addr` in `dst_space` ("copy to destination" mode): one DMA write
+  /// by this PE's DMA from the slot to the destination, waited for. HBM: `dst_addr` is virtual
+  /// (as tl.store's); TCM: a physical address in this PE's TCM (pe_tcm_addr), and the tensor
+  /// returned names the copy there; cube SRAM: a physical cube_sram_addr. HBM and SRAM return
+  /// the slot tensor.
   virtual Tensor recv(std::string_view dir, const Shape& shape, DType dtype, std::uint64_t dst_addr,
                       Space dst_space) = 0;
   /// Start a recv and go on; tl.wait(future) completes it.
