@@ -165,6 +165,7 @@ void Registry::add_component_type(ComponentType type, const std::string& library
 }
 
 void Registry::add_bench_type(BenchType type, const std::string& library) {
+  check_bench_info(type.info, library);  // also for benches registered in-process (testkit)
   if (auto it = benches_.find(type.info.name); it != benches_.end())
     throw PluginError(library + ": bench '" + type.info.name + "' is already provided by " + it->second.from.path);
   own_benches_.push_back(std::move(type));

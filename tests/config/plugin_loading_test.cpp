@@ -83,6 +83,18 @@ TEST(PluginLoading, ABenchNameThatIsNotKebabCaseIsRefused) {
   }
 }
 
+TEST(PluginLoading, ABenchWithABlankSummaryIsRefused) {
+  core::Registry reg;
+  BenchType blank;
+  blank.info = {"blank-summary", " \t", {}};
+  try {
+    reg.add_bench_type(blank, "libvendor.so");
+    FAIL() << "expected a PluginError";
+  } catch (const PluginError& e) {
+    EXPECT_STREQ(e.what(), "libvendor.so: bench 'blank-summary' has no summary (BenchInfo::summary, shown by kbsim list)");
+  }
+}
+
 TEST(PluginLoading, MissingLibraryNamesWhereItLooked) {
   auto dir = test::temp_dir();
   test::write_file(dir / "c.yaml", "components:\n  vendor.x: { library: vendor_x, type: x }\n");

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "benches.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/rt/runtime.hpp"
@@ -112,7 +113,7 @@ class VaOffsetVerify final : public kbsim::Bench {
 
 }  // namespace
 
-KBSIM_PLUGIN("bench_host_api") {
+void register_va_offset(kbsim::PluginDescriptor& plugin) {
   kbsim::add_bench<VaOffsetVerify>(plugin);
   kbsim::add_kernel(plugin, "va_offset_verify", &va_offset_verify,
                     "find this PE's piece of a sharded tensor by VA arithmetic on local dims and check its values");
