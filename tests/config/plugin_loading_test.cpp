@@ -91,7 +91,8 @@ TEST(PluginLoading, ABenchWithABlankSummaryIsRefused) {
     reg.add_bench_type(blank, "libvendor.so");
     FAIL() << "expected a PluginError";
   } catch (const PluginError& e) {
-    EXPECT_STREQ(e.what(), "libvendor.so: bench 'blank-summary' has no summary (BenchInfo::summary, shown by kbsim list)");
+    EXPECT_STREQ(e.what(),
+                 "libvendor.so: bench 'blank-summary' has no summary (BenchInfo::summary, shown by kbsim list)");
   }
 }
 

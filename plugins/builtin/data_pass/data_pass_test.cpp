@@ -628,7 +628,7 @@ TEST(DataPass, ASendFromCubeSramAndARecvIntoCubeSramCarryTheirValues) {
   const IpcqRun sram = run_ipcq(kCopyToSram, va);
   // Row 2: what cube 1's SRAM holds after the copy; row 0: the same, sent back from the SRAM to cube 0.
   EXPECT_EQ(sram.c, ipcq_rows(64, {twice(va), {}, twice(va)}));
-  EXPECT_GT(sram.copy, ns_to_ticks(0.5));  // over the NoC to the SRAM: more than the PE's own TCM
+  EXPECT_GT(sram.copy, ns_to_ticks(0.5));   // over the NoC to the SRAM: more than the PE's own TCM
   EXPECT_EQ(sram.copy, ns_to_ticks(22.5));  // the 128-byte DMA write from cube 1's PE 0 to its cube's SRAM
 }
 

@@ -375,7 +375,8 @@ rt::TransferResult HostRuntime::transfer(const rt::Tensor::Info& info, kbsim::ah
     req->correlation_id = id;
     req->target_device = sip;
     if (op == kbsim::ahbm::MemOp::kWrite)
-      req->dst_mem_kind = info.policy.space == rt::Space::kTcm ? kbsim::ahbm::MemKind::kTcm : kbsim::ahbm::MemKind::kHbm;
+      req->dst_mem_kind =
+          info.policy.space == rt::Space::kTcm ? kbsim::ahbm::MemKind::kTcm : kbsim::ahbm::MemKind::kHbm;
     req->request_id = transfer_.requests.size() + 1;
     transfer_.requests.push_back(req);
     r.bytes += e.nbytes;

@@ -14,7 +14,6 @@ namespace {
 
 using ahbm::FailurePolicy;
 using ahbm::HostCommand;
-using ahbm::PeRef;
 
 struct Client final : HostCommand::Client {
   std::vector<Ref<HostCommand>> done;
