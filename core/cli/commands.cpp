@@ -75,7 +75,7 @@ int cmd_topology(const Common& c, const TopologyOutputs& out, unsigned processes
   return 0;
 }
 
-/// Parse; on a parse error (or --help, --version) the exit code, after saying why.
+/// Parse; for --help and --version the exit code, after printing them; a parse error is a UsageError.
 std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
@@ -92,12 +92,9 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
       names.push_back(sub->get_name());
     if (std::string word = argc > 1 ? argv[1] : "";
         !word.empty() && word[0] != '-' && std::find(names.begin(), names.end(), word) == names.end()) {
-      std::fprintf(stderr, "kbsim: error: unknown subcommand '%s'%s (see 'kbsim --help')\n", one_line(word).c_str(),
-                   suggest(word, names).c_str());
-      return static_cast<int>(ExitCode::kUsage);
+      throw UsageError("unknown subcommand '" + one_line(word) + "'" + suggest(word, names) + " (see 'kbsim --help')");
     }
-    std::fprintf(stderr, "kbsim: error: %s (see 'kbsim --help')\n", one_line(e.what()).c_str());
-    return static_cast<int>(ExitCode::kUsage);
+    throw UsageError(one_line(e.what()) + " (see 'kbsim --help')");
   }
   return std::nullopt;
 }

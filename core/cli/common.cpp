@@ -12,7 +12,13 @@ namespace kbsim::cli {
 
 namespace {
 
+fs::path& bin_dir() {
+  static fs::path dir;
+  return dir;
+}
+
 fs::path exe_dir() {
+  if (!bin_dir().empty()) return bin_dir();
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::current_path() : exe.parent_path();
@@ -25,6 +31,8 @@ fs::path default_plugin_dir() {
 }
 
 }  // namespace
+
+void set_bin_dir(fs::path dir) { bin_dir() = std::move(dir); }
 
 fs::path data_dir() {
   fs::path installed = exe_dir() / ".." / "share" / "kbsim";

@@ -25,6 +25,10 @@ struct Common {
   std::string log_level = "warn";
 };
 
+/// The directory kbsim's executable is in, or stands for: the default plugins are in ../plugins (a build tree) or
+/// ../lib/kbsim/plugins, the default files in ../share/kbsim. Default: the running executable's; a host that is not
+/// the kbsim executable (the Python module) sets where its kbsim is.
+void set_bin_dir(std::filesystem::path dir);
 /// Where the default components.yaml, topology.yaml and configuration sections live: the install's share/kbsim,
 /// else the source tree this binary was built from.
 std::filesystem::path data_dir();

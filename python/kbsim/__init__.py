@@ -1,0 +1,20 @@
+"""kbsim from Python: run benches on simulated multi-die AI accelerators and read their results.
+
+    >>> import kbsim
+    >>> r = kbsim.run("pe-dma-perf")
+    >>> r.metrics["scenarios"][0]["latency_ns"]
+
+A run from Python is the ``kbsim run`` command run in this process: the same plugins, the same checks, the same
+``results.json`` (docs/python.md). Every kbsim error is raised as a subclass of :class:`kbsim.Error` carrying the
+command's one-line message and its exit code.
+"""
+
+from ._errors import (BenchError, ConfigError, Error, InternalError, InterruptedRun, PluginError,
+                      SimulationError, UsageError)
+from ._run import Result, run
+
+__all__ = [
+    "run", "Result",
+    "Error", "UsageError", "ConfigError", "PluginError", "SimulationError", "BenchError", "InterruptedRun",
+    "InternalError",
+]

@@ -1,0 +1,112 @@
+"""kbsim.run: one bench, as ``kbsim run`` runs it (docs/python.md)."""
+
+import json
+import os
+import tempfile
+
+from . import _kbsim
+from ._errors import BenchError, Error, InterruptedRun
+
+
+class Result:
+    """What a run wrote.
+
+    ``metrics``: the bench's metrics (a dict); ``results``: the whole ``results.json`` (components, links, sim time,
+    events, ...); ``files``: the files the run wrote beside it, name -> path (figures, index.html, topology.json);
+    ``out``: that folder. Without ``out=``, the folder is a temporary one that lives as long as this Result.
+    """
+
+    def __init__(self, results, files, out, keep=None):
+        self.results = results
+        self.metrics = results.get("metrics", {})
+        self.files = files
+        self.out = out
+        self._keep = keep  # the temporary folder, removed with this Result
+
+    @property
+    def sim_time_ns(self):
+        return self.results["sim_time_ns"]
+
+    @property
+    def events(self):
+        return self.results["events"]
+
+    def components_frame(self):
+        """Every component's statistics as a pandas DataFrame, one row per component (needs pandas)."""
+        import pandas as pd
+        rows = [dict(component=name, **stats) for name, stats in self.results.get("components", {}).items()]
+        return pd.DataFrame(rows)
+
+    def links_frame(self):
+        """Every link's traffic as a pandas DataFrame, one row per link (needs pandas)."""
+        import pandas as pd
+        return pd.DataFrame(list(self.results.get("links", [])))
+
+    def __repr__(self):
+        return "<kbsim.Result bench={} sim_time_ns={} events={}>".format(
+            self.results.get("bench"), self.results.get("sim_time_ns"), self.results.get("events"))
+
+
+def _words(option, values):
+    out = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        out += [option, "{}={}".format(key, value)]
+    return out
+
+
+def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=False, trace=None, op_log=None,
+        out=None, flags=None, jobs=None):
+    """Run a bench to completion and return its :class:`Result`.
+
+    bench: its name (``kbsim list benches``). params: ``{key: value}``, as ``--param key=value``. set: ``{dotted.path:
+    value}``, as ``--set`` (a configuration section's ``ccl.KEY`` included). topology: a topology file (default: the
+    default system). plugins: plugin directories searched first. verify_data, trace (a file), op_log (a file): the
+    run observers' flags; flags: any other declared flag, ``{name: value}`` (True for a bare flag). out: the folder
+    results.json and the bench's files go to (default: a temporary one, removed after reading). jobs: worker
+    processes for a sweep's points.
+    """
+    if not isinstance(bench, str):
+        raise TypeError("bench must be a str (a bench name), not {}".format(type(bench).__name__))
+    args = ["run", "--bench", bench]
+    args += _words("--param", dict(params or {}))
+    args += _words("--set", dict(set or {}))
+    if topology is not None:
+        args += ["--topology", os.fspath(topology)]
+    for d in plugins:
+        args += ["--plugins", os.fspath(d)]
+    all_flags = dict(flags or {})
+    if verify_data:
+        all_flags["verify-data"] = True
+    if trace is not None:
+        all_flags["trace"] = os.fspath(trace)
+    if op_log is not None:
+        all_flags["op-log"] = os.fspath(op_log)
+    for name, value in all_flags.items():
+        if value is True:
+            args.append("--" + name)
+        elif value is not False and value is not None:
+            args += ["--" + name, str(value)]
+    if jobs is not None:
+        args += ["--jobs", str(int(jobs))]
+    keep = tempfile.TemporaryDirectory(prefix="kbsim-") if out is None else None
+    folder = keep.name if keep is not None else os.fspath(out)
+    args += ["--out", folder]
+    code = _kbsim.command_line(args)
+    if code not in (0, BenchError.exit_code, InterruptedRun.exit_code):
+        raise Error("kbsim run ended with exit code {} and no error".format(code), code)
+    with open(os.path.join(folder, "results.json")) as f:
+        results = json.load(f)
+    files = {name: os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name != "results.json"}
+    result = Result(results, files, folder, keep)
+    if code == InterruptedRun.exit_code:
+        e = InterruptedRun("bench {} was interrupted; the results so far are in {}".format(bench, folder))
+        e.result = result
+        raise e
+    if code == BenchError.exit_code:
+        e = BenchError("some of bench {}'s sweep points failed (their errors are in {})".format(
+            bench, os.path.join(folder, "points.json")))
+        e.result = result
+        raise e
+    return result
