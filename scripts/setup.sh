@@ -27,12 +27,12 @@ RUN_PACKAGES=(
 )
 # What the test suite, the benchmarks and split runs over MPI add (the second command): GoogleTest and
 # GoogleMock, Google Benchmark, headless Chromium for the viewer's browser tests, OpenMPI, the SVG renderer and
-# zlib the figure tests read PNGs with, pytest for the Python package's suites.
+# zlib the figure tests read PNGs with, pytest and pandas for the Python package's suites.
 TEST_PACKAGES=(
   git pkg-config librange-v3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium libopenmpi-dev openmpi-bin librsvg2-bin zlib1g-dev
-  python3-pytest
+  python3-pytest python3-pandas
 )
 PACKAGES=("${RUN_PACKAGES[@]}")
 

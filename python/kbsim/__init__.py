@@ -12,9 +12,10 @@ command's one-line message and its exit code.
 from ._errors import (BenchError, ConfigError, Error, InternalError, InterruptedRun, PluginError,
                       SimulationError, UsageError)
 from ._run import Result, run
+from ._sweep import PointError, frame, sweep
 
 __all__ = [
-    "run", "Result",
+    "run", "Result", "sweep", "frame", "PointError",
     "Error", "UsageError", "ConfigError", "PluginError", "SimulationError", "BenchError", "InterruptedRun",
     "InternalError",
 ]
