@@ -1,13 +1,16 @@
 // kbsim._kbsim: the command line's own code, callable from Python (docs/python.md). The package's Python half
 // (kbsim/__init__.py) builds a command line from keyword arguments and reads what the run wrote, so a run from
 // Python loads its plugins, checks its input, runs and writes exactly as `kbsim` does.
+#include <fcntl.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +37,34 @@ py::dict& error_types() {
   throw py::error_already_set();
 }
 
+/// Standard output sent to /dev/null while it lives (the command's summary lines, for a quiet call).
+class Silenced {
+ public:
+  Silenced() {
+    std::fflush(stdout);
+    saved_ = ::dup(STDOUT_FILENO);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (saved_ >= 0 && null >= 0) ::dup2(null, STDOUT_FILENO);
+    if (null >= 0) ::close(null);
+  }
+  ~Silenced() {
+    std::fflush(stdout);
+    if (saved_ >= 0) {
+      ::dup2(saved_, STDOUT_FILENO);
+      ::close(saved_);
+    }
+  }
+  Silenced(const Silenced&) = delete;
+  Silenced& operator=(const Silenced&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
 /// Run `kbsim ARGS...` in this process: its exit code (0, or 8 when interrupted, or 6 when sweep points failed),
-/// or the error it ended with raised as the registered exception. The interpreter's lock is released meanwhile.
-int command_line(const std::vector<std::string>& args) {
+/// or the error it ended with raised as the registered exception. The interpreter's lock is released meanwhile;
+/// `quiet`: what the command prints on standard output is dropped (its errors still raise).
+int command_line(const std::vector<std::string>& args, bool quiet) {
   std::vector<std::string> words{"kbsim"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -46,6 +74,8 @@ int command_line(const std::vector<std::string>& args) {
   std::string error;
   {
     py::gil_scoped_release unlocked;
+    std::optional<Silenced> silenced;
+    if (quiet) silenced.emplace();
     try {
       code = kbsim::cli::run_command_line(static_cast<int>(words.size()), argv.data());
     } catch (const kbsim::Error& e) {
@@ -75,7 +105,7 @@ PYBIND11_MODULE(_kbsim, m) {
     spdlog::set_default_logger(logger);
     spdlog::set_level(spdlog::level::warn);
   }
-  m.def("command_line", &command_line, py::arg("args"),
+  m.def("command_line", &command_line, py::arg("args"), py::arg("quiet") = false,
         "Run `kbsim ARGS...` in this process; the exit code, or the error raised as kbsim.Error's subclass.");
   m.def(
       "_register_errors", [](py::dict types) { error_types() = types; }, py::arg("types"));

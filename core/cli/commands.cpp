@@ -31,21 +31,24 @@ struct TopologyOutputs {
   std::string svg_dir;  ///< --svg DIR: the front-end's pictures
   std::string dot;      ///< --dot FILE: the graph as Graphviz DOT
   std::string mermaid;  ///< --mermaid FILE: the graph as a Mermaid flowchart
+  std::string json;     ///< --json FILE: the resolved graph as JSON (what --dump prints)
 };
 
-/// Write the graph's text views asked for (DOT, Mermaid), all or none, saying which files were written.
-void write_text_views(const Graph& g, const TopologyOutputs& out) {
+/// Write the graph's text views asked for (DOT, Mermaid, JSON), all or none, saying which files were written.
+void write_text_views(const Graph& g, const TopologyOutputs& out, const core::Registry& reg) {
   core::StagedFiles files;
   if (!out.dot.empty()) files.text(out.dot, core::graph_dot(g));
   if (!out.mermaid.empty()) files.text(out.mermaid, core::graph_mermaid(g));
+  if (!out.json.empty()) files.json(out.json, [&](core::JsonWriter& w) { core::write_graph(w, g, reg); });
   files.commit();
-  for (const std::string& file : {out.dot, out.mermaid})
+  for (const std::string& file : {out.dot, out.mermaid, out.json})
     if (!file.empty()) std::printf("wrote %s\n", file.c_str());
 }
 
 int cmd_topology(const Common& c, const TopologyOutputs& out, unsigned processes) {
   check_output_file("--dot", out.dot);
   check_output_file("--mermaid", out.mermaid);
+  check_output_file("--json", out.json);
   auto reg = make_registry(c);
   if (!out.svg_dir.empty()) {
     for (const auto& file : core::draw_topology(topology_file(c), c.sets, *reg, out.svg_dir))
@@ -56,8 +59,8 @@ int cmd_topology(const Common& c, const TopologyOutputs& out, unsigned processes
   // Elaborate it as a run would (parameters resolved and checked, ports, node references, each component's own
   // checks), so a file `kbsim topology` passes, `kbsim run` accepts.
   core::Simulation check(core::elaborate(g, *reg), *reg);
-  if (!out.dot.empty() || !out.mermaid.empty()) {
-    write_text_views(g, out);
+  if (!out.dot.empty() || !out.mermaid.empty() || !out.json.empty()) {
+    write_text_views(g, out, *reg);
     return 0;
   }
   if (out.dump) {
@@ -145,6 +148,10 @@ int run_command_line(int argc, char** argv) {
       ->excludes(dump)
       ->excludes(svg);
   topo->add_option("--mermaid", topo_out.mermaid, "write the resolved graph as a Mermaid flowchart into FILE")
+      ->type_name("FILE")
+      ->excludes(dump)
+      ->excludes(svg);
+  topo->add_option("--json", topo_out.json, "write the resolved graph as JSON (what --dump prints) into FILE")
       ->type_name("FILE")
       ->excludes(dump)
       ->excludes(svg);

@@ -13,9 +13,10 @@ from ._errors import (BenchError, ConfigError, Error, InternalError, Interrupted
                       SimulationError, UsageError)
 from ._run import Result, run
 from ._sweep import PointError, frame, sweep
+from ._system import SVG, System
 
 __all__ = [
-    "run", "Result", "sweep", "frame", "PointError",
+    "run", "Result", "sweep", "frame", "PointError", "System", "SVG",
     "Error", "UsageError", "ConfigError", "PluginError", "SimulationError", "BenchError", "InterruptedRun",
     "InternalError",
 ]

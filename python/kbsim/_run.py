@@ -57,7 +57,7 @@ def _words(option, values):
 
 
 def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=False, trace=None, op_log=None,
-        out=None, flags=None, jobs=None):
+        out=None, flags=None, jobs=None, quiet=False):
     """Run a bench to completion and return its :class:`Result`.
 
     bench: its name (``kbsim list benches``). params: ``{key: value}``, as ``--param key=value``. set: ``{dotted.path:
@@ -65,7 +65,7 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
     default system). plugins: plugin directories searched first. verify_data, trace (a file), op_log (a file): the
     run observers' flags; flags: any other declared flag, ``{name: value}`` (True for a bare flag). out: the folder
     results.json and the bench's files go to (default: a temporary one, removed after reading). jobs: worker
-    processes for a sweep's points.
+    processes for a sweep's points. quiet: drop the summary the command prints.
     """
     if not isinstance(bench, str):
         raise TypeError("bench must be a str (a bench name), not {}".format(type(bench).__name__))
@@ -93,7 +93,7 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
     keep = tempfile.TemporaryDirectory(prefix="kbsim-") if out is None else None
     folder = keep.name if keep is not None else os.fspath(out)
     args += ["--out", folder]
-    code = _kbsim.command_line(args)
+    code = _kbsim.command_line(args, quiet=quiet)
     if code not in (0, BenchError.exit_code, InterruptedRun.exit_code):
         raise Error("kbsim run ended with exit code {} and no error".format(code), code)
     with open(os.path.join(folder, "results.json")) as f:

@@ -1,5 +1,5 @@
-// `kbsim topology --dot FILE` and `--mermaid FILE`: the resolved graph as Graphviz DOT and as a Mermaid flowchart,
-// grouped by the nodes' group paths, written whole or not at all, the same text every time.
+// `kbsim topology --dot FILE`, `--mermaid FILE` and `--json FILE`: the resolved graph as Graphviz DOT, as a Mermaid
+// flowchart (grouped by the nodes' group paths) and as JSON, written whole or not at all, the same text every time.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -105,6 +105,18 @@ TEST(TopologyText, TheDefaultSystemHasEveryNodeAndTheSameTextEachTime) {
   EXPECT_EQ(mermaid, test::read_file(dir / "2.mmd"));
   EXPECT_EQ(lines_with(dot, "[label=", " -> "), nodes);
   EXPECT_EQ(lines_with(mermaid, "[\"", "subgraph"), nodes);
+}
+
+TEST(TopologyText, JsonIntoAFileIsWhatDumpPrints) {
+  const auto dir = test::temp_dir();
+  auto r = test::run_kbsim("topology --json " + (dir / "g.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "wrote " + (dir / "g.json").string() + "\n");
+  auto dump = test::run_kbsim("topology --dump");
+  ASSERT_EQ(dump.code, 0) << dump.err;
+  EXPECT_EQ(test::read_file(dir / "g.json"), dump.out);
+  auto both = test::run_kbsim("topology --dump --json " + (dir / "h.json").string());
+  EXPECT_EQ(both.code, 2);
 }
 
 TEST(TopologyText, AnUnwritableFileIsAUsageError) {
