@@ -108,5 +108,5 @@ PYBIND11_MODULE(_kbsim, m) {
   m.def("command_line", &command_line, py::arg("args"), py::arg("quiet") = false,
         "Run `kbsim ARGS...` in this process; the exit code, or the error raised as kbsim.Error's subclass.");
   m.def(
-      "_register_errors", [](py::dict types) { error_types() = types; }, py::arg("types"));
+      "_register_errors", [](const py::dict& types) { error_types() = types; }, py::arg("types"));
 }
