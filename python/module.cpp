@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -65,6 +66,8 @@ class Silenced {
 /// or the error it ended with raised as the registered exception. The interpreter's lock is released meanwhile;
 /// `quiet`: what the command prints on standard output is dropped (its errors still raise).
 int command_line(const std::vector<std::string>& args, bool quiet) {
+  // One command at a time: it changes process-wide state (signal handlers, standard output, the run's watch).
+  static std::mutex one_at_a_time;
   std::vector<std::string> words{"kbsim"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -74,6 +77,7 @@ int command_line(const std::vector<std::string>& args, bool quiet) {
   std::string error;
   {
     py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> lock(one_at_a_time);
     std::optional<Silenced> silenced;
     if (quiet) silenced.emplace();
     try {

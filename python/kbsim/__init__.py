@@ -2,7 +2,7 @@
 
     >>> import kbsim
     >>> r = kbsim.run("pe-dma-perf")
-    >>> r.metrics["scenarios"][0]["latency_ns"]
+    >>> r.metrics["scenarios"]["local"]["makespan_ns"]
 
 A run from Python is the ``kbsim run`` command run in this process: the same plugins, the same checks, the same
 ``results.json`` (docs/python.md). Every kbsim error is raised as a subclass of :class:`kbsim.Error` carrying the

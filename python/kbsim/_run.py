@@ -64,7 +64,7 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
     value}``, as ``--set`` (a configuration section's ``ccl.KEY`` included). topology: a topology file (default: the
     default system). plugins: plugin directories searched first. verify_data, trace (a file), op_log (a file): the
     run observers' flags; flags: any other declared flag, ``{name: value}`` (True for a bare flag). out: the folder
-    results.json and the bench's files go to (default: a temporary one, removed after reading). jobs: worker
+    results.json and the bench's files go to (default: a temporary one that lives as long as the Result). jobs: worker
     processes for a sweep's points. quiet: drop the summary the command prints.
     """
     if not isinstance(bench, str):

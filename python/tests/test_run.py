@@ -9,6 +9,7 @@ import time
 import pytest
 
 import kbsim
+from conftest import BUILD
 
 HOST_KEYS = ("wall_time_s", "events_per_s", "host", "abi_version")
 
@@ -76,7 +77,7 @@ def test_a_bench_must_be_named_by_a_string():
 
 
 def test_a_faulty_plugin_is_a_plugin_error_naming_the_library():
-    bad = os.path.join(os.environ.get("KBSIM_BUILD_DIR", "build"), "tests", "plugins", "bad_undefined")
+    bad = os.path.join(BUILD, "tests", "plugins", "bad_undefined")
     with pytest.raises(kbsim.PluginError) as e:
         kbsim.run("pe-dma-perf", plugins=[bad])
     assert e.value.exit_code == 4

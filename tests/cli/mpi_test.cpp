@@ -223,7 +223,8 @@ TEST(Mpi, TheBenchesThatDriveTheHostRuntimeOverTwoRanksWriteTheResultsOfOneProce
   if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
   expect_benches_over_ranks_write_the_results_of_one_process(
       {"pe2pe-latency --param sizes=128,1024", "gemm-single-pe", "matmul-composite --param K=256",
-       "tp-mlp --param D_in=64 --param D_hidden=512 --param D_out=64"},
+       "tp-mlp --param D_in=64 --param D_hidden=512 --param D_out=64", "va-offset-verify",
+       "host-api-tour --device all --param pes=4"},
       2);
 }
 

@@ -7,7 +7,7 @@
 //
 //   X (M x K, f16, tiled_row_major over `pes` PEs of cube 0) from the host
 //   Y = copy of X (column_wise over the same PEs)
-//   Y[r0:r0+2, 0:2] = 7 (inside Y's first shard), read back
+//   Y[M-2:M, 0:1] = 7 (inside Y's first shard), read back
 //   Y[0:M, 0:K] would span shards: NOT_SUPPORTED
 //   in a scope: Z = empty like X; launch scale(X, Z, M, K, alpha): each PE
 //   loads its (m, k) block of X, multiplies by alpha, stores Z's block
@@ -71,9 +71,19 @@ class HostApiTour final : public kbsim::Bench {
     rt::Runtime& r = ctx.configured().service<rt::Runtime>();
     const std::int64_t m = p.get(kM), k = p.get(kK), pes = p.get(kPes);
     const double alpha = p.get(kAlpha);
-    p.check(pes > 0 && pes <= static_cast<std::int64_t>(r.pes_per_cube()), kPes, "must be in 1..PEs per cube");
-    p.check(m > 1 && m <= 4096, kM, "must be in 2..4096");
-    p.check(k > 1 && k <= 4096, kK, "must be in 2..4096");
+    p.check(pes > 1 && pes <= static_cast<std::int64_t>(r.pes_per_cube()), kPes,
+            "must be in 2..PEs per cube (a slice across shards needs two)");
+    // The tile grid X is cut into (rt::Split): rows x cols blocks, rows the largest divisor not above the root.
+    std::int64_t grid_rows = 1;
+    for (std::int64_t d = 1; d * d <= pes; ++d)
+      if (pes % d == 0) grid_rows = d;
+    const std::int64_t grid_cols = pes / grid_rows;
+    p.check(m > 1 && m <= 4096 && m % grid_rows == 0, kM,
+            "must be in 2..4096 and divide by the tile grid's " + std::to_string(grid_rows) + " rows");
+    p.check(k > 1 && k <= 4096 && k % grid_cols == 0, kK,
+            "must be in 2..4096 and divide by the tile grid's " + std::to_string(grid_cols) + " columns");
+    // The launch rewrites integers by value: M and K must not be one value with two local sizes.
+    p.check(m != k || grid_rows == grid_cols, kK, "must differ from M on a grid that is not square");
     r.on_devices(ctx, [&](kbsim::BenchContext& dev) {
       const auto n = static_cast<unsigned>(pes);
       const std::vector<double> xv = values_of(m * k);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "benches.hpp"
+#include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/rt/runtime.hpp"
@@ -37,12 +38,6 @@ constexpr kbsim::BoolParam kRemap{"remap", true, "rewrite the global M and N int
 
 constexpr std::uint64_t kPieceAlign = 64;
 
-std::string hex(std::uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 [[noreturn]] void mismatch(const std::string& what) { throw tl::Error("va-offset-verify: " + what); }
 
 /// Args (X, m, n): check this PE's piece of X by address arithmetic and by value.
@@ -55,8 +50,8 @@ void va_offset_verify(tl::Program& tl, const tl::Args& args) {
   const std::uint64_t va = x.ptr + (cube * pes + pe) * piece;
   const tl::TensorArg::Shard* mine = x.shard(cube, pe);
   if (!mine || mine->ptr != va)
-    mismatch("PE " + std::to_string(pe) + " of cube " + std::to_string(cube) + " computed its piece at VA " + hex(va) +
-             " but it is at " + (mine ? hex(mine->ptr) : std::string("(none)")));
+    mismatch("PE " + std::to_string(pe) + " of cube " + std::to_string(cube) + " computed its piece at VA " +
+             kbsim::ahbm::hex(va) + " but it is at " + (mine ? kbsim::ahbm::hex(mine->ptr) : std::string("(none)")));
   const tl::Tensor got = tl.load(va, {m, n}, DType::kF32);
   const std::int64_t n_global = n * static_cast<std::int64_t>(pes);
   for (std::int64_t r = 0; r < m; ++r)
@@ -89,6 +84,8 @@ class VaOffsetVerify final : public kbsim::Bench {
     p.check(pes > 0 && pes <= static_cast<std::int64_t>(r.pes_per_cube()), kPes, "must be in 1..PEs per cube");
     p.check(m > 0 && m <= 4096 && m % cubes == 0, kM, "must be in 1..4096 and a multiple of cubes");
     p.check(n > 0 && n <= 4096 && n % pes == 0, kN, "must be in 1..4096 and a multiple of pes");
+    // The launch rewrites integers by value: M and N must not be one value with two local sizes.
+    p.check(m != n || m / cubes == n / pes, kN, "must differ from M unless M / cubes = N / pes");
     r.on_devices(ctx, [&](kbsim::BenchContext& dev) {
       const rt::DPPolicy dp{rt::Split::kRowWise, rt::Split::kColumnWise, static_cast<unsigned>(pes),
                             static_cast<unsigned>(cubes)};

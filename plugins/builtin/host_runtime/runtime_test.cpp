@@ -13,6 +13,7 @@
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/testing.hpp"
+#include "runtime_test_support.hpp"
 
 using ::testing::HasSubstr;
 
@@ -125,23 +126,8 @@ class RuntimeTest : public ::testing::Test {
   host_runtime::HostRuntime rt_;
 };
 
-/// The message of the exception of type E `f` throws ("" and a failure otherwise).
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "nothing (or another type) was thrown";
-  return "";
-}
-
-std::vector<double> sample(std::size_t n) {
-  std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<double>(i % 97) * 0.25 - 11.0;  // exact in f16
-  return v;
-}
+using host_runtime_test::error_of;
+using host_runtime_test::sample;
 
 TEST(RuntimeAllocator, FirstFitRoundsToTheGranuleAndFreeingCoalesces) {
   host_runtime::FreeList f(0x1000, 1024, 64);

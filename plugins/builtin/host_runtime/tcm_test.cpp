@@ -15,6 +15,7 @@
 #include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/testing.hpp"
+#include "runtime_test_support.hpp"
 
 using ::testing::HasSubstr;
 
@@ -72,23 +73,8 @@ class TcmTensors : public ::testing::Test {
   std::unique_ptr<host_runtime::HostRuntime> rt_;
 };
 
-/// The message of the exception of type E `f` throws ("" and a failure otherwise).
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "nothing (or another type) was thrown";
-  return "";
-}
-
-std::vector<double> sample(std::size_t n) {
-  std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<double>(i % 97) * 0.25 - 11.0;  // exact in f16
-  return v;
-}
+using host_runtime_test::error_of;
+using host_runtime_test::sample;
 
 TEST_F(TcmTensors, ATcmTensorRoundTripsHostValuesThroughEachPesTcm) {
   const std::vector<double> values = sample(7 * 13);
@@ -180,6 +166,11 @@ TEST_F(TcmTensors, TheReservedPartIsPeTcmsParameter) {
               HasSubstr("sip0.cube0.pe0 allocatable TCM exhausted: need 64 bytes, largest free block 0"));
   EXPECT_THAT(error_of<ConfigError>([&] { build({"cube.pe_template.components.pe_tcm.attrs.reserved_kib=4096"}); }),
               HasSubstr("parameter 'reserved_kib' must be >= 0 and at most size_kib"));
+  // Below the kernels' scratch, host tensors would overlap it: the PE_CPU refuses the system.
+  EXPECT_THAT(error_of<SimError>([&] { build({"cube.pe_template.components.pe_tcm.attrs.reserved_kib=512"}); }),
+              HasSubstr("t=0 ns: sip0.cube0.pe0.pe_cpu: scratch_kib (1024 KiB) exceeds the reserved part of "
+                        "sip0.cube0.pe0.pe_tcm (reserved_kib 512): tensors the host places in the TCM would overlap "
+                        "kernel scratch"));
 }
 
 TEST_F(TcmTensors, AKernelLoadsATcmTensorThroughItsVaFromItsOwnTcm) {

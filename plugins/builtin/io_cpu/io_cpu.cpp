@@ -67,9 +67,15 @@ class IoCpu final : public kbsim::ahbm::CommandNode {
 
   void on_command(Ref<HostCommand> cmd) override {
     ++commands_.count;
-    static constexpr std::string_view kWhat[] = {"a kernel launch", "an MMU map", "an MMU unmap"};
-    if (auto refused = kbsim::ahbm::wrong_device(cmd->target_device, where().sip, id(),
-                                                 kWhat[static_cast<std::size_t>(cmd->kind)])) {
+    const auto what = [](HostCommand::Kind k) -> std::string_view {
+      switch (k) {
+        case HostCommand::Kind::kLaunch: return "a kernel launch";
+        case HostCommand::Kind::kMmuMap: return "an MMU map";
+        case HostCommand::Kind::kMmuUnmap: return "an MMU unmap";
+      }
+      return "a host command";
+    };
+    if (auto refused = kbsim::ahbm::wrong_device(cmd->target_device, where().sip, id(), what(cmd->kind))) {
       cmd->completion = std::move(*refused);
       return answer(std::move(cmd));
     }

@@ -1,13 +1,13 @@
 // IO_CPU as the entry of host commands (docs/model.md, "Host commands and the
 // launch barrier"), on the default system: it refuses a command stated for
 // another SIP's device (target_device), and it ends a launch whose PEs fail by
-// the launch's failure_policy (PE_CPU replaced by scripted_pe_cpu_test.hpp's).
+// the launch's failure_policy (PE_CPU replaced by tests/support/scripted_pe_cpu.hpp's).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/testing.hpp"
-#include "scripted_pe_cpu_test.hpp"
+#include "scripted_pe_cpu.hpp"
 
 namespace kbsim {
 namespace {

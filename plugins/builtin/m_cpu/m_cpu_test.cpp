@@ -1,12 +1,12 @@
 // M_CPU merging its PEs' answers to a launch by the launch's failure_policy
 // (docs/model.md, "Host commands and the launch barrier"), on the default
-// system with PE_CPU replaced by a scripted one (io_cpu/scripted_pe_cpu_test.hpp).
+// system with PE_CPU replaced by a scripted one (tests/support/scripted_pe_cpu.hpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "../io_cpu/scripted_pe_cpu_test.hpp"
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/testing.hpp"
+#include "scripted_pe_cpu.hpp"
 
 namespace kbsim {
 namespace {

@@ -26,6 +26,7 @@
 #include "kbsim/pe/ipcq.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/pe/memory_store.hpp"
+#include "kbsim/pe/tcm.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/waiting.hpp"
 
@@ -54,6 +55,8 @@ constexpr kbsim::NodeParam kScheduler{"scheduler", "pe_scheduler",
 constexpr kbsim::NodeParam kMmu{"mmu", "pe_mmu", "its PE's MMU; empty: virtual addresses are physical"};
 constexpr kbsim::NodeParam kGemm{"gemm", "pe_gemm", "its PE's GEMM engine, which may compute GEMM values itself"};
 constexpr kbsim::NodeParam kIpcq{"ipcq", "pe_ipcq", "its PE's inter-PE queues (tl.send / tl.recv); empty: none"};
+constexpr kbsim::NodeParam kTcm{
+    "tcm", "pe_tcm", "its PE's TCM, whose reserved part its scratch must fit in (the host allocates above it)"};
 
 /// Thrown inside the fiber out of the tl call that was waiting when a command
 /// failed. Not a std::exception, so a kernel catching those does not absorb it.
@@ -113,7 +116,7 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     kbsim::ComponentInfo i;
     i.type = "pe_cpu";
     i.summary = "PE control CPU: runs launched kernels (tl API) on fibers, issuing commands to the PE scheduler";
-    i.params = {kDispatchNs, kClockGhz, kStackKib, kScratchKib, kScheduler, kMmu, kGemm, kIpcq};
+    i.params = {kDispatchNs, kClockGhz, kStackKib, kScratchKib, kScheduler, kMmu, kGemm, kIpcq, kTcm};
     i.ports = {{"command", "to and from its PE's router: launches from the M_CPU and their answers",
                 kbsim::message_types<HostCommand>()},
                {"pe_internal", "to and from the PE scheduler and the PE_IPCQ: PE commands, IPCQ calls and results",
@@ -145,6 +148,12 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
              ", which is not a PE_IPCQ reached by a pe_internal link");
     }
     scratch_base_ = kbsim::ahbm::pe_tcm_addr(self_.sip, self_.cube, self_.pe, 0);
+    if (const kbsim::NodeIndex t = params().get(kTcm); t != kbsim::kNoNode)
+      if (const kbsim::pe::TcmLayout* tcm = kbsim::pe::as_tcm_layout(peer(t));
+          tcm && scratch_bytes_ > tcm->reserved_bytes())
+        fail("scratch_kib (" + std::to_string(scratch_bytes_ / 1024) + " KiB) exceeds the reserved part of " +
+             std::string(node_id(t)) + " (reserved_kib " + std::to_string(tcm->reserved_bytes() / 1024) +
+             "): tensors the host places in the TCM would overlap kernel scratch");
   }
 
   void on_message(kbsim::PortIndex, Ref<kbsim::Message> msg) override {
