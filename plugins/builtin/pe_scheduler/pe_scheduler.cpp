@@ -100,17 +100,16 @@ using SubmissionQueue = CommandQueue;
 using CompletionQueue = CommandQueue;
 
 /// The commands the feeder took and whose tiles are not all back (ADR-0014 D2), in the order taken, each with its
-/// tiles outstanding. Owned by the scheduler; the engines only hand tiles back.
+/// tiles outstanding (its pipeline's fed - completed). Owned by the scheduler; the engines only hand tiles back.
 class InflightTable {
  public:
   struct Entry {
     Ref<Pipeline> pipe;
-    std::uint32_t outstanding = 0;  ///< tiles fed and not back
   };
   InflightTable(Depth commands, Depth tiles) : commands_(commands), tiles_(tiles) {}
 
   void add(Tick now, Ref<Pipeline> pipe) {
-    entries_.push_back({std::move(pipe), 0});
+    entries_.push_back({std::move(pipe)});
     commands_.set(now, entries_.size());
   }
   /// The entry of `pipe`; nullptr if it has none.
@@ -120,13 +119,11 @@ class InflightTable {
     return nullptr;
   }
   void tile_fed(Tick now, Entry& e) {
-    ++e.outstanding;
     ++e.pipe->fed;
     tiles_.set(now, tiles_.get() + 1);
   }
   /// A tile of `e` is back; true when it was the command's last.
   bool tile_back(Tick now, Entry& e) {
-    --e.outstanding;
     ++e.pipe->completed;
     tiles_.set(now, tiles_.get() - 1);
     return e.pipe->completed == e.pipe->tiles.size();
@@ -287,7 +284,7 @@ class PeScheduler final : public kbsim::Component {
     Pipeline& p = *feeding_;
     InflightTable::Entry* e = inflight_.find(p);
     if (!e) fail("the command being fed has no in-flight entry");
-    while (p.fed < p.tiles.size() && e->outstanding < max_inflight_) {
+    while (p.fed < p.tiles.size() && e->pipe->fed - e->pipe->completed < max_inflight_) {
       Ref<TileToken> t = kbsim::make_message<TileToken>();
       t->pipe = feeding_;
       t->tile = p.fed;
