@@ -17,6 +17,11 @@ fs::path& bin_dir() {
   return dir;
 }
 
+std::vector<BenchType>& host_benches() {
+  static std::vector<BenchType> benches;
+  return benches;
+}
+
 fs::path exe_dir() {
   if (!bin_dir().empty()) return bin_dir();
   std::error_code ec;
@@ -33,6 +38,8 @@ fs::path default_plugin_dir() {
 }  // namespace
 
 void set_bin_dir(fs::path dir) { bin_dir() = std::move(dir); }
+
+void add_host_bench(BenchType bench) { host_benches().push_back(std::move(bench)); }
 
 fs::path data_dir() {
   fs::path installed = exe_dir() / ".." / "share" / "kbsim";
@@ -73,6 +80,7 @@ std::unique_ptr<core::Registry> make_registry(const Common& c) {
   }
   reg->add_search_dir(default_plugin_dir(), false);
   reg->discover();
+  for (const BenchType& b : host_benches()) reg->add_bench_type(b, "(host)");
   reg->load_components_file(data_dir() / "components.yaml");
   for (const auto& f : c.components) reg->load_components_file(f);
   return reg;

@@ -10,6 +10,7 @@
 
 #include "kbsim/graph.hpp"
 #include "kbsim/params.hpp"
+#include "kbsim/plugin.hpp"
 
 namespace kbsim::core {
 class Registry;
@@ -32,6 +33,9 @@ void set_bin_dir(std::filesystem::path dir);
 /// Where the default components.yaml, topology.yaml and configuration sections live: the install's share/kbsim,
 /// else the source tree this binary was built from.
 std::filesystem::path data_dir();
+/// Benches the program that embeds the command line provides itself (the Python module's live session,
+/// kbsim.Session): make_registry adds them to every registry, as library "(host)". The kbsim executable adds none.
+void add_host_bench(BenchType bench);
 /// --plugins, --components, --topology, --set and --log-level on `app`.
 void add_common(CLI::App* app, Common& c);
 /// The registry of the plugins `c` names (and the default ones), with the components files loaded.

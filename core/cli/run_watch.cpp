@@ -17,7 +17,7 @@ volatile std::sig_atomic_t g_signal = 0;  // the signal that stopped the run
 bool g_budget_hit = false;
 double g_max_wall = 0;
 Clock::time_point g_start, g_last_print;
-bool g_tty = false, g_printed = false;
+bool g_tty = false, g_printed = false, g_handlers = true;
 struct sigaction g_old_int, g_old_term;
 
 void on_signal(int sig) {
@@ -56,6 +56,7 @@ RunWatch::RunWatch(double max_wall_s) {
   g_printed = false;
   core::watch::clear();
   core::watch::set_beat(&beat);
+  if (!g_handlers) return;
   struct sigaction sa {};
   sa.sa_handler = &on_signal;
   sigemptyset(&sa.sa_mask);
@@ -64,10 +65,20 @@ RunWatch::RunWatch(double max_wall_s) {
 }
 
 RunWatch::~RunWatch() {
-  sigaction(SIGINT, &g_old_int, nullptr);
-  sigaction(SIGTERM, &g_old_term, nullptr);
+  if (g_handlers) {
+    sigaction(SIGINT, &g_old_int, nullptr);
+    sigaction(SIGTERM, &g_old_term, nullptr);
+  }
   core::watch::set_beat(nullptr);
   if (g_printed) std::fprintf(stderr, "\r%100s\r", "");  // clear the progress line
+}
+
+void RunWatch::handle_signals(bool on) noexcept { g_handlers = on; }
+
+void RunWatch::interrupt(int sig) noexcept {
+  if (g_signal != 0) return;
+  g_signal = sig;
+  core::watch::request_stop();
 }
 
 const char* RunWatch::reason() noexcept {

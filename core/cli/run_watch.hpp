@@ -14,6 +14,12 @@ class RunWatch {
   RunWatch& operator=(const RunWatch&) = delete;
   /// Why the run was stopped: "SIGINT", "SIGTERM", "--max-wall", or "" if it was not.
   static const char* reason() noexcept;
+  /// Whether a watch installs its SIGINT/SIGTERM handlers (default: it does). A program that embeds the command
+  /// line and watches for those signals itself (the Python module: Python's own Ctrl-C) turns them off and stops
+  /// a run with interrupt().
+  static void handle_signals(bool on) noexcept;
+  /// Stop the watched run as the signal `sig` would (async-signal-safe).
+  static void interrupt(int sig) noexcept;
 };
 
 }  // namespace kbsim::cli

@@ -98,14 +98,17 @@ std::vector<PointRecord> sweep(const std::vector<SweepPoint>& points, const Swee
     for (std::size_t i = 0; i < n; ++i) mine[i] = i;
   const auto t0 = Clock::now();
   const std::string whose = shared ? " (" + cluster::leader_words() + "'s share)" : "";
-  std::function<void(std::size_t, std::size_t)> progress;
-  if (o.progress && cluster::leads())
-    progress = [&](std::size_t done, std::size_t total) { show_progress(done, total, t0, whose); };
+  const bool shows = o.progress && cluster::leads();
+  watch::set_points(0, mine.size());
+  auto progress = [&](std::size_t done, std::size_t total) {
+    watch::set_points(done, total);
+    if (shows) show_progress(done, total, t0, whose);
+  };
   struct Sweeping {  // the per-run progress line keeps quiet while the sweep shows its own
     bool was = watch::sweeping();
     explicit Sweeping(bool on) { watch::set_sweeping(was || on); }
     ~Sweeping() { watch::set_sweeping(was); }
-  } sweeping(static_cast<bool>(progress));
+  } sweeping(shows);
   std::vector<PointRecord> local = run_parallel(
       mine.size(), jobs, [&](std::size_t k) { return run_one(points[mine[k]], describe(mine[k])); },
       [&](std::size_t k) { return describe(mine[k]); }, progress);

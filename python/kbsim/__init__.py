@@ -6,17 +6,25 @@
 
 A run from Python is the ``kbsim run`` command run in this process: the same plugins, the same checks, the same
 ``results.json`` (docs/python.md). Every kbsim error is raised as a subclass of :class:`kbsim.Error` carrying the
-command's one-line message and its exit code.
+command's one-line message and its exit code. A :class:`kbsim.Session` keeps a configured system open and drives its
+host runtime (tensors from and to numpy, kernel launches) and its distributed runtime (``spawn`` of Python workers,
+``all_reduce``).
 """
 
-from ._errors import (BenchError, ConfigError, Error, InternalError, InterruptedRun, PluginError,
+from . import _kbsim, _paths
+
+_kbsim.set_bin_dir(_paths.BIN_DIR)
+
+from ._errors import (BenchError, ConfigError, Error, InternalError, InterruptedRun, PluginError,  # noqa: E402
                       SimulationError, UsageError)
-from ._run import Result, run
-from ._sweep import PointError, frame, sweep
-from ._system import SVG, System
+from ._run import Result, run  # noqa: E402
+from ._session import Distributed, LaunchResult, Placement, Runtime, Session, Tensor  # noqa: E402
+from ._sweep import PointError, frame, sweep  # noqa: E402
+from ._system import SVG, System  # noqa: E402
 
 __all__ = [
     "run", "Result", "sweep", "frame", "PointError", "System", "SVG",
+    "Session", "Runtime", "Distributed", "Tensor", "Placement", "LaunchResult",
     "Error", "UsageError", "ConfigError", "PluginError", "SimulationError", "BenchError", "InterruptedRun",
     "InternalError",
 ]

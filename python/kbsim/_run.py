@@ -6,6 +6,7 @@ import tempfile
 
 from . import _kbsim
 from ._errors import BenchError, Error, InterruptedRun
+from ._progress import display
 
 
 class Result:
@@ -56,22 +57,9 @@ def _words(option, values):
     return out
 
 
-def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=False, trace=None, op_log=None,
-        out=None, flags=None, jobs=None, quiet=False):
-    """Run a bench to completion and return its :class:`Result`.
-
-    bench: its name (``kbsim list benches``). params: ``{key: value}``, as ``--param key=value``. set: ``{dotted.path:
-    value}``, as ``--set`` (a configuration section's ``ccl.KEY`` included). topology: a topology file (default: the
-    default system). plugins: plugin directories searched first. verify_data, trace (a file), op_log (a file): the
-    run observers' flags; flags: any other declared flag, ``{name: value}`` (True for a bare flag). out: the folder
-    results.json and the bench's files go to (default: a temporary one that lives as long as the Result). jobs: worker
-    processes for a sweep's points. quiet: drop the summary the command prints.
-    """
-    if not isinstance(bench, str):
-        raise TypeError("bench must be a str (a bench name), not {}".format(type(bench).__name__))
-    args = ["run", "--bench", bench]
-    args += _words("--param", dict(params or {}))
-    args += _words("--set", dict(set or {}))
+def command_args(topology=None, plugins=(), set=None, verify_data=False, trace=None, op_log=None, flags=None):
+    """The command line options shared by kbsim.run and kbsim.Session, from their keyword arguments."""
+    args = _words("--set", dict(set or {}))
     if topology is not None:
         args += ["--topology", os.fspath(topology)]
     for d in plugins:
@@ -88,18 +76,50 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
             args.append("--" + name)
         elif value is not False and value is not None:
             args += ["--" + name, str(value)]
+    return args
+
+
+def read_result(folder, keep=None):
+    """The Result a run wrote into ``folder``."""
+    with open(os.path.join(folder, "results.json")) as f:
+        results = json.load(f)
+    files = {name: os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name != "results.json"}
+    return Result(results, files, folder, keep)
+
+
+def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=False, trace=None, op_log=None,
+        out=None, flags=None, jobs=None, quiet=False, progress=None):
+    """Run a bench to completion and return its :class:`Result`.
+
+    bench: its name (``kbsim list benches``). params: ``{key: value}``, as ``--param key=value``. set: ``{dotted.path:
+    value}``, as ``--set`` (a configuration section's ``ccl.KEY`` included). topology: a topology file (default: the
+    default system). plugins: plugin directories searched first. verify_data, trace (a file), op_log (a file): the
+    run observers' flags; flags: any other declared flag, ``{name: value}`` (True for a bare flag). out: the folder
+    results.json and the bench's files go to (default: a temporary one that lives as long as the Result). jobs: worker
+    processes for a sweep's points. quiet: drop the summary the command prints. progress: show the run's progress
+    (True, False; default: when a terminal or a Jupyter kernel is watching).
+
+    Ctrl-C stops the run at its next heartbeat; the results so far are written and :class:`InterruptedRun` (a
+    KeyboardInterrupt) is raised, its ``result`` holding them.
+    """
+    if not isinstance(bench, str):
+        raise TypeError("bench must be a str (a bench name), not {}".format(type(bench).__name__))
+    args = ["run", "--bench", bench] + _words("--param", dict(params or {}))
+    args += command_args(topology, plugins, set, verify_data, trace, op_log, flags)
     if jobs is not None:
         args += ["--jobs", str(int(jobs))]
     keep = tempfile.TemporaryDirectory(prefix="kbsim-") if out is None else None
     folder = keep.name if keep is not None else os.fspath(out)
     args += ["--out", folder]
-    code = _kbsim.command_line(args, quiet=quiet)
+    shown = display(bench, progress)
+    try:
+        code = _kbsim.command_line(args, quiet=quiet, progress=shown)
+    finally:
+        if shown is not None:
+            shown.close()
     if code not in (0, BenchError.exit_code, InterruptedRun.exit_code):
         raise Error("kbsim run ended with exit code {} and no error".format(code), code)
-    with open(os.path.join(folder, "results.json")) as f:
-        results = json.load(f)
-    files = {name: os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name != "results.json"}
-    result = Result(results, files, folder, keep)
+    result = read_result(folder, keep)
     if code == InterruptedRun.exit_code:
         e = InterruptedRun("bench {} was interrupted; the results so far are in {}".format(bench, folder))
         e.result = result

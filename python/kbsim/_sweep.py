@@ -40,13 +40,14 @@ def _scalar(v):
     return "true" if v is True else "false" if v is False else v
 
 
-def sweep(points, jobs=None, topology=None, plugins=(), set=None, verify_data=False, out=None, quiet=False):
+def sweep(points, jobs=None, topology=None, plugins=(), set=None, verify_data=False, out=None, quiet=False,
+          progress=None):
     """Run independent points, each a bench with its params and set overrides, and return one :class:`Result` per
     point, in the order given, or a :class:`PointError` for a point that failed (the others still run).
 
     points: a list of ``(bench, params, set)`` tuples (params and set dicts, both optional) or dicts with those keys.
     jobs: worker processes (default: every core); the results do not depend on it. topology, plugins, set (applied
-    before each point's own), verify_data, out, quiet: as for :func:`run`; ``out`` keeps points.json.
+    before each point's own), verify_data, out, quiet, progress: as for :func:`run`; ``out`` keeps points.json.
     """
     parsed = [_point(p) for p in points]
     if not parsed:
@@ -58,7 +59,7 @@ def sweep(points, jobs=None, topology=None, plugins=(), set=None, verify_data=Fa
                                    "set": {k: _scalar(v) for k, v in s.items()}} for b, p, s in parsed]}, f)
         try:
             result = run("sweep", params={"points": listing}, set=set, topology=topology, plugins=plugins,
-                         verify_data=verify_data, out=out, jobs=jobs, quiet=quiet)
+                         verify_data=verify_data, out=out, jobs=jobs, quiet=quiet, progress=progress)
         except BenchError as e:  # some points failed: the others' results are there
             if not hasattr(e, "result"):
                 raise

@@ -1,0 +1,398 @@
+// The _kbsim classes a kbsim.Session is driven with (session.hpp): Session, Call (one runtime call, made by one of
+// the factories below and run on the session's thread), Tensor and LaunchResult. Python's input is checked here,
+// before a call is made, so a wrong type, shape or dtype, or a freed tensor, raises without ending the session.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "kbsim/pe/ccl.hpp"
+#include "session.hpp"
+
+namespace py = pybind11;
+
+namespace kbsim::python {
+
+namespace {
+
+using CallPtr = std::shared_ptr<Call>;
+
+CallPtr make(std::function<void(Session&, Call&)> work) {
+  auto c = std::make_shared<Call>();
+  c->work = std::move(work);
+  return c;
+}
+
+Shape shape_of(const std::vector<std::int64_t>& dims) {
+  for (std::int64_t d : dims)
+    if (d < 1) throw py::value_error("a tensor's dims must be positive, not " + std::to_string(d));
+  switch (dims.size()) {
+    case 1: return Shape{dims[0]};
+    case 2: return Shape{dims[0], dims[1]};
+    case 3: return Shape{dims[0], dims[1], dims[2]};
+    case 4: return Shape{dims[0], dims[1], dims[2], dims[3]};
+    default: throw py::value_error("a tensor has 1 to 4 dims, not " + std::to_string(dims.size()));
+  }
+}
+
+DType dtype_of(const std::string& name) {
+  try {
+    return parse_dtype(name);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+rt::Split split_of(const std::string& s) {
+  if (s == "replicate") return rt::Split::kReplicate;
+  if (s == "column") return rt::Split::kColumnWise;
+  if (s == "row") return rt::Split::kRowWise;
+  if (s == "tiled_row_major") return rt::Split::kTiledRowMajor;
+  if (s == "tiled_column_major") return rt::Split::kTiledColumnMajor;
+  throw py::value_error("unknown split '" + s + "' (replicate, row, column, tiled_row_major, tiled_column_major)");
+}
+
+const char* split_name(rt::Split s) {
+  switch (s) {
+    case rt::Split::kReplicate: return "replicate";
+    case rt::Split::kColumnWise: return "column";
+    case rt::Split::kRowWise: return "row";
+    case rt::Split::kTiledRowMajor: return "tiled_row_major";
+    case rt::Split::kTiledColumnMajor: return "tiled_column_major";
+  }
+  return "?";
+}
+
+rt::DPPolicy policy_of(const std::string& cube, const std::string& pe, unsigned num_pes, unsigned num_cubes,
+                       const std::string& space) {
+  rt::DPPolicy p{split_of(cube), split_of(pe), num_pes, num_cubes, rt::Space::kHbm};
+  if (space == "tcm") {
+    p.space = rt::Space::kTcm;
+  } else if (space != "hbm") {
+    throw py::value_error("unknown space '" + space + "' (hbm, tcm)");
+  }
+  return p;
+}
+
+/// A tensor Python may use: one of a session's, not freed.
+const rt::Tensor& usable(const rt::Tensor& t) {
+  if (!t.valid()) throw py::value_error("an empty tensor");
+  if (t.info().freed) throw py::value_error("tensor '" + t.name() + "' was freed");
+  return t;
+}
+
+py::dict launch_dict(const rt::LaunchResult& r) {
+  py::dict d;
+  d["kernel"] = r.kernel;
+  d["ok"] = r.completion.ok;
+  d["error"] = r.completion.ok ? std::string() : r.completion.error_code + ": " + r.completion.error_message;
+  d["t_submit_ns"] = ticks_to_ns(r.t_submit);
+  d["t_done_ns"] = ticks_to_ns(r.t_done);
+  d["pe_exec_ns"] = r.pe_exec_ns;
+  d["dma_ns"] = r.dma_ns;
+  d["compute_ns"] = r.compute_ns;
+  py::list pes;
+  for (const ahbm::PeResult& p : r.pes) {
+    py::dict e;
+    e["sip"] = p.pe.sip;
+    e["cube"] = p.pe.cube;
+    e["pe"] = p.pe.pe;
+    e["start_ns"] = ticks_to_ns(p.start);
+    e["end_ns"] = ticks_to_ns(p.end);
+    e["pe_exec_ns"] = p.pe_exec_ns;
+    e["dma_ns"] = p.dma_ns;
+    e["compute_ns"] = p.compute_ns;
+    e["commands"] = p.commands;
+    py::dict phases;
+    for (const auto& [name, at] : p.phases) phases[py::str(name)] = ticks_to_ns(at);
+    e["phases"] = phases;
+    pes.append(e);
+  }
+  d["pes"] = pes;
+  return d;
+}
+
+py::dict transfer_dict(const rt::TransferResult& r) {
+  py::dict d;
+  d["t_submit_ns"] = ticks_to_ns(r.t_submit);
+  d["t_done_ns"] = ticks_to_ns(r.t_done);
+  d["bytes"] = r.bytes;
+  return d;
+}
+
+void bind_tensor(py::module_& m) {
+  py::class_<rt::Tensor>(m, "Tensor")
+      .def_property_readonly("name", &rt::Tensor::name)
+      .def_property_readonly("shape",
+                             [](const rt::Tensor& t) {
+                               py::list dims;
+                               for (std::size_t i = 0; i < t.shape().rank(); ++i) dims.append(t.shape()[i]);
+                               return py::tuple(dims);
+                             })
+      .def_property_readonly("dtype", [](const rt::Tensor& t) { return std::string(dtype_name(t.dtype())); })
+      .def_property_readonly("nbytes", &rt::Tensor::nbytes)
+      .def_property_readonly("va", &rt::Tensor::va)
+      .def_property_readonly("freed", [](const rt::Tensor& t) { return t.info().freed; })
+      .def_property_readonly("placement",
+                             [](const rt::Tensor& t) {
+                               const rt::DPPolicy& p = t.policy();
+                               py::dict d;
+                               d["cube"] = split_name(p.cube);
+                               d["pe"] = split_name(p.pe);
+                               d["num_pes"] = p.num_pes;
+                               d["num_cubes"] = p.num_cubes;
+                               d["space"] = p.space == rt::Space::kTcm ? "tcm" : "hbm";
+                               return d;
+                             })
+      .def_property_readonly("shards", [](const rt::Tensor& t) {
+        py::list out;
+        for (const rt::ShardSpec& s : t.shards()) {
+          py::dict d;
+          d["sip"] = s.sip;
+          d["cube"] = s.cube;
+          d["pe"] = s.pe;
+          d["offset_bytes"] = s.offset_bytes;
+          d["nbytes"] = s.nbytes;
+          py::list dims;
+          for (std::size_t i = 0; i < s.shape.rank(); ++i) dims.append(s.shape[i]);
+          d["shape"] = py::tuple(dims);
+          d["va"] = s.va;
+          d["pa"] = s.pa;
+          out.append(d);
+        }
+        return out;
+      });
+}
+
+/// The calls of the host runtime (rt::Runtime), as factories of Call.
+void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
+  c.def_static("empty",
+               [](const std::vector<std::int64_t>& dims, const std::string& dtype, const rt::DPPolicy& p,
+                  std::string name, bool zeros) {
+                 const Shape s = shape_of(dims);
+                 const DType t = dtype_of(dtype);
+                 return make([s, t, p, name = std::move(name), zeros](Session& ss, Call& c) {
+                   c.tensor = zeros ? ss.runtime().zeros(s, t, p, name) : ss.runtime().empty(s, t, p, name);
+                 });
+               })
+      .def_static("from_bytes",
+                  [](const std::vector<std::int64_t>& dims, const std::string& dtype, const py::bytes& data,
+                     const rt::DPPolicy& p, std::string name) {
+                    const Shape s = shape_of(dims);
+                    const DType t = dtype_of(dtype);
+                    const std::string_view raw = data;
+                    if (raw.size() != static_cast<std::size_t>(s.elements()) * dtype_size(t))
+                      throw py::value_error("a " + s.str() + " " + std::string(dtype_name(t)) + " tensor needs " +
+                                            std::to_string(s.elements() * dtype_size(t)) + " bytes, not " +
+                                            std::to_string(raw.size()));
+                    std::vector<std::byte> bytes(raw.size());
+                    std::memcpy(bytes.data(), raw.data(), raw.size());
+                    return make([s, t, p, name = std::move(name), bytes = std::move(bytes)](Session& ss, Call& c) {
+                      c.tensor = ss.runtime().empty(s, t, p, name);
+                      c.transfer = ss.runtime().write(c.tensor, bytes);
+                    });
+                  })
+      .def_static("from_values",
+                  [](const std::vector<std::int64_t>& dims, const std::string& dtype,
+                     const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
+                     const rt::DPPolicy& p, std::string name) {
+                    const Shape s = shape_of(dims);
+                    const DType t = dtype_of(dtype);
+                    if (values.size() != s.elements())
+                      throw py::value_error("a " + s.str() + " tensor needs " + std::to_string(s.elements()) +
+                                            " values, not " + std::to_string(values.size()));
+                    std::vector<double> v(values.data(), values.data() + values.size());
+                    return make([s, t, p, name = std::move(name), v = std::move(v)](Session& ss, Call& c) {
+                      c.tensor = ss.runtime().from_host(s, t, v, p, name);
+                    });
+                  })
+      .def_static("free",
+                  [](const rt::Tensor& t) {
+                    return make([t = usable(t)](Session& ss, Call&) mutable { ss.runtime().free(t); });
+                  })
+      .def_static("write",
+                  [](const rt::Tensor& t, const py::bytes& data) {
+                    const std::string_view raw = data;
+                    if (raw.size() != usable(t).nbytes())
+                      throw py::value_error("tensor '" + t.name() + "' holds " + std::to_string(t.nbytes()) +
+                                            " bytes, not " + std::to_string(raw.size()));
+                    std::vector<std::byte> bytes(raw.size());
+                    std::memcpy(bytes.data(), raw.data(), raw.size());
+                    return make([t, bytes = std::move(bytes)](Session& ss, Call& c) {
+                      c.transfer = ss.runtime().write(t, bytes);
+                    });
+                  })
+      .def_static("read",
+                  [](const rt::Tensor& t) {
+                    return make([t = usable(t)](Session& ss, Call& c) { c.bytes = ss.runtime().read(t, &c.transfer); });
+                  })
+      .def_static("read_values", [](const rt::Tensor& t) {
+        return make([t = usable(t)](Session& ss, Call& c) { c.values = ss.runtime().read_values(t); });
+      })
+      .def_static("copy",
+                  [](const rt::Tensor& dst, const rt::Tensor& src) {
+                    return make([dst = usable(dst), src = usable(src)](Session& ss, Call& c) {
+                      c.transfer = ss.runtime().copy(dst, src);
+                    });
+                  })
+      .def_static("summary",
+                  [](const rt::Tensor& t) {
+                    return make([t = usable(t)](Session& ss, Call& c) { c.text = ss.runtime().summary(t); });
+                  })
+      .def_static("read_slice",
+                  [](const rt::Tensor& t, std::int64_t row, std::int64_t col, std::int64_t rows, std::int64_t cols) {
+                    return make([t = usable(t), r = rt::Region{row, col, rows, cols}](Session& ss, Call& c) {
+                      c.values = ss.runtime().read_slice(t, r);
+                    });
+                  })
+      .def_static("write_slice",
+                  [](const rt::Tensor& t, std::int64_t row, std::int64_t col, std::int64_t rows, std::int64_t cols,
+                     std::vector<double> values) {
+                    return make([t = usable(t), r = rt::Region{row, col, rows, cols},
+                                 v = std::move(values)](Session& ss, Call& c) {
+                      c.transfer = ss.runtime().write_slice(t, r, v);
+                    });
+                  })
+      .def_static("launch",
+                  [](std::string kernel, const std::vector<rt::Arg>& args, int sip, unsigned grid_pes,
+                     unsigned grid_cubes, bool auto_dim_remap, const std::string& failure_policy) {
+                    for (const rt::Arg& a : args)
+                      if (const auto* t = std::get_if<rt::Tensor>(&a)) usable(*t);
+                    rt::LaunchOptions o;
+                    if (sip >= 0) o.sip = static_cast<unsigned>(sip);
+                    o.grid_pes = grid_pes;
+                    o.grid_cubes = grid_cubes;
+                    o.auto_dim_remap = auto_dim_remap;
+                    if (failure_policy == "collect_all") {
+                      o.failure_policy = ahbm::FailurePolicy::kCollectAll;
+                    } else if (failure_policy != "fail_fast") {
+                      throw py::value_error("unknown failure_policy '" + failure_policy + "' (fail_fast, collect_all)");
+                    }
+                    return make([kernel = std::move(kernel), args, o](Session& ss, Call& c) {
+                      c.handle = ss.runtime().launch(kernel, args, o);
+                    });
+                  })
+      .def_static("wait",
+                  [](std::uint64_t handle) {
+                    return make(
+                        [handle](Session& ss, Call& c) { c.launch = ss.runtime().wait(rt::LaunchHandle{handle}); });
+                  })
+      .def_static("wait_all", [] { return make([](Session& ss, Call&) { ss.runtime().wait_all(); }); })
+      .def_static("set_device",
+                  [](unsigned sip) { return make([sip](Session& ss, Call&) { ss.runtime().set_device(sip); }); })
+      .def_static("device", [] {
+        return make([](Session& ss, Call& c) {
+          c.number = ss.runtime().current_device();
+          c.values = {static_cast<double>(ss.runtime().cubes_per_sip()),
+                      static_cast<double>(ss.runtime().pes_per_cube()), ticks_to_ns(ss.runtime().now())};
+        });
+      });
+}
+
+/// The calls of the distributed runtime (rt::Distributed) and of the session's bench context.
+void bind_other_calls(py::class_<Call, CallPtr>& c) {
+  c.def_static("init_process_group",
+               [](std::string backend) {
+                 return make([backend = std::move(backend)](Session& ss, Call&) {
+                   ss.distributed().init_process_group(ccl::config(ss.ctx()), backend);
+                 });
+               })
+      .def_static("process_group",
+                  [] {
+                    return make([](Session& ss, Call& c) {
+                      rt::Distributed& d = ss.distributed();
+                      c.number = d.is_initialized() ? 1 : 0;
+                      if (d.is_initialized()) c.values = {static_cast<double>(d.get_rank()),
+                                                          static_cast<double>(d.get_world_size())};
+                      if (d.is_initialized()) c.text = std::string(d.get_backend());
+                    });
+                  })
+      .def_static("all_reduce",
+                  [](const rt::Tensor& t, std::string op) {
+                    return make([t = usable(t), op = std::move(op)](Session& ss, Call&) {
+                      ss.distributed().all_reduce(t, op);
+                    });
+                  })
+      .def_static("barrier", [] { return make([](Session& ss, Call&) { ss.distributed().barrier(); }); })
+      .def_static("spawn", [](unsigned n) { return make([n](Session& ss, Call&) { ss.spawn(n); }); })
+      .def_static("collectives",
+                  [] {
+                    return make([](Session& ss, Call& c) { c.collectives = ss.distributed().collectives(); });
+                  })
+      .def_static("metric",
+                  [](std::string key, const py::object& value) {
+                    Metrics::Scalar v;
+                    if (py::isinstance<py::bool_>(value)) {
+                      v = value.cast<bool>();
+                    } else if (py::isinstance<py::int_>(value)) {
+                      v = value.cast<std::int64_t>();
+                    } else if (py::isinstance<py::float_>(value)) {
+                      v = value.cast<double>();
+                    } else if (py::isinstance<py::str>(value)) {
+                      v = value.cast<std::string>();
+                    } else {
+                      throw py::type_error("a metric is a bool, int, float or str, not " +
+                                           std::string(py::str(value.get_type().attr("__name__"))));
+                    }
+                    return make([key = std::move(key), v](Session& ss, Call&) { ss.ctx().metrics().set(key, v); });
+                  })
+      .def_static("note", [](std::string line) {
+        return make([line = std::move(line)](Session& ss, Call&) { ss.ctx().note(line); });
+      });
+}
+
+}  // namespace
+
+void bind_session(py::module_& m) {
+  bind_tensor(m);
+  py::class_<rt::DPPolicy>(m, "Placement")
+      .def(py::init(&policy_of), py::arg("cube") = "replicate", py::arg("pe") = "replicate", py::arg("num_pes") = 1,
+           py::arg("num_cubes") = 1, py::arg("space") = "hbm");
+  py::class_<Call, CallPtr> call(m, "Call");
+  call.def_property_readonly("tensor", [](const Call& c) { return c.tensor; })
+      .def_property_readonly("handle", [](const Call& c) { return c.handle.id; })
+      .def_property_readonly("launch_result", [](const Call& c) { return launch_dict(c.launch); })
+      .def_property_readonly("transfer", [](const Call& c) { return transfer_dict(c.transfer); })
+      .def_property_readonly("bytes",
+                             [](const Call& c) {
+                               return py::bytes(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
+                             })
+      .def_property_readonly("values", [](const Call& c) { return py::array_t<double>(c.values.size(), c.values.data()); })
+      .def_property_readonly("collective_results",
+                             [](const Call& c) {
+                               py::list out;
+                               for (const rt::CollectiveResult& r : c.collectives) {
+                                 py::dict d;
+                                 d["algorithm"] = r.algorithm;
+                                 d["kernel"] = r.kernel;
+                                 d["n_elem"] = r.n_elem;
+                                 py::list ranks;
+                                 for (const rt::LaunchResult& l : r.ranks) ranks.append(launch_dict(l));
+                                 d["ranks"] = ranks;
+                                 out.append(d);
+                               }
+                               return out;
+                             })
+      .def_property_readonly("number", [](const Call& c) { return c.number; })
+      .def_property_readonly("text", [](const Call& c) { return c.text; });
+  bind_runtime_calls(call);
+  bind_other_calls(call);
+
+  py::class_<Event>(m, "Event")
+      .def_property_readonly("kind", [](const Event& e) { return static_cast<int>(e.kind); })
+      .def_readonly("executor", &Event::executor)
+      .def_readonly("code", &Event::code)
+      .def_readonly("message", &Event::message);
+  py::class_<Session>(m, "Session")
+      .def(py::init<std::vector<std::string>>(), py::arg("args"))
+      .def(
+          "order",
+          [](Session& s, int kind, int executor, const CallPtr& call, std::string message) {
+            return s.order(Order{static_cast<Order::Kind>(kind), executor, call, std::move(message)});
+          },
+          py::arg("kind"), py::arg("executor"), py::arg("call") = nullptr, py::arg("message") = "")
+      .def_property_readonly("ended", &Session::ended);
+  m.attr("DRIVER") = kDriver;
+}
+
+}  // namespace kbsim::python
