@@ -123,8 +123,7 @@ class Runtime:
         says. Its dtype is the array's (float16, float32, float64, int8, uint8, int16, int32, int64) unless
         ``dtype`` names another kbsim dtype (e.g. ``"bf16"``), to which the values are converted."""
         a = np.ascontiguousarray(array)
-        if a.ndim < 1 or a.ndim > 4:
-            raise ValueError("a tensor has 1 to 4 dims, not {}".format(a.ndim))
+        _placeable(a.shape)
         own = _DTYPES.get(a.dtype.name)
         if dtype is None:
             if own is None:
@@ -142,11 +141,11 @@ class Runtime:
 
     def empty(self, shape, dtype="f16", placement=None, name=""):
         """A tensor of ``shape`` and kbsim ``dtype``, its memory mapped but not written."""
-        return self._tensor(_kbsim.Call.empty(list(shape), dtype, _placement(placement), name, False))
+        return self._tensor(_kbsim.Call.empty(_placeable(shape), dtype, _placement(placement), name, False))
 
     def zeros(self, shape, dtype="f16", placement=None, name=""):
         """:meth:`empty`, then zeros written to every shard."""
-        return self._tensor(_kbsim.Call.empty(list(shape), dtype, _placement(placement), name, True))
+        return self._tensor(_kbsim.Call.empty(_placeable(shape), dtype, _placement(placement), name, True))
 
     def free(self, t):
         self._s._submit(_kbsim.Call.free(_c(t)))
@@ -235,9 +234,14 @@ class Runtime:
         return int(self._device().values[1])
 
     @property
+    def now_ps(self):
+        """The simulated time so far, in ps (kbsim's tick): an int, so differences are exact."""
+        return int(self._device().text)
+
+    @property
     def now_ns(self):
-        """The simulated time so far, in ns."""
-        return float(self._device().values[2])
+        """The simulated time so far, in ns (``now_ps / 1000``)."""
+        return self.now_ps / 1000.0
 
 
 class Distributed:
@@ -258,7 +262,7 @@ class Distributed:
 
     def get_rank(self):
         """The calling worker's rank (0 outside spawn)."""
-        return int(self._group().values[0]) if self.is_initialized() else 0
+        return int(self._group().values[0])
 
     def get_world_size(self):
         g = self._group()
@@ -287,6 +291,14 @@ class Distributed:
         return self._s._spawn(fn, nprocs)
 
 
+def _placeable(shape):
+    """The runtime places rank-1 and rank-2 tensors (its placements cut rows and columns): checked before the call."""
+    dims = list(shape)
+    if not 1 <= len(dims) <= 2:
+        raise ValueError("a tensor is 1-D or 2-D (placements split rows and columns), not {}-D".format(len(dims)))
+    return dims
+
+
 def _c(t):
     if isinstance(t, Tensor):
         return t._c
@@ -310,7 +322,8 @@ class Session:
 
     topology, set, plugins, verify_data, trace, op_log, flags: as for :func:`kbsim.run`. out: where results.json goes
     when the session closes (default: a temporary folder that lives as long as the Result). ``runtime`` is its host
-    runtime, ``dist`` its distributed runtime; ``metrics`` (a dict) and :meth:`note` go into its results.json.
+    runtime, ``dist`` its distributed runtime, ``verify_data`` whether the data pass runs (without it, tensors read back
+hold no computed values); ``metrics`` (a dict) goes into its results.json.
     :meth:`close` (or leaving a ``with`` block) ends the run and returns its :class:`kbsim.Result`.
 
     A kbsim error inside a call ends the session (as it would end a bench) and is raised; wrong Python input raises
@@ -322,6 +335,7 @@ class Session:
         self._keep = tempfile.TemporaryDirectory(prefix="kbsim-session-") if out is None else None
         self._out = self._keep.name if self._keep is not None else os.fspath(out)
         args = command_args(topology, plugins, set, verify_data, trace, op_log, flags) + ["--out", self._out]
+        self.verify_data = bool(verify_data)
         self._c = _kbsim.Session(args)
         self._closed = False
         self._result = None
@@ -330,10 +344,6 @@ class Session:
         self.metrics = {}
         self.runtime = Runtime(self)
         self.dist = Distributed(self)
-
-    def note(self, line):
-        """A line for the run's printed summary (results.json keeps its notes)."""
-        self._submit(_kbsim.Call.note(str(line)))
 
     @property
     def now_ns(self):

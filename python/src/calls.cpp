@@ -284,7 +284,8 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
         return make([](Session& ss, Call& c) {
           c.number = ss.runtime().current_device();
           c.values = {static_cast<double>(ss.runtime().cubes_per_sip()),
-                      static_cast<double>(ss.runtime().pes_per_cube()), ticks_to_ns(ss.runtime().now())};
+                      static_cast<double>(ss.runtime().pes_per_cube())};
+          c.text = std::to_string(ss.runtime().now());  // ps, exactly
         });
       });
 }
@@ -302,8 +303,8 @@ void bind_other_calls(py::class_<Call, CallPtr>& c) {
                     return make([](Session& ss, Call& c) {
                       rt::Distributed& d = ss.distributed();
                       c.number = d.is_initialized() ? 1 : 0;
-                      if (d.is_initialized()) c.values = {static_cast<double>(d.get_rank()),
-                                                          static_cast<double>(d.get_world_size())};
+                      c.values = {static_cast<double>(d.get_rank()),
+                                  d.is_initialized() ? static_cast<double>(d.get_world_size()) : 0.0};
                       if (d.is_initialized()) c.text = std::string(d.get_backend());
                     });
                   })
@@ -335,10 +336,7 @@ void bind_other_calls(py::class_<Call, CallPtr>& c) {
                                            std::string(py::str(value.get_type().attr("__name__"))));
                     }
                     return make([key = std::move(key), v](Session& ss, Call&) { ss.ctx().metrics().set(key, v); });
-                  })
-      .def_static("note", [](std::string line) {
-        return make([line = std::move(line)](Session& ss, Call&) { ss.ctx().note(line); });
-      });
+                  });
 }
 
 }  // namespace

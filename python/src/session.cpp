@@ -76,6 +76,11 @@ void Session::end() {
   if (g_session == this) g_session = nullptr;
 }
 
+rt::Runtime& Session::runtime() {
+  if (!rt_) rt_ = &ctx_->configured().service<rt::Runtime>();
+  return *rt_;
+}
+
 rt::Distributed& Session::distributed() {
   if (auto* d = ctx_->configured().find<rt::Distributed>()) return *d;
   throw ConfigError("no plugin provides the distributed runtime (service 'distributed')");
@@ -127,7 +132,7 @@ Order Session::exchange(Event event, int executor) {
 
 void Session::serve(BenchContext& ctx) {
   ctx_ = &ctx;
-  rt_ = &ctx.configured().service<rt::Runtime>();
+  ctx.configured();  // the system is built before Python goes on: its errors are the session's start's
   Event ev{Event::kStart, kDriver, 0, {}};
   for (;;) {
     Order o = exchange(std::move(ev), kDriver);

@@ -77,7 +77,8 @@ class Session {
 
   /// The session's side: what its calls run against.
   BenchContext& ctx() { return *ctx_; }
-  rt::Runtime& runtime() { return *rt_; }
+  /// The host runtime, made on first use (a session that never uses it is no bench that "submitted no work").
+  rt::Runtime& runtime();
   rt::Distributed& distributed();
   /// The bench's body: run the driver's calls until Python closes the session.
   void serve(BenchContext& ctx);
