@@ -18,21 +18,22 @@ BUILD_DIR="${KBSIM_BUILD_DIR:-$REPO/build}"
 JOBS="$(nproc 2>/dev/null || echo 2)"
 
 # What building and running kbsim needs: the first README command installs only these (the Python package is
-# built with Debian's interpreter and pybind11).
+# built with Debian's interpreter and pybind11; a Session needs numpy and greenlet, progress bars tqdm).
 RUN_PACKAGES=(
   build-essential g++ cmake ninja-build
   libboost-dev libboost-context-dev libyaml-cpp-dev rapidjson-dev libcli11-dev
   libfmt-dev libspdlog-dev libeigen3-dev libcpp-httplib-dev
-  python3 python3-dev pybind11-dev
+  python3 python3-dev pybind11-dev python3-numpy python3-greenlet python3-tqdm
 )
 # What the test suite, the benchmarks and split runs over MPI add (the second command): GoogleTest and
 # GoogleMock, Google Benchmark, headless Chromium for the viewer's browser tests, OpenMPI, the SVG renderer and
-# zlib the figure tests read PNGs with, pytest and pandas for the Python package's suites.
+# zlib the figure tests read PNGs with, pytest and pandas for the Python package's suites, matplotlib, nbclient and
+# ipykernel for the Python examples (the notebook runs headless).
 TEST_PACKAGES=(
   git pkg-config librange-v3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium libopenmpi-dev openmpi-bin librsvg2-bin zlib1g-dev
-  python3-pytest python3-pandas
+  python3-pytest python3-pandas python3-matplotlib python3-nbclient python3-nbformat python3-ipykernel
 )
 PACKAGES=("${RUN_PACKAGES[@]}")
 

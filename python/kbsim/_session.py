@@ -393,8 +393,12 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
             self._result = read_result(self._out, self._keep)
         if ev.code == 0:
             return self._result
-        e = _BY_CODE.get(ev.code, Error)(ev.message or "the session ended with exit code {}".format(ev.code),
-                                         ev.code)
+        if ev.code == InterruptedRun.exit_code:
+            message = "the session was interrupted at sim time {} ns; the results so far are in {}".format(
+                self._result.sim_time_ns if self._result else "?", self._out)
+        else:
+            message = ev.message or "the session ended with exit code {}".format(ev.code)
+        e = _BY_CODE.get(ev.code, Error)(message, ev.code)
         e.result = self._result
         raise e
 

@@ -2,7 +2,9 @@
 
 import json
 import os
+import signal
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -193,3 +195,27 @@ def test_spawn_checks_its_arguments(session):
 
     session.dist.spawn(worker, 3)
     assert seen == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_ctrl_c_in_a_long_call_ends_the_session_keeping_its_results():
+    # A 32 MiB host write runs for seconds: a SIGINT half a second in stops it at the next heartbeat, and the
+    # session ends as an interrupted run does, its results so far written.
+    s = kbsim.Session()
+    data = np.zeros((4096, 4096), np.float16)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(kbsim.InterruptedRun, match="interrupted at sim time") as e:
+        s.runtime.tensor(data, kbsim.Placement(pe="row", num_pes=0, num_cubes=0))
+    timer.join()
+    assert isinstance(e.value, KeyboardInterrupt)
+    assert e.value.result.results["interrupted"] is True and e.value.result.sim_time_ns > 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(kbsim.Error, match="has ended"):
+        s.runtime.zeros((4,), "f16")
+
+
+def test_the_example_notebook_is_committed_without_outputs():
+    with open(os.path.join(SOURCE, "examples", "python", "tour.ipynb")) as f:
+        nb = json.load(f)
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(not c["outputs"] and c["execution_count"] is None for c in code)
