@@ -118,6 +118,50 @@ for mode in timing data; do
   done
 done
 
+# A bench run from Python (kbsim.run, in process) against the same run of the command, paired: each pair runs
+# back to back, alternating which goes first; whole-call wall times and the run phase's (results.json).
+PYPKG="$(dirname "$BIN")/../python"
+PYTHON_COST="$WORK/python.txt"
+if [[ -x /usr/bin/python3 && -d "$PYPKG/kbsim" ]]; then
+  printf '==> kbsim.run against kbsim run, %d pairs per bench\n' "$RUNS"
+  PYTHONPATH="$PYPKG" /usr/bin/python3 - "$BIN" "$RUNS" "$WORK" >"$PYTHON_COST" <<'PY' || echo "(the Python comparison failed)" >"$PYTHON_COST"
+import json, os, statistics, subprocess, sys, time
+import kbsim
+binary, runs, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cases = [("pe-dma-perf", {}), ("message-mesh 32x32", {"x": 32, "y": 32, "stop_ns": 10000})]
+print("bench                  command wall s     Python wall s      run phase cmd / Python    Python / command")
+for name, params in cases:
+    bench = name.split()[0]
+    cmd, py, cmd_run, py_run, ratios = [], [], [], [], []
+    for i in range(runs):
+        order = ("cli", "py") if i % 2 == 0 else ("py", "cli")
+        pair = {}
+        for who in order:
+            out = os.path.join(work, "py-{}-{}-{}".format(bench, who, i))
+            t = time.perf_counter()
+            if who == "cli":
+                args = [binary, "run", "--bench", bench, "--out", out]
+                for k, v in params.items():
+                    args += ["--param", "{}={}".format(k, v)]
+                subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+            else:
+                kbsim.run(bench, params=params, out=out, quiet=True, progress=False)
+            pair[who] = time.perf_counter() - t
+            with open(os.path.join(out, "results.json")) as f:
+                (cmd_run if who == "cli" else py_run).append(json.load(f)["wall_time_s"])
+        cmd.append(pair["cli"])
+        py.append(pair["py"])
+        ratios.append(pair["py"] / pair["cli"])
+    def m(v):
+        return "{:.3f} ({:.3f}-{:.3f})".format(statistics.median(v), min(v), max(v))
+    print("{:<22} {:<18} {:<18} {:.3f} / {:.3f}            {:.2f} ({:.2f}-{:.2f})".format(
+        name, m(cmd), m(py), statistics.median(cmd_run), statistics.median(py_run), statistics.median(ratios),
+        min(ratios), max(ratios)))
+print("(medians and ranges; the command's wall includes starting a process and loading its plugins, which an")
+print(" interpreter that imported kbsim pays once per run too: kbsim.run loads the plugins as the command does)")
+PY
+fi
+
 python3 - "$TABLE" "$DATA" "$WORK/floor.tsv" "$AHBM" "$ENGINE" <<'EOF'
 import json, statistics, sys
 
@@ -206,3 +250,8 @@ data = median(runs["data"], "data_pass.wall_time_s")
 print(f"matmul-composite 512^3: timing pass {fmt(timing, 1e-3, 1)} ms, data pass {fmt(data, 1e-3, 1)} ms"
       + (f", ratio {data / timing:.2f}" if timing and data is not None else "") + " (medians)")
 EOF
+if [[ -s "$PYTHON_COST" ]]; then
+  echo
+  echo "kbsim.run (Python, in process) against kbsim run (the command), paired:"
+  cat "$PYTHON_COST"
+fi
