@@ -2,10 +2,12 @@
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
 
-from . import _kbsim
-from ._errors import BenchError, Error, InterruptedRun
+from . import _kbsim, _paths
+from ._errors import _BY_CODE, BenchError, Error, InterruptedRun
 from ._progress import display
 
 
@@ -88,7 +90,7 @@ def read_result(folder, keep=None):
 
 
 def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=False, trace=None, op_log=None,
-        out=None, flags=None, jobs=None, quiet=False, progress=None):
+        out=None, flags=None, jobs=None, quiet=False, progress=None, isolate=False):
     """Run a bench to completion and return its :class:`Result`.
 
     bench: its name (``kbsim list benches``). params: ``{key: value}``, as ``--param key=value``. set: ``{dotted.path:
@@ -97,7 +99,9 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
     run observers' flags; flags: any other declared flag, ``{name: value}`` (True for a bare flag). out: the folder
     results.json and the bench's files go to (default: a temporary one that lives as long as the Result). jobs: worker
     processes for a sweep's points. quiet: drop the summary the command prints. progress: show the run's progress
-    (True, False; default: when a terminal or a Jupyter kernel is watching).
+    (True, False; default: when a terminal or a Jupyter kernel is watching). isolate: run the ``kbsim`` command in a
+    child process instead of this one, so a plugin that crashes (a fatal signal in its code) is reported as the
+    command reports it (:class:`SimulationError`, exit code 7) instead of ending the interpreter.
 
     Ctrl-C stops the run at its next heartbeat; the results so far are written and :class:`InterruptedRun` (a
     KeyboardInterrupt) is raised, its ``result`` holding them.
@@ -111,12 +115,15 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
     keep = tempfile.TemporaryDirectory(prefix="kbsim-") if out is None else None
     folder = keep.name if keep is not None else os.fspath(out)
     args += ["--out", folder]
-    shown = display(bench, progress)
-    try:
-        code = _kbsim.command_line(args, quiet=quiet, progress=shown)
-    finally:
-        if shown is not None:
-            shown.close()
+    if isolate:
+        code = _child(args, quiet)
+    else:
+        shown = display(bench, progress)
+        try:
+            code = _kbsim.command_line(args, quiet=quiet, progress=shown)
+        finally:
+            if shown is not None:
+                shown.close()
     if code not in (0, BenchError.exit_code, InterruptedRun.exit_code):
         raise Error("kbsim run ended with exit code {} and no error".format(code), code)
     result = read_result(folder, keep)
@@ -130,3 +137,27 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
         e.result = result
         raise e
     return result
+
+
+def _child(args, quiet):
+    """Run ``kbsim ARGS`` as a child process: its exit code, or its one-line error raised as this module raises it."""
+    child = subprocess.Popen([os.path.join(_paths.BIN_DIR, "kbsim"), *args],
+                             stdout=subprocess.DEVNULL if quiet else None, stderr=subprocess.PIPE, text=True)
+    while True:
+        try:
+            _, err = child.communicate()
+            break
+        except KeyboardInterrupt:  # the child had the same Ctrl-C: it stops at its next heartbeat and writes
+            continue
+    lines = err.splitlines()
+    error = next((ln[len("kbsim: error: "):] for ln in reversed(lines) if ln.startswith("kbsim: error: ")), None)
+    for ln in lines:
+        if not ln.startswith("kbsim: error: "):
+            print(ln, file=sys.stderr)
+    code = child.returncode
+    if code < 0:
+        raise _BY_CODE[7]("the kbsim process was killed by signal {}".format(-code), 7)
+    if code in (0, InterruptedRun.exit_code) or (code == BenchError.exit_code and error
+                                                   and error.startswith("POINTS_FAILED")):
+        return code
+    raise _BY_CODE.get(code, Error)(error or "kbsim ended with exit code {}".format(code), code)

@@ -98,3 +98,32 @@ def test_ctrl_c_stops_the_run_keeps_its_results_and_raises():
     assert e.value.result.results["interrupted"] is True
     assert 0 < e.value.result.sim_time_ns < 10_000_000
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_isolated_a_crashing_plugin_is_one_line_and_the_interpreter_lives_on(cli, tmp_path):
+    # test.thrower raises SIGSEGV from its timer: the command reports the component and exits 7; isolated, so does
+    # kbsim.run, and this process goes on.
+    (tmp_path / "c.yaml").write_text("components:\n  test.thrower: { library: test_thrower, type: thrower }\n")
+    (tmp_path / "t.yaml").write_text("nodes:\n  - { id: bomb, impl: test.thrower, params: { what: segv } }\n")
+    plugins = [os.path.join(BUILD, "tests", "plugins", "thrower")]
+    flags = {"components": str(tmp_path / "c.yaml")}
+    code, _, err = cli("run", "--bench", "traffic", "--plugins", plugins[0], "--components", str(tmp_path / "c.yaml"),
+                       "--topology", str(tmp_path / "t.yaml"), "--out", str(tmp_path / "cli"))
+    assert code == 7
+    with pytest.raises(kbsim.SimulationError) as e:
+        kbsim.run("traffic", topology=tmp_path / "t.yaml", plugins=plugins, flags=flags, isolate=True, quiet=True)
+    assert e.value.exit_code == 7
+    assert "kbsim: error: " + str(e.value) == err.strip().splitlines()[-1]
+    assert "bomb" in str(e.value)
+    assert kbsim.run("pe-dma-perf", isolate=True, quiet=True).metrics == kbsim.run("pe-dma-perf", quiet=True).metrics
+
+
+def test_the_readmes_python_example_runs():
+    # The README's "From Python" example, as a new user pastes it.
+    from conftest import SOURCE
+    with open(os.path.join(SOURCE, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("## From Python"):]
+    code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", section.index("```python"))]
+    assert "kbsim.Session" in code
+    exec(compile(code, "README.md", "exec"), {})
