@@ -226,9 +226,10 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                   [](const rt::Tensor& t) {
                     return make([t = usable(t)](Session& ss, Call& c) { c.bytes = ss.runtime().read(t, &c.transfer); });
                   })
-      .def_static("read_values", [](const rt::Tensor& t) {
-        return make([t = usable(t)](Session& ss, Call& c) { c.values = ss.runtime().read_values(t); });
-      })
+      .def_static("read_values",
+                  [](const rt::Tensor& t) {
+                    return make([t = usable(t)](Session& ss, Call& c) { c.values = ss.runtime().read_values(t); });
+                  })
       .def_static("copy",
                   [](const rt::Tensor& dst, const rt::Tensor& src) {
                     return make([dst = usable(dst), src = usable(src)](Session& ss, Call& c) {
@@ -248,10 +249,8 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
       .def_static("write_slice",
                   [](const rt::Tensor& t, std::int64_t row, std::int64_t col, std::int64_t rows, std::int64_t cols,
                      std::vector<double> values) {
-                    return make([t = usable(t), r = rt::Region{row, col, rows, cols},
-                                 v = std::move(values)](Session& ss, Call& c) {
-                      c.transfer = ss.runtime().write_slice(t, r, v);
-                    });
+                    return make([t = usable(t), r = rt::Region{row, col, rows, cols}, v = std::move(values)](
+                                    Session& ss, Call& c) { c.transfer = ss.runtime().write_slice(t, r, v); });
                   })
       .def_static("launch",
                   [](std::string kernel, const std::vector<rt::Arg>& args, int sip, unsigned grid_pes,
@@ -272,11 +271,11 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                       c.handle = ss.runtime().launch(kernel, args, o);
                     });
                   })
-      .def_static("wait",
-                  [](std::uint64_t handle) {
-                    return make(
-                        [handle](Session& ss, Call& c) { c.launch = ss.runtime().wait(rt::LaunchHandle{handle}); });
-                  })
+      .def_static(
+          "wait",
+          [](std::uint64_t handle) {
+            return make([handle](Session& ss, Call& c) { c.launch = ss.runtime().wait(rt::LaunchHandle{handle}); });
+          })
       .def_static("wait_all", [] { return make([](Session& ss, Call&) { ss.runtime().wait_all(); }); })
       .def_static("set_device",
                   [](unsigned sip) { return make([sip](Session& ss, Call&) { ss.runtime().set_device(sip); }); })
@@ -317,26 +316,23 @@ void bind_other_calls(py::class_<Call, CallPtr>& c) {
       .def_static("barrier", [] { return make([](Session& ss, Call&) { ss.distributed().barrier(); }); })
       .def_static("spawn", [](unsigned n) { return make([n](Session& ss, Call&) { ss.spawn(n); }); })
       .def_static("collectives",
-                  [] {
-                    return make([](Session& ss, Call& c) { c.collectives = ss.distributed().collectives(); });
-                  })
-      .def_static("metric",
-                  [](std::string key, const py::object& value) {
-                    Metrics::Scalar v;
-                    if (py::isinstance<py::bool_>(value)) {
-                      v = value.cast<bool>();
-                    } else if (py::isinstance<py::int_>(value)) {
-                      v = value.cast<std::int64_t>();
-                    } else if (py::isinstance<py::float_>(value)) {
-                      v = value.cast<double>();
-                    } else if (py::isinstance<py::str>(value)) {
-                      v = value.cast<std::string>();
-                    } else {
-                      throw py::type_error("a metric is a bool, int, float or str, not " +
-                                           std::string(py::str(value.get_type().attr("__name__"))));
-                    }
-                    return make([key = std::move(key), v](Session& ss, Call&) { ss.ctx().metrics().set(key, v); });
-                  });
+                  [] { return make([](Session& ss, Call& c) { c.collectives = ss.distributed().collectives(); }); })
+      .def_static("metric", [](std::string key, const py::object& value) {
+        Metrics::Scalar v;
+        if (py::isinstance<py::bool_>(value)) {
+          v = value.cast<bool>();
+        } else if (py::isinstance<py::int_>(value)) {
+          v = value.cast<std::int64_t>();
+        } else if (py::isinstance<py::float_>(value)) {
+          v = value.cast<double>();
+        } else if (py::isinstance<py::str>(value)) {
+          v = value.cast<std::string>();
+        } else {
+          throw py::type_error("a metric is a bool, int, float or str, not " +
+                               std::string(py::str(value.get_type().attr("__name__"))));
+        }
+        return make([key = std::move(key), v](Session& ss, Call&) { ss.ctx().metrics().set(key, v); });
+      });
 }
 
 }  // namespace
@@ -351,11 +347,11 @@ void bind_session(py::module_& m) {
       .def_property_readonly("handle", [](const Call& c) { return c.handle.id; })
       .def_property_readonly("launch_result", [](const Call& c) { return launch_dict(c.launch); })
       .def_property_readonly("transfer", [](const Call& c) { return transfer_dict(c.transfer); })
-      .def_property_readonly("bytes",
-                             [](const Call& c) {
-                               return py::bytes(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
-                             })
-      .def_property_readonly("values", [](const Call& c) { return py::array_t<double>(c.values.size(), c.values.data()); })
+      .def_property_readonly(
+          "bytes",
+          [](const Call& c) { return py::bytes(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size()); })
+      .def_property_readonly("values",
+                             [](const Call& c) { return py::array_t<double>(c.values.size(), c.values.data()); })
       .def_property_readonly("collective_results",
                              [](const Call& c) {
                                py::list out;

@@ -33,7 +33,9 @@ class SessionBench final : public Bench {
 
 }  // namespace
 
-void add_session_bench() { cli::add_host_bench({SessionBench::info(), []() -> Bench* { return new SessionBench(); }}); }
+void add_session_bench() {
+  cli::add_host_bench({SessionBench::info(), []() -> Bench* { return new SessionBench(); }});
+}
 
 Session::Session(std::vector<std::string> args) {
   args.insert(args.begin(), {"run", "--bench", "python-session"});
