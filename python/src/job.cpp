@@ -1,6 +1,7 @@
 #include "job.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,6 +29,16 @@ py::dict& error_types() {
 }
 
 std::atomic<bool> g_busy{false};  // a job is under way
+struct sigaction g_python_sigint;  // Python's own SIGINT handler, while a job runs
+
+/// SIGINT while a job runs: stop the run now, as the kbsim command's handler does (the sweep's workers, which get
+/// the same Ctrl-C, stop at once too: the run must know it was interrupted), then let Python's handler see it.
+void on_sigint(int sig) {
+  cli::RunWatch::interrupt(sig);
+  if (g_python_sigint.sa_handler != SIG_DFL && g_python_sigint.sa_handler != SIG_IGN &&
+      !(g_python_sigint.sa_flags & SA_SIGINFO))
+    g_python_sigint.sa_handler(sig);
+}
 
 }  // namespace
 
@@ -61,6 +72,10 @@ Job::Job(std::vector<std::string> args, bool quiet, OnEnd on_end) {
     raise(static_cast<int>(ExitCode::kUsage),
           "another kbsim run is under way in this process (an open kbsim.Session?): close it first");
   args.insert(args.begin(), "kbsim");
+  struct sigaction sa {};
+  sa.sa_handler = &on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &g_python_sigint);
   thread_ = std::thread([this, words = std::move(args), quiet, on_end = std::move(on_end)]() mutable {
     std::vector<char*> argv;
     for (std::string& w : words) argv.push_back(w.data());
@@ -95,6 +110,7 @@ Job::Job(std::vector<std::string> args, bool quiet, OnEnd on_end) {
 
 Job::~Job() {
   if (thread_.joinable()) thread_.join();
+  sigaction(SIGINT, &g_python_sigint, nullptr);
   g_busy = false;
 }
 
@@ -132,6 +148,21 @@ py::dict progress() {
   d["points_done"] = p.points_done;
   d["points_total"] = p.points_total;
   return d;
+}
+
+void watch_signals_in_forked_workers() {
+  // A sweep's workers are forked from this process and run no Python: Python's SIGINT handler, which they would
+  // inherit, only sets a flag for an interpreter that never looks. Each stops its point at the next heartbeat
+  // instead, as a worker forked by the kbsim command does (a terminal's Ctrl-C reaches the whole process group).
+  static const int registered = ::pthread_atfork(nullptr, nullptr, [] {
+    if (!g_busy) return;  // a fork of the interpreter's own (multiprocessing): Python's handlers stay
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { core::watch::request_stop(); };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+  });
+  (void)registered;
 }
 
 void check_signals() {

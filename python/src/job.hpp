@@ -65,6 +65,8 @@ class Job {
 
 /// The run's progress so far as a dict: sim_time_ns, events, points_done, points_total.
 pybind11::dict progress();
+/// Make the processes a sweep forks from this one stop their point at SIGINT or SIGTERM (once, at import).
+void watch_signals_in_forked_workers();
 /// Run the interpreter's signal handlers; a KeyboardInterrupt stops the running job (once) and is kept for later.
 void check_signals();
 

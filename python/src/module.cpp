@@ -40,6 +40,7 @@ PYBIND11_MODULE(_kbsim, m) {
   }
   // Python keeps its own Ctrl-C: a job watches for it from the interpreter's thread (job.hpp).
   kbsim::cli::RunWatch::handle_signals(false);
+  kbsim::python::watch_signals_in_forked_workers();
   kbsim::python::add_session_bench();
   m.def(
       "set_bin_dir", [](const std::string& dir) { kbsim::cli::set_bin_dir(dir); }, py::arg("dir"),

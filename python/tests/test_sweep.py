@@ -1,5 +1,7 @@
 """kbsim.sweep through the point runner, and kbsim.frame."""
 
+import os
+
 import pytest
 
 import kbsim
@@ -40,3 +42,31 @@ def test_bad_points_are_type_errors():
     for bad in (["matmul-composite"], [(42, {})], [("x", [1])], [{"bench": "x", "parms": {}}]):
         with pytest.raises(TypeError):
             kbsim.sweep(bad)
+
+
+def test_ctrl_c_stops_a_sweep_and_its_worker_processes(tmp_path):
+    # A terminal's Ctrl-C reaches the whole process group: the sweep's forked workers stop their points at the next
+    # heartbeat as the interpreter's run does, and InterruptedRun comes back well before the points would end.
+    import signal
+    import subprocess
+    import sys
+    import time
+    script = tmp_path / "sweep.py"
+    script.write_text(
+        "import kbsim, sys\n"
+        "points = [('message-mesh', {'x': 32, 'y': 32, 'stop_ns': 400000}) for _ in range(4)]\n"
+        "try:\n"
+        "    kbsim.sweep(points, jobs=2, quiet=True, progress=False)\n"
+        "except kbsim.InterruptedRun as e:\n"
+        "    print('interrupted', e.result.results['interrupted'])\n"
+        "    sys.exit(0)\n"
+        "print('finished')\n")
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    time.sleep(1.5)
+    started = time.monotonic()
+    os.killpg(child.pid, signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert out.strip() == "interrupted True"
+    assert time.monotonic() - started < 20
