@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -141,14 +142,16 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
 
 def _child(args, quiet):
     """Run ``kbsim ARGS`` as a child process: its exit code, or its one-line error raised as this module raises it."""
-    child = subprocess.Popen([os.path.join(_paths.BIN_DIR, "kbsim"), *args],
+    # Its own session: a Ctrl-C reaches it through this process, which stops it as the command's Ctrl-C does (at
+    # its next heartbeat, the results so far written).
+    child = subprocess.Popen([os.path.join(_paths.BIN_DIR, "kbsim"), *args], start_new_session=True,
                              stdout=subprocess.DEVNULL if quiet else None, stderr=subprocess.PIPE, text=True)
     while True:
         try:
             _, err = child.communicate()
             break
-        except KeyboardInterrupt:  # the child had the same Ctrl-C: it stops at its next heartbeat and writes
-            continue
+        except KeyboardInterrupt:
+            child.send_signal(signal.SIGINT)
     lines = err.splitlines()
     error = next((ln[len("kbsim: error: "):] for ln in reversed(lines) if ln.startswith("kbsim: error: ")), None)
     for ln in lines:

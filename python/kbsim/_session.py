@@ -11,13 +11,15 @@ Every call runs on the session's own thread, in the simulation, while Python wai
 runtime, so a worker that waits yields to the others exactly as the C++ runtime's workers do.
 """
 
+import atexit
 import os
 import tempfile
+import weakref
 
 import numpy as np
 
 from . import _kbsim
-from ._errors import _BY_CODE, Error, InterruptedRun
+from ._errors import _BY_CODE, Error, InterruptedRun, UsageError
 from ._run import command_args, read_result
 
 try:
@@ -26,8 +28,10 @@ except ImportError:  # spawn says what to install
     _greenlet = None
 
 # The session's events and orders (python/src/session.hpp).
-_DONE, _START, _CANCELLED, _ENDED = 0, 1, 2, 3
-_CALL, _RETURN, _RAISE, _ACK, _CLOSE = 0, 1, 2, 3, 4
+_DONE, _START, _CANCELLED, _ENDED = _kbsim.EVENT_DONE, _kbsim.EVENT_START, _kbsim.EVENT_CANCELLED, _kbsim.EVENT_ENDED
+_CALL, _RETURN, _RAISE, _ACK, _CLOSE = (_kbsim.ORDER_CALL, _kbsim.ORDER_RETURN, _kbsim.ORDER_RAISE, _kbsim.ORDER_ACK,
+                                        _kbsim.ORDER_CLOSE)
+_open_sessions = weakref.WeakSet()  # closed at exit, so a session left open does not hold the process
 
 _DTYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16",
            "int32": "i32", "int64": "i64"}
@@ -337,6 +341,7 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
         args = command_args(topology, plugins, set, verify_data, trace, op_log, flags) + ["--out", self._out]
         self.verify_data = bool(verify_data)
         self._c = _kbsim.Session(args)
+        _open_sessions.add(self)
         self._closed = False
         self._result = None
         self._ranks = {}  # greenlet -> rank, while a spawn runs
@@ -377,7 +382,7 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
             self._abandon()
 
     def _abandon(self):
-        """End the run without waiting for a Result (an exception left the with block)."""
+        """End the run without raising (an exception left the with block; the interpreter exits)."""
         self._closed = True
         try:
             ev = self._c.order(_CLOSE, _kbsim.DRIVER)
@@ -406,7 +411,7 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
     def _submit(self, call):
         """Run ``call`` for the caller (the driver, or the spawn worker whose greenlet this is); returns it done."""
         if self._closed:
-            raise Error("this kbsim.Session has ended", 2)
+            raise UsageError("this kbsim.Session has ended")
         if self._ranks and _greenlet is not None:
             g = _greenlet.getcurrent()
             rank = self._ranks.get(g)
@@ -431,7 +436,7 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
         if self._ranks:
             raise RuntimeError("spawn: workers cannot spawn workers")
         if self._closed:
-            raise Error("this kbsim.Session has ended", 2)
+            raise UsageError("this kbsim.Session has ended")
         nprocs = int(nprocs)
         if nprocs < 1:
             raise ValueError("spawn: nprocs must be at least 1")
@@ -441,10 +446,12 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
             ev = self._c.order(_CALL, _kbsim.DRIVER, _kbsim.Call.spawn(nprocs))
             while True:
                 if ev.kind == _ENDED:
+                    self._cancelled.update(workers)
                     self._kill(workers)
                     if failure is not None:
                         self._closed = True
-                        failure.add_note("in kbsim spawn worker {} (the session has ended)".format(failure._rank))
+                        if hasattr(failure, "add_note"):
+                            failure.add_note("in kbsim spawn worker {} (the session has ended)".format(failure._rank))
                         raise failure
                     self._ended(ev)
                 if ev.kind == _DONE and ev.executor == _kbsim.DRIVER:
@@ -469,17 +476,48 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
                     continue
                 if g.dead:
                     ev = self._c.order(_RETURN, r)
-                else:
+                elif isinstance(call, _kbsim.Call):
                     ev = self._c.order(_CALL, r, call)
+                else:
+                    raise RuntimeError("a spawn worker switched out of its greenlet with {!r}".format(call))
+        except BaseException as e:
+            self._unwind(e, workers)
+            raise
         finally:
             self._ranks.clear()
             self._cancelled.clear()
 
+    def _unwind(self, error, workers):
+        """Python leaves a spawn part way (Ctrl-C, an error outside the workers): end it on the session's side too,
+        answering what it waits for until the run has ended."""
+        message = "{}: {}".format(type(error).__name__, error)
+        ev = None if self._closed else self._c.unanswered()
+        while ev is not None and not (ev.kind == _DONE and ev.executor == _kbsim.DRIVER):
+            if ev.kind == _CANCELLED:
+                ev = self._c.order(_ACK, ev.executor)
+            else:
+                ev = self._c.order(_RAISE, ev.executor, None, message)
+            if ev.kind == _ENDED:
+                self._closed = True
+                break
+        self._cancelled.update(workers)
+        self._kill(workers)
+
     @staticmethod
     def _kill(workers):
+        """End the workers' greenlets (each was marked cancelled: a kbsim call in its cleanup raises at once)."""
         for g in workers.values():
-            if not g.dead:
+            for _ in range(100):
+                if g.dead:
+                    break
                 try:
                     g.throw(_greenlet.GreenletExit)
                 except _greenlet.GreenletExit:
                     pass
+
+
+@atexit.register
+def _close_open_sessions():
+    for s in list(_open_sessions):
+        if not s._closed:
+            s._abandon()

@@ -385,8 +385,18 @@ void bind_session(py::module_& m) {
             return s.order(Order{static_cast<Order::Kind>(kind), executor, call, std::move(message)});
           },
           py::arg("kind"), py::arg("executor"), py::arg("call") = nullptr, py::arg("message") = "")
-      .def_property_readonly("ended", &Session::ended);
+      .def("unanswered", &Session::unanswered);
   m.attr("DRIVER") = kDriver;
+  for (const auto& [name, value] : {std::pair<const char*, int>{"EVENT_DONE", Event::kDone},
+                                    {"EVENT_START", Event::kStart},
+                                    {"EVENT_CANCELLED", Event::kCancelled},
+                                    {"EVENT_ENDED", Event::kEnded},
+                                    {"ORDER_CALL", Order::kCall},
+                                    {"ORDER_RETURN", Order::kReturn},
+                                    {"ORDER_RAISE", Order::kRaise},
+                                    {"ORDER_ACK", Order::kAck},
+                                    {"ORDER_CLOSE", Order::kClose}})
+    m.attr(name) = value;
 }
 
 }  // namespace kbsim::python

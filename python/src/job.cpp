@@ -28,8 +28,9 @@ py::dict& error_types() {
   return *types;
 }
 
-std::atomic<bool> g_busy{false};  // a job is under way
-struct sigaction g_python_sigint;  // Python's own SIGINT handler, while a job runs
+std::atomic<bool> g_busy{false};         // a job is under way
+struct sigaction g_python_sigint;        // Python's own SIGINT handler, while a job runs
+thread_local bool t_job_thread = false;  // this thread runs a job's command (a fork from it is a sweep's worker)
 
 /// SIGINT while a job runs: stop the run now, as the kbsim command's handler does (the sweep's workers, which get
 /// the same Ctrl-C, stop at once too: the run must know it was interrupted), then let Python's handler see it.
@@ -67,7 +68,7 @@ void raise(int code, const std::string& message) {
 
 void register_errors(const py::dict& types) { error_types() = types; }
 
-Job::Job(std::vector<std::string> args, bool quiet, OnEnd on_end) {
+Job::Job(std::vector<std::string> args, bool quiet, OnStart on_start, OnEnd on_end) {
   if (g_busy.exchange(true))
     raise(static_cast<int>(ExitCode::kUsage),
           "another kbsim run is under way in this process (an open kbsim.Session?): close it first");
@@ -76,36 +77,39 @@ Job::Job(std::vector<std::string> args, bool quiet, OnEnd on_end) {
   sa.sa_handler = &on_sigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_python_sigint);
-  thread_ = std::thread([this, words = std::move(args), quiet, on_end = std::move(on_end)]() mutable {
-    std::vector<char*> argv;
-    for (std::string& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    int code = 0;
-    std::string error;
-    {
-      std::optional<Silenced> silenced;
-      if (quiet) silenced.emplace();
-      try {
-        code = cli::run_command_line(static_cast<int>(words.size()), argv.data());
-      } catch (const Error& e) {
-        code = static_cast<int>(e.code());
-        error = one_line(e.what());
-      } catch (const std::bad_alloc&) {
-        code = static_cast<int>(ExitCode::kConfig);
-        error = "out of memory: the run needs more than this machine can give";
-      } catch (const std::exception& e) {
-        code = static_cast<int>(ExitCode::kInternal);
-        error = std::string("internal error: ") + one_line(e.what());
-      }
-      std::fflush(stdout);
-    }
-    if (on_end) on_end(code, error);
-    const std::lock_guard<std::mutex> lock(m_);
-    code_ = code;
-    error_ = std::move(error);
-    ended_ = true;
-    cv_.notify_all();
-  });
+  thread_ = std::thread(
+      [this, words = std::move(args), quiet, on_start = std::move(on_start), on_end = std::move(on_end)]() mutable {
+        t_job_thread = true;
+        if (on_start) on_start();
+        std::vector<char*> argv;
+        for (std::string& w : words) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        int code = 0;
+        std::string error;
+        {
+          std::optional<Silenced> silenced;
+          if (quiet) silenced.emplace();
+          try {
+            code = cli::run_command_line(static_cast<int>(words.size()), argv.data());
+          } catch (const Error& e) {
+            code = static_cast<int>(e.code());
+            error = one_line(e.what());
+          } catch (const std::bad_alloc&) {
+            code = static_cast<int>(ExitCode::kConfig);
+            error = "out of memory: the run needs more than this machine can give";
+          } catch (const std::exception& e) {
+            code = static_cast<int>(ExitCode::kInternal);
+            error = std::string("internal error: ") + one_line(e.what());
+          }
+          std::fflush(stdout);
+        }
+        if (on_end) on_end(code, error);
+        const std::lock_guard<std::mutex> lock(m_);
+        code_ = code;
+        error_ = std::move(error);
+        ended_ = true;
+        cv_.notify_all();
+      });
 }
 
 Job::~Job() {
@@ -114,16 +118,8 @@ Job::~Job() {
   g_busy = false;
 }
 
-bool Job::ended() {
-  const std::lock_guard<std::mutex> lock(m_);
-  return ended_;
-}
-
-void Job::rethrow() const {
-  if (!error_.empty()) raise(code_, error_);
-}
-
 int Job::wait(const py::object& progress_cb) {
+  Watcher watcher;
   for (;;) {
     bool done = false;
     {
@@ -131,12 +127,16 @@ int Job::wait(const py::object& progress_cb) {
       std::unique_lock<std::mutex> lock(m_);
       done = cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return ended_; });
     }
-    check_signals();
-    if (!progress_cb.is_none()) progress_cb(progress());
+    watcher.check_signals();
+    if (!progress_cb.is_none()) watcher.call(progress_cb, progress());
     if (done) break;
   }
-  thread_.join();
-  rethrow();
+  {
+    py::gil_scoped_release unlocked;
+    thread_.join();
+  }
+  watcher.rethrow();
+  if (!error_.empty()) raise(code_, error_);
   return code_;
 }
 
@@ -155,7 +155,7 @@ void watch_signals_in_forked_workers() {
   // inherit, only sets a flag for an interpreter that never looks. Each stops its point at the next heartbeat
   // instead, as a worker forked by the kbsim command does (a terminal's Ctrl-C reaches the whole process group).
   static const int registered = ::pthread_atfork(nullptr, nullptr, [] {
-    if (!g_busy) return;  // a fork of the interpreter's own (multiprocessing): Python's handlers stay
+    if (!t_job_thread) return;  // a fork of the interpreter's own (multiprocessing): Python's handlers stay
     struct sigaction sa {};
     sa.sa_handler = [](int) { core::watch::request_stop(); };
     sigemptyset(&sa.sa_mask);
@@ -165,10 +165,33 @@ void watch_signals_in_forked_workers() {
   (void)registered;
 }
 
-void check_signals() {
-  if (PyErr_CheckSignals() == 0) return;
-  PyErr_Clear();  // the run ends as interrupted, and kbsim.InterruptedRun (a KeyboardInterrupt) is raised then
-  cli::RunWatch::interrupt(SIGINT);
+void Watcher::check_signals() {
+  if (PyErr_CheckSignals() != 0) stop_keeping();
+}
+
+void Watcher::call(const py::object& fn, const py::object& arg) {
+  if (PyObject* r = PyObject_CallOneArg(fn.ptr(), arg.ptr())) {
+    Py_DECREF(r);
+    return;
+  }
+  stop_keeping();
+}
+
+void Watcher::stop_keeping() {
+  cli::RunWatch::interrupt(SIGINT);  // the run stops at its next heartbeat, its results so far kept
+  if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+    PyErr_Clear();  // the run ends as interrupted: kbsim.InterruptedRun says it
+    return;
+  }
+  py::error_already_set e;  // takes the error indicator
+  if (!kept_) kept_.emplace(std::move(e));
+}
+
+void Watcher::rethrow() {
+  if (!kept_) return;
+  py::error_already_set e = std::move(*kept_);
+  kept_.reset();
+  throw e;
 }
 
 }  // namespace kbsim::python

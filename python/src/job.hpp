@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,26 +34,22 @@ class Silenced {
 
 class Job {
  public:
-  /// Called on the job's thread when the command has ended, with its exit code and error (empty when none).
+  /// Called on the job's thread: when it starts (before the command), and when the command has ended, with its
+  /// exit code and error (empty when none).
+  using OnStart = std::function<void()>;
   using OnEnd = std::function<void(int code, const std::string& error)>;
-  /// Start `kbsim ARGS...`; `quiet`: what it prints on standard output is dropped. Raises kbsim.Error if another
-  /// job (a run, a sweep or an open kbsim.Session) is under way in this process.
-  Job(std::vector<std::string> args, bool quiet, OnEnd on_end = {});
+  /// Start `kbsim ARGS...`; `quiet`: what it prints on standard output is dropped. Raises kbsim.UsageError if
+  /// another job (a run, a sweep or an open kbsim.Session) is under way in this process. While it runs, SIGINT
+  /// stops the run at once (as the command's own handler does), then reaches Python's handler.
+  Job(std::vector<std::string> args, bool quiet, OnStart on_start = {}, OnEnd on_end = {});
   ~Job();  // waits for the command to end
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
   /// Wait until the command ends, watching it from the interpreter's thread: Python's signal handlers run every
-  /// 100 ms (a KeyboardInterrupt stops the run as Ctrl-C stops `kbsim run`), and `progress` (if not None) is called
-  /// with the run's progress. Returns the exit code, or raises the error it ended with.
+  /// 100 ms, and `progress` (if not None) is called with the run's progress. Returns the exit code, or raises the
+  /// error it ended with (or what a signal handler or the progress display raised, once the run has stopped).
   int wait(const pybind11::object& progress);
-  /// Whether the command has ended (no waiting).
-  bool ended();
-  /// The exit code and error, once ended.
-  int code() const noexcept { return code_; }
-  const std::string& error() const noexcept { return error_; }
-  /// Raise the command's error if it ended with one.
-  void rethrow() const;
 
  private:
   std::mutex m_;
@@ -65,9 +62,24 @@ class Job {
 
 /// The run's progress so far as a dict: sim_time_ns, events, points_done, points_total.
 pybind11::dict progress();
-/// Make the processes a sweep forks from this one stop their point at SIGINT or SIGTERM (once, at import).
+/// Make the processes a sweep forks from a job's thread stop their point at SIGINT or SIGTERM (once, at import).
 void watch_signals_in_forked_workers();
-/// Run the interpreter's signal handlers; a KeyboardInterrupt stops the running job (once) and is kept for later.
-void check_signals();
+
+/// What Python raised while a run was being watched (a signal handler's exception, a progress display's): the run is
+/// stopped as Ctrl-C stops it, and the exception raised once the run has ended. A KeyboardInterrupt is not kept: the
+/// run's own end (kbsim.InterruptedRun, a KeyboardInterrupt) says it.
+class Watcher {
+ public:
+  /// Run the interpreter's signal handlers.
+  void check_signals();
+  /// Call `fn` (Python), catching what it raises.
+  void call(const pybind11::object& fn, const pybind11::object& arg);
+  /// Raise what was kept, if anything.
+  void rethrow();
+
+ private:
+  void stop_keeping();
+  std::optional<pybind11::error_already_set> kept_;
+};
 
 }  // namespace kbsim::python

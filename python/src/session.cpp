@@ -12,7 +12,10 @@ namespace kbsim::python {
 
 namespace {
 
-Session* g_session = nullptr;  // the open session (one at a time: a Job is)
+thread_local Session* t_session = nullptr;  // the session whose run this thread runs
+
+/// Thrown in a worker when Python closed the session mid-spawn (not a std::exception: the spawn unwinds).
+struct Closed {};
 
 class SessionBench final : public Bench {
  public:
@@ -25,9 +28,9 @@ class SessionBench final : public Bench {
     return i;
   }
   void run(BenchContext& ctx) override {
-    if (!g_session)
+    if (!t_session)
       throw BenchError("BAD_USE", "python-session is kbsim.Session's bench: open a kbsim.Session from Python");
-    g_session->serve(ctx);
+    t_session->serve(ctx);
   }
 };
 
@@ -39,43 +42,41 @@ void add_session_bench() {
 
 Session::Session(std::vector<std::string> args) {
   args.insert(args.begin(), {"run", "--bench", "python-session"});
-  g_session = this;
-  try {
-    job_ = std::make_unique<Job>(std::move(args), /*quiet=*/false, [this](int code, const std::string& error) {
-      const std::lock_guard<std::mutex> lock(m_);
-      event_ = Event{Event::kEnded, kDriver, code, error};
-      cv_.notify_all();
-    });
-  } catch (...) {
-    g_session = nullptr;
-    throw;
-  }
+  job_ = std::make_unique<Job>(
+      std::move(args), /*quiet=*/false, [this] { t_session = this; },
+      [this](int code, const std::string& error) {
+        const std::lock_guard<std::mutex> lock(m_);
+        event_ = Event{Event::kEnded, kDriver, code, error};
+        cv_.notify_all();
+      });
   const Event first = next_event();
   if (first.kind == Event::kEnded) {
     end();
     raise(first.code ? first.code : static_cast<int>(ExitCode::kInternal),
           first.message.empty() ? "the session ended before it started" : first.message);
   }
+  unanswered_ = first;
 }
 
 Session::~Session() {
-  if (!ended_) {  // never closed (an interpreter ending): end the run without its results
+  if (!ended_) {
+    const Silenced silenced;  // the run's summary is not printed for a session nobody closed
     {
       const std::lock_guard<std::mutex> lock(m_);
       order_ = Order{Order::kClose, kDriver, nullptr, {}};
       cv_.notify_all();
     }
+    end();
   }
-  end();
 }
 
 void Session::end() {
   ended_ = true;
+  unanswered_.reset();
   if (job_) {
     py::gil_scoped_release unlocked;
     job_.reset();  // the run's thread has ended or is ending: another run may start
   }
-  if (g_session == this) g_session = nullptr;
 }
 
 rt::Runtime& Session::runtime() {
@@ -90,20 +91,33 @@ rt::Distributed& Session::distributed() {
 
 Event Session::order(Order o) {
   if (ended_) raise(static_cast<int>(ExitCode::kUsage), "this kbsim.Session has ended");
+  if (in_order_)
+    raise(static_cast<int>(ExitCode::kUsage), "a kbsim.Session takes one call at a time (another thread is in one)");
+  in_order_ = true;
+  struct Leave {
+    bool& flag;
+    ~Leave() { flag = false; }
+  } leave{in_order_};
   // The run's printed summary, once the bench has returned, is not Python's to see (results.json has it all).
   std::optional<Silenced> silenced;
   if (o.kind == Order::kClose) silenced.emplace();
+  unanswered_.reset();
   {
     const std::lock_guard<std::mutex> lock(m_);
     order_ = std::move(o);
     cv_.notify_all();
   }
   Event e = next_event();
-  if (e.kind == Event::kEnded) end();
+  if (e.kind == Event::kEnded) {
+    end();
+  } else {
+    unanswered_ = e;
+  }
   return e;
 }
 
 Event Session::next_event() {
+  Watcher watcher;
   for (;;) {
     std::optional<Event> got;
     {
@@ -114,19 +128,27 @@ Event Session::next_event() {
         event_.reset();
       }
     }
-    if (got) return *got;
-    check_signals();  // Ctrl-C: the running call stops at the next heartbeat and the session ends, interrupted
+    if (got) {
+      if (got->kind == Event::kEnded) watcher.rethrow();  // what a signal handler raised, once the run has stopped
+      return *got;
+    }
+    watcher.check_signals();  // Ctrl-C: the running call stops at the next heartbeat and the session ends
   }
 }
 
 Order Session::exchange(Event event, int executor) {
   std::unique_lock<std::mutex> lock(m_);
+  if (closing_) return Order{Order::kClose, executor, nullptr, {}};
   event_ = std::move(event);
   cv_.notify_all();
   cv_.wait(lock, [this] { return order_.has_value(); });
   Order o = std::move(*order_);
   order_.reset();
-  if (o.executor != executor && o.kind != Order::kClose)
+  if (o.kind == Order::kClose) {
+    closing_ = true;
+    return o;
+  }
+  if (o.executor != executor)
     throw std::logic_error("kbsim.Session: an order for worker " + std::to_string(o.executor) + " while worker " +
                            std::to_string(executor) + " waits");
   return o;
@@ -157,6 +179,7 @@ void Session::spawn(unsigned n) {
         Event ev{Event::kStart, me, 0, {}};
         for (;;) {
           Order o = exchange(std::move(ev), me);
+          if (o.kind == Order::kClose) throw Closed{};  // Python is gone: the spawn unwinds
           if (o.kind == Order::kReturn) return;
           if (o.kind == Order::kRaise) throw BenchError("PYTHON_ERROR", o.message);
           if (o.kind != Order::kCall || !o.call)

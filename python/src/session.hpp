@@ -67,13 +67,16 @@ class Session {
  public:
   /// Start `kbsim run --bench python-session ARGS...` and wait until its system is built (or raise its error).
   explicit Session(std::vector<std::string> args);
+  /// Not closed: the run is ended without its results (its summary not printed).
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  /// Python's side: hand over `order` and wait for the next event, watching for Ctrl-C meanwhile.
+  /// Python's side: hand over `order` and wait for the next event, watching for Ctrl-C meanwhile. One at a time:
+  /// a second thread's order while one is under way raises kbsim.UsageError.
   Event order(Order order);
-  bool ended() const noexcept { return ended_; }
+  /// The event Python holds and has not answered yet (Python unwinding a spawn answers it), if any.
+  std::optional<Event> unanswered() const { return unanswered_; }
 
   /// The session's side: what its calls run against.
   BenchContext& ctx() { return *ctx_; }
@@ -86,7 +89,8 @@ class Session {
   void spawn(unsigned n);
 
  private:
-  /// Hand `event` to Python and wait for its next order, which must be for `executor`.
+  /// Hand `event` to Python and wait for its next order, which must be for `executor`. Once Python has closed the
+  /// session (kClose), every exchange returns kClose at once: the run unwinds without Python.
   Order exchange(Event event, int executor);
   Event next_event();
   /// The run has ended (or is told to): wait for its thread, and let another run start.
@@ -96,7 +100,10 @@ class Session {
   std::condition_variable cv_;
   std::optional<Event> event_;
   std::optional<Order> order_;
+  bool closing_ = false;  ///< Python closed it: the session's thread asks Python nothing more
   bool ended_ = false;
+  bool in_order_ = false;            ///< a Python thread is in order()
+  std::optional<Event> unanswered_;  ///< the last event Python was handed, until its next order
   BenchContext* ctx_ = nullptr;
   rt::Runtime* rt_ = nullptr;
   std::unique_ptr<Job> job_;
@@ -104,7 +111,7 @@ class Session {
 
 /// Register the host bench "python-session" with the command line (once, at import).
 void add_session_bench();
-/// The Session, Call, Tensor and LaunchResult classes of the _kbsim module.
+/// The Session, Event, Call, Tensor and Placement classes of the _kbsim module, and the event and order kinds.
 void bind_session(pybind11::module_& m);
 
 }  // namespace kbsim::python

@@ -219,3 +219,44 @@ def test_the_example_notebook_is_committed_without_outputs():
         nb = json.load(f)
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert code and all(not c["outputs"] and c["execution_count"] is None for c in code)
+
+
+def test_a_spawn_left_part_way_ends_the_session_cleanly():
+    # The scheduler itself fails (a worker switches out of its greenlet by hand): the spawn is unwound on the
+    # session's side too, the session ends, and the next one opens.
+    import greenlet
+    s = kbsim.Session()
+    s.dist.init_process_group()
+
+    def worker(rank):
+        s.runtime.set_device(rank)
+        s.runtime.zeros((1, 64), "f16")
+        if rank == 1:
+            greenlet.getcurrent().parent.switch("not a call")
+        s.dist.barrier()
+
+    with pytest.raises(RuntimeError, match="switched out of its greenlet"):
+        s.dist.spawn(worker, 2)
+    with pytest.raises(kbsim.UsageError, match="has ended"):
+        s.runtime.zeros((4,), "f16")
+    with kbsim.Session() as again:
+        assert again.runtime.zeros((4,), "f16").shape == (4,)
+
+
+def test_ctrl_c_in_a_spawn_ends_the_session_keeping_its_results():
+    s = kbsim.Session()
+    s.dist.init_process_group()
+
+    def worker(rank):
+        s.runtime.set_device(rank)
+        for _ in range(50):
+            s.runtime.tensor(np.zeros((256, 4096), np.float16), kbsim.Placement(pe="row", num_pes=0, num_cubes=0))
+
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(kbsim.InterruptedRun) as e:
+        s.dist.spawn(worker, 2)
+    timer.join()
+    assert e.value.result.results["interrupted"] is True
+    with kbsim.Session() as again:
+        assert again.runtime.zeros((4,), "f16").shape == (4,)
