@@ -152,6 +152,9 @@ def _child(args, quiet):
             break
         except KeyboardInterrupt:
             child.send_signal(signal.SIGINT)
+        except BaseException:
+            child.kill()  # nobody would wait for it
+            raise
     lines = err.splitlines()
     error = next((ln[len("kbsim: error: "):] for ln in reversed(lines) if ln.startswith("kbsim: error: ")), None)
     for ln in lines:

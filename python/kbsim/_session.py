@@ -356,7 +356,8 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
 
     def close(self):
         """End the run: results.json (and the observers' files) are written; returns its :class:`kbsim.Result`."""
-        if self._closed:
+        if self._closed or self._c.ended:  # (ended under a signal handler's exception: nothing more to close)
+            self._closed = True
             return self._result
         if self._ranks:
             raise RuntimeError("close() inside a spawn worker")
@@ -448,6 +449,8 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
                 if ev.kind == _ENDED:
                     self._cancelled.update(workers)
                     self._kill(workers)
+                    if isinstance(failure, KeyboardInterrupt) and ev.code == InterruptedRun.exit_code:
+                        failure = None  # Ctrl-C in a worker's Python code: the run was interrupted, and says so
                     if failure is not None:
                         self._closed = True
                         if hasattr(failure, "add_note"):
@@ -481,7 +484,9 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
                 else:
                     raise RuntimeError("a spawn worker switched out of its greenlet with {!r}".format(call))
         except BaseException as e:
-            self._unwind(e, workers)
+            ended = self._unwind(e, workers)
+            if isinstance(e, KeyboardInterrupt) and not isinstance(e, InterruptedRun) and ended is not None:
+                self._ended(ended)  # the run was interrupted: InterruptedRun, with the results so far
             raise
         finally:
             self._ranks.clear()
@@ -491,17 +496,20 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
         """Python leaves a spawn part way (Ctrl-C, an error outside the workers): end it on the session's side too,
         answering what it waits for until the run has ended."""
         message = "{}: {}".format(type(error).__name__, error)
+        ended = None
         ev = None if self._closed else self._c.unanswered()
-        while ev is not None and not (ev.kind == _DONE and ev.executor == _kbsim.DRIVER):
+        while ev is not None and ev.executor != _kbsim.DRIVER:  # a worker waits (the driver's turn: nothing to undo)
             if ev.kind == _CANCELLED:
                 ev = self._c.order(_ACK, ev.executor)
             else:
                 ev = self._c.order(_RAISE, ev.executor, None, message)
             if ev.kind == _ENDED:
                 self._closed = True
+                ended = ev
                 break
         self._cancelled.update(workers)
         self._kill(workers)
+        return ended
 
     @staticmethod
     def _kill(workers):

@@ -385,7 +385,8 @@ void bind_session(py::module_& m) {
             return s.order(Order{static_cast<Order::Kind>(kind), executor, call, std::move(message)});
           },
           py::arg("kind"), py::arg("executor"), py::arg("call") = nullptr, py::arg("message") = "")
-      .def("unanswered", &Session::unanswered);
+      .def("unanswered", &Session::unanswered)
+      .def_property_readonly("ended", &Session::ended);
   m.attr("DRIVER") = kDriver;
   for (const auto& [name, value] : {std::pair<const char*, int>{"EVENT_DONE", Event::kDone},
                                     {"EVENT_START", Event::kStart},

@@ -41,6 +41,13 @@ void on_sigint(int sig) {
     g_python_sigint.sa_handler(sig);
 }
 
+/// Put Python's SIGINT handler back, unless Python set another meanwhile (signal.signal while a session was open).
+void restore_sigint() {
+  struct sigaction now {};
+  sigaction(SIGINT, nullptr, &now);
+  if (now.sa_handler == &on_sigint) sigaction(SIGINT, &g_python_sigint, nullptr);
+}
+
 }  // namespace
 
 Silenced::Silenced() {
@@ -73,10 +80,21 @@ Job::Job(std::vector<std::string> args, bool quiet, OnStart on_start, OnEnd on_e
     raise(static_cast<int>(ExitCode::kUsage),
           "another kbsim run is under way in this process (an open kbsim.Session?): close it first");
   args.insert(args.begin(), "kbsim");
-  struct sigaction sa {};
-  sa.sa_handler = &on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &g_python_sigint);
+  sigaction(SIGINT, nullptr, &g_python_sigint);
+  if (g_python_sigint.sa_handler != SIG_IGN) {  // SIGINT ignored (a background job): it stops nothing
+    struct sigaction sa {};
+    sa.sa_handler = &on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+  }
+  struct Undo {  // the thread could not start: leave as we came
+    bool armed = true;
+    ~Undo() {
+      if (!armed) return;
+      restore_sigint();
+      g_busy = false;
+    }
+  } undo;
   thread_ = std::thread(
       [this, words = std::move(args), quiet, on_start = std::move(on_start), on_end = std::move(on_end)]() mutable {
         t_job_thread = true;
@@ -110,11 +128,12 @@ Job::Job(std::vector<std::string> args, bool quiet, OnStart on_start, OnEnd on_e
         ended_ = true;
         cv_.notify_all();
       });
+  undo.armed = false;
 }
 
 Job::~Job() {
   if (thread_.joinable()) thread_.join();
-  sigaction(SIGINT, &g_python_sigint, nullptr);
+  restore_sigint();
   g_busy = false;
 }
 

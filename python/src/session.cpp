@@ -52,10 +52,12 @@ Session::Session(std::vector<std::string> args) {
   const Event first = next_event();
   if (first.kind == Event::kEnded) {
     end();
+    watcher_.rethrow();
     raise(first.code ? first.code : static_cast<int>(ExitCode::kInternal),
           first.message.empty() ? "the session ended before it started" : first.message);
   }
   unanswered_ = first;
+  watcher_.rethrow();
 }
 
 Session::~Session() {
@@ -113,11 +115,12 @@ Event Session::order(Order o) {
   } else {
     unanswered_ = e;
   }
+  watcher_.rethrow();  // what a signal handler raised meanwhile (the run was stopped), now the event is in place
   return e;
 }
 
 Event Session::next_event() {
-  Watcher watcher;
+  Watcher& watcher = watcher_;
   for (;;) {
     std::optional<Event> got;
     {
@@ -129,7 +132,7 @@ Event Session::next_event() {
       }
     }
     if (got) {
-      if (got->kind == Event::kEnded) watcher.rethrow();  // what a signal handler raised, once the run has stopped
+      watcher.check_signals();  // a Ctrl-C that came as the call ended: the run stops (it is not lost to Python)
       return *got;
     }
     watcher.check_signals();  // Ctrl-C: the running call stops at the next heartbeat and the session ends

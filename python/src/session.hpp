@@ -77,6 +77,8 @@ class Session {
   Event order(Order order);
   /// The event Python holds and has not answered yet (Python unwinding a spawn answers it), if any.
   std::optional<Event> unanswered() const { return unanswered_; }
+  /// Whether its run has ended (closed, failed, or stopped while Python's own exception was raised).
+  bool ended() const noexcept { return ended_; }
 
   /// The session's side: what its calls run against.
   BenchContext& ctx() { return *ctx_; }
@@ -104,6 +106,7 @@ class Session {
   bool ended_ = false;
   bool in_order_ = false;            ///< a Python thread is in order()
   std::optional<Event> unanswered_;  ///< the last event Python was handed, until its next order
+  Watcher watcher_;                  ///< what Python's signal handlers raised while it waited
   BenchContext* ctx_ = nullptr;
   rt::Runtime* rt_ = nullptr;
   std::unique_ptr<Job> job_;

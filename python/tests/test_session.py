@@ -184,6 +184,8 @@ def test_spawn_checks_its_arguments(session):
         session.dist.spawn(42, 2)
     with pytest.raises(ValueError):
         session.dist.spawn(lambda r: None, 0)
+    with pytest.raises(TypeError):  # refused before anything is handed over: the session goes on
+        session.dist.spawn(lambda r: None, 2**33)
     session.dist.init_process_group()
     seen = []
 
@@ -258,5 +260,25 @@ def test_ctrl_c_in_a_spawn_ends_the_session_keeping_its_results():
         s.dist.spawn(worker, 2)
     timer.join()
     assert e.value.result.results["interrupted"] is True
+    with kbsim.Session() as again:
+        assert again.runtime.zeros((4,), "f16").shape == (4,)
+
+
+def test_a_signal_handlers_exception_stops_the_call_and_is_raised():
+    # A SIGALRM handler raises during a long call: the run is stopped as Ctrl-C stops it, the handler's exception is
+    # raised once the session has ended, close() has nothing left to do, and the next session opens.
+    def alarm(*_):
+        raise TimeoutError("too slow")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    try:
+        s = kbsim.Session()
+        signal.setitimer(signal.ITIMER_REAL, 0.4)
+        with pytest.raises(TimeoutError, match="too slow"):
+            s.runtime.tensor(np.zeros((4096, 4096), np.float16), kbsim.Placement(pe="row", num_pes=0, num_cubes=0))
+        assert s.close() is None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
     with kbsim.Session() as again:
         assert again.runtime.zeros((4,), "f16").shape == (4,)
