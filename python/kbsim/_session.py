@@ -223,24 +223,24 @@ class Runtime:
         self._s._submit(_kbsim.Call.set_device(int(sip)))
 
     def _device(self):
-        return self._s._submit(_kbsim.Call.device())
+        return self._s._submit(_kbsim.Call.device()).device_state
 
     @property
     def device(self):
-        return int(self._device().number)
+        return self._device()["device"]
 
     @property
     def cubes_per_sip(self):
-        return int(self._device().values[0])
+        return self._device()["cubes_per_sip"]
 
     @property
     def pes_per_cube(self):
-        return int(self._device().values[1])
+        return self._device()["pes_per_cube"]
 
     @property
     def now_ps(self):
         """The simulated time so far, in ps (kbsim's tick): an int, so differences are exact."""
-        return int(self._device().text)
+        return self._device()["now_ps"]
 
     @property
     def now_ns(self):
@@ -259,20 +259,20 @@ class Distributed:
         self._s._submit(_kbsim.Call.init_process_group(backend))
 
     def _group(self):
-        return self._s._submit(_kbsim.Call.process_group())
+        return self._s._submit(_kbsim.Call.process_group()).group_state
 
     def is_initialized(self):
-        return bool(self._group().number)
+        return self._group()["initialized"]
 
     def get_rank(self):
         """The calling worker's rank (0 outside spawn)."""
-        return int(self._group().values[0])
+        return self._group()["rank"]
 
     def get_world_size(self):
         g = self._group()
-        if not g.number:
+        if not g["initialized"]:
             raise RuntimeError("get_world_size before init_process_group")
-        return int(g.values[1])
+        return g["world_size"]
 
     def all_reduce(self, t, op="sum"):
         """Sum ``t`` over the ranks, in place (each rank passes its own tensor)."""

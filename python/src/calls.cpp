@@ -281,10 +281,8 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                   [](unsigned sip) { return make([sip](Session& ss, Call&) { ss.runtime().set_device(sip); }); })
       .def_static("device", [] {
         return make([](Session& ss, Call& c) {
-          c.number = ss.runtime().current_device();
-          c.values = {static_cast<double>(ss.runtime().cubes_per_sip()),
-                      static_cast<double>(ss.runtime().pes_per_cube())};
-          c.text = std::to_string(ss.runtime().now());  // ps, exactly
+          rt::Runtime& r = ss.runtime();
+          c.device = {r.current_device(), r.cubes_per_sip(), r.pes_per_cube(), r.now()};
         });
       });
 }
@@ -301,10 +299,7 @@ void bind_other_calls(py::class_<Call, CallPtr>& c) {
                   [] {
                     return make([](Session& ss, Call& c) {
                       rt::Distributed& d = ss.distributed();
-                      c.number = d.is_initialized() ? 1 : 0;
-                      c.values = {static_cast<double>(d.get_rank()),
-                                  d.is_initialized() ? static_cast<double>(d.get_world_size()) : 0.0};
-                      if (d.is_initialized()) c.text = std::string(d.get_backend());
+                      c.group = {d.is_initialized(), d.get_rank(), d.is_initialized() ? d.get_world_size() : 0u};
                     });
                   })
       .def_static("all_reduce",
@@ -367,7 +362,23 @@ void bind_session(py::module_& m) {
                                }
                                return out;
                              })
-      .def_property_readonly("number", [](const Call& c) { return c.number; })
+      .def_property_readonly("device_state",
+                             [](const Call& c) {
+                               py::dict d;
+                               d["device"] = c.device.device;
+                               d["cubes_per_sip"] = c.device.cubes_per_sip;
+                               d["pes_per_cube"] = c.device.pes_per_cube;
+                               d["now_ps"] = c.device.now;
+                               return d;
+                             })
+      .def_property_readonly("group_state",
+                             [](const Call& c) {
+                               py::dict d;
+                               d["initialized"] = c.group.initialized;
+                               d["rank"] = c.group.rank;
+                               d["world_size"] = c.group.world_size;
+                               return d;
+                             })
       .def_property_readonly("text", [](const Call& c) { return c.text; });
   bind_runtime_calls(call);
   bind_other_calls(call);

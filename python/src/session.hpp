@@ -41,7 +41,14 @@ struct Call {
   std::vector<std::byte> bytes;
   std::vector<double> values;
   std::vector<rt::CollectiveResult> collectives;
-  double number = 0;
+  struct Device {  ///< the caller's device and the simulated time (ps)
+    unsigned device = 0, cubes_per_sip = 0, pes_per_cube = 0;
+    Tick now = 0;
+  } device;
+  struct Group {  ///< the process group as the caller sees it
+    bool initialized = false;
+    unsigned rank = 0, world_size = 0;
+  } group;
   std::string text;
 };
 
