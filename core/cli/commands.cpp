@@ -185,16 +185,23 @@ int run_command_line(int argc, char** argv) {
   if (const std::optional<int> code = parse(app, argc, argv)) return *code;
   if (run.parsed()) return run.run(*early);
   if (list->parsed() && !index_dir.empty()) {
-    core::index_plugin_directory(index_dir);
+    core::index_plugin_directory(index_dir, {default_plugin_dir()});
     return 0;
   }
+  // A plugin file that fails to load does not hide the others: they are shown, then its error (exit 4).
+  auto broken = [](const core::Registry& reg) {
+    for (const std::string& e : reg.broken()) std::fprintf(stderr, "kbsim: error: %s\n", one_line(e).c_str());
+    return reg.broken().empty() ? 0 : static_cast<int>(ExitCode::kPlugin);
+  };
   if (list->parsed()) {
-    print_list(*make_registry(common), list_what);
-    return 0;
+    auto reg = make_registry(common, true);
+    print_list(*reg, list_what);
+    return broken(*reg);
   }
   if (info->parsed()) {
-    print_info(*make_registry(common), info_name);
-    return 0;
+    auto reg = make_registry(common, true);
+    print_info(*reg, info_name);
+    return broken(*reg);
   }
   if (topo->parsed()) return cmd_topology(common, topo_out, processes);
   if (early)

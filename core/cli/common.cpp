@@ -29,15 +29,15 @@ fs::path exe_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
+}  // namespace
+
+void set_bin_dir(fs::path dir) { bin_dir() = std::move(dir); }
+
 fs::path default_plugin_dir() {
   fs::path build = exe_dir() / ".." / "plugins";
   if (fs::is_directory(build)) return build;
   return exe_dir() / ".." / "lib" / "kbsim" / "plugins";
 }
-
-}  // namespace
-
-void set_bin_dir(fs::path dir) { bin_dir() = std::move(dir); }
 
 void add_host_bench(BenchType bench) { host_benches().push_back(std::move(bench)); }
 
@@ -64,9 +64,10 @@ void add_common(CLI::App* app, Common& c) {
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
 }
 
-std::unique_ptr<core::Registry> make_registry(const Common& c) {
+std::unique_ptr<core::Registry> make_registry(const Common& c, bool tolerant) {
   spdlog::set_level(spdlog::level::from_str(c.log_level));
   auto reg = std::make_unique<core::Registry>();
+  reg->set_tolerant(tolerant);
   for (const auto& d : c.plugins) reg->add_search_dir(d, true);
   if (const char* env = std::getenv("KBSIM_PLUGIN_PATH")) {
     std::string path = env;

@@ -30,6 +30,8 @@ struct Common {
 /// ../lib/kbsim/plugins, the default files in ../share/kbsim. Default: the running executable's; a host that is not
 /// the kbsim executable (the Python module) sets where its kbsim is.
 void set_bin_dir(std::filesystem::path dir);
+/// The builtin plugins' directory: the build tree's, else the install's.
+std::filesystem::path default_plugin_dir();
 /// Where the default components.yaml, topology.yaml and configuration sections live: the install's share/kbsim,
 /// else the source tree this binary was built from.
 std::filesystem::path data_dir();
@@ -39,7 +41,8 @@ void add_host_bench(BenchType bench);
 /// --plugins, --components, --topology, --set and --log-level on `app`.
 void add_common(CLI::App* app, Common& c);
 /// The registry of the plugins `c` names (and the default ones), with the components files loaded.
-std::unique_ptr<core::Registry> make_registry(const Common& c);
+/// `tolerant`: plugin files that fail to load are passed over (Registry::set_tolerant), for `kbsim list` and `info`.
+std::unique_ptr<core::Registry> make_registry(const Common& c, bool tolerant = false);
 /// The registry `kbsim run` and plugin-provided commands need before the command line can be parsed (they add
 /// options): --plugins, --components and --log-level are picked out of argv first.
 std::unique_ptr<core::Registry> early_registry(int argc, char** argv);

@@ -55,35 +55,76 @@ void Registry::discover(bool use_index) {
   std::set<std::string> seen;
   for (const auto& l : library_list_) seen.insert(l.name);
   for (const auto& p : pending_) seen.insert(p.name);
-  for (const fs::path& dir : dirs_) {
+  struct Found {
+    std::map<std::string, IndexedLibrary> index;
+    std::vector<fs::path> others;  ///< files that are not libraries: plugin files if a loader takes their suffix
+  };
+  std::vector<Found> found(dirs_.size());
+  auto from_index = [&](Found& d, const fs::path& f) -> std::vector<Offer>* {
+    FileStamp stamp;
+    auto it = d.index.find(f.filename().string());
+    return it != d.index.end() && file_stamp(f, stamp) && stamp == it->second.stamp ? &it->second.offers : nullptr;
+  };
+  for (std::size_t k = 0; k < dirs_.size(); ++k) {
+    const fs::path& dir = dirs_[k];
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const fs::path& p = entry.path();
-      if (p.filename().string().find(".so") == std::string::npos) continue;
+      const std::string name = p.filename().string();
+      const bool library = name.find(".so") != std::string::npos;
+      if (!library && (name.empty() || name[0] == '_' || name[0] == '.')) continue;  // a plugin file's helper
       std::error_code bad;
-      if (entry.is_regular_file(bad)) files.push_back(p);
-      if (bad) throw PluginError(p.string() + ": cannot load library: " + bad.message());
+      if (entry.is_regular_file(bad)) (library ? files : found[k].others).push_back(p);
+      if (bad && library) throw PluginError(p.string() + ": cannot load library: " + bad.message());
     }
     if (ec) throw PluginError(dir.string() + ": plugin directory cannot be read: " + ec.message());
     std::sort(files.begin(), files.end());
-    std::map<std::string, IndexedLibrary> index;
+    std::sort(found[k].others.begin(), found[k].others.end());
     if (use_index)
-      for (IndexedLibrary& lib : read_plugin_index(dir)) index.emplace(lib.file, std::move(lib));
+      for (IndexedLibrary& lib : read_plugin_index(dir)) found[k].index.emplace(lib.file, std::move(lib));
     for (const fs::path& f : files) {
-      std::string name = library_name(f);
-      if (!seen.insert(name).second) {
+      if (!seen.insert(library_name(f)).second) {
         spdlog::debug("plugin {} shadowed by an earlier directory", f.string());
         continue;
       }
-      FileStamp stamp;
-      if (auto it = index.find(f.filename().string());
-          it != index.end() && file_stamp(f, stamp) && stamp == it->second.stamp)
-        add_pending(f, std::move(it->second.offers));
+      if (std::vector<Offer>* offers = from_index(found[k], f))
+        add_pending(f, std::move(*offers), false);
       else
         load_library(f);
     }
   }
+  const std::vector<std::string> suffixes = loader_suffixes();
+  for (Found& d : found)
+    for (const fs::path& f : d.others) {
+      const std::string suffix = f.extension().string();
+      if (suffix.size() < 2 || std::find(suffixes.begin(), suffixes.end(), suffix.substr(1)) == suffixes.end())
+        continue;
+      if (!seen.insert(library_name(f)).second) {
+        spdlog::debug("plugin file {} shadowed by an earlier directory", f.string());
+        continue;
+      }
+      try {
+        if (std::vector<Offer>* offers = from_index(d, f))
+          add_pending(f, std::move(*offers), true);
+        else
+          load_plugin_file(f);
+      } catch (const PluginError& e) {
+        if (!tolerant_) throw;
+        broken_.emplace_back(e.what());
+      }
+    }
+}
+
+std::vector<std::string> Registry::loader_suffixes() const {
+  const std::string kind(PluginFileLoader::kKind);
+  std::vector<std::string> out;
+  for (const auto& [key, entry] : extensions_)
+    if (key.first == kind) out.push_back(key.second);
+  for (const Pending& p : pending_)
+    for (const Offer& o : p.offers)
+      if (o.kind == OfferKind::kExtension && o.name == kind) out.push_back(o.detail);
+  return out;
 }
 
 namespace {
@@ -153,9 +194,9 @@ void Registry::check_offers(const fs::path& file, const std::vector<Offer>& offe
   }
 }
 
-void Registry::add_pending(const fs::path& file, std::vector<Offer> offers) {
+void Registry::add_pending(const fs::path& file, std::vector<Offer> offers, bool by_loader) {
   check_offers(file, offers, true);  // the checks loading makes, so a clash is found at discovery either way
-  pending_.push_back({file, library_name(file), std::move(offers)});
+  pending_.push_back({file, library_name(file), std::move(offers), false, by_loader});
 }
 
 void Registry::load_pending(const std::function<bool(const Offer&)>& want, bool first_only) const {
@@ -166,7 +207,10 @@ void Registry::load_pending(const std::function<bool(const Offer&)>& want, bool 
     if (p.loaded || std::none_of(p.offers.begin(), p.offers.end(), want)) continue;
     p.loaded = true;  // (a library that fails to load is not tried again)
     spdlog::debug("loading plugin {} on first use", p.file.string());
-    self.load_library(p.file);
+    if (p.by_loader)
+      self.load_plugin_file(p.file);
+    else
+      self.load_library(p.file);
     if (first_only) return;
   }
 }
@@ -247,6 +291,32 @@ void Registry::load_library(const fs::path& file) {
     throw PluginError(file.string() + ": plugin registration failed: " + e.what());
   }
   if (d == nullptr) throw PluginError(file.string() + ": entry point returned no descriptor");
+  adopt(file, d);
+  libraries_.push_back(std::move(lib));
+}
+
+void Registry::load_plugin_file(const fs::path& file) {
+  const std::string suffix = file.extension().string().substr(file.extension().empty() ? 0 : 1);
+  const std::string kind(PluginFileLoader::kKind);
+  load_pending([&](const Offer& o) { return o.kind == OfferKind::kExtension && o.name == kind && o.detail == suffix; });
+  auto it = extensions_.find({kind, suffix});
+  if (it == extensions_.end() || !it->second.ext->data)
+    throw PluginError(file.string() + ": no plugin loads '." + suffix + "' files");
+  const auto* loader = static_cast<const PluginFileLoader*>(it->second.ext->data.get());
+  const Loading loading(file);
+  const PluginDescriptor* d = nullptr;
+  try {
+    d = loader->load(file);
+  } catch (const PluginError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw PluginError(file.string() + ": " + e.what());
+  }
+  if (d == nullptr) throw PluginError(file.string() + ": its loader returned no descriptor");
+  adopt(file, d);
+}
+
+void Registry::adopt(const fs::path& file, const PluginDescriptor* d) {
   if (d->abi_version != kAbiVersion)
     throw PluginError(file.string() + ": built for kbsim ABI " + std::to_string(d->abi_version) +
                       ", this kbsim has ABI " + std::to_string(kAbiVersion) + " (rebuild it against this SDK)");
@@ -255,7 +325,6 @@ void Registry::load_library(const fs::path& file) {
   register_descriptor(*d, from);
   library_list_.push_back(
       {from.library, from.path, d->build_tag ? d->build_tag : "", d->name ? d->name : "", offers_of(*d)});
-  libraries_.push_back(std::move(lib));
 }
 
 const std::vector<Registry::LibraryEntry>& Registry::libraries() const {
@@ -263,23 +332,35 @@ const std::vector<Registry::LibraryEntry>& Registry::libraries() const {
   for (Pending& p : self.pending_)            // every one, those that offer nothing too
     if (!p.loaded) {
       p.loaded = true;
-      self.load_library(p.file);
+      if (!p.by_loader) {
+        self.load_library(p.file);
+        continue;
+      }
+      try {
+        self.load_plugin_file(p.file);
+      } catch (const PluginError& e) {
+        if (!tolerant_) throw;
+        self.broken_.emplace_back(e.what());
+      }
     }
   return library_list_;
 }
 
-void index_plugin_directory(const fs::path& dir) {
+void index_plugin_directory(const fs::path& dir, const std::vector<fs::path>& loader_dirs) {
   Registry reg;
   reg.add_search_dir(dir, true);
+  for (const fs::path& d : loader_dirs) reg.add_search_dir(d, false);
   reg.discover(false);
+  const fs::path indexed = reg.search_dirs().front();
   std::vector<IndexedLibrary> records;
   for (const Registry::LibraryEntry& lib : reg.libraries()) {
+    if (fs::path(lib.path).parent_path() != indexed) continue;  // a loader's library, from elsewhere
     IndexedLibrary& r = records.emplace_back();
     r.file = fs::path(lib.path).filename().string();
     if (!file_stamp(lib.path, r.stamp)) throw PluginError(lib.path + ": cannot read its size and time");
     r.offers = lib.offers;
   }
-  write_plugin_index(reg.search_dirs().front(), records);
+  write_plugin_index(indexed, records);
 }
 
 }  // namespace kbsim::core

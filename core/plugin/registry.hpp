@@ -34,10 +34,19 @@ class Registry {
   /// file name within a directory; the first library of a given name wins.
   /// A library the directory's index describes (plugin_index.hpp) is loaded
   /// when something it provides is first asked for; any other is loaded now.
-  /// `use_index` false loads every library now.
+  /// `use_index` false loads every library now. Then the same for the plugin
+  /// files a loader takes (kbsim/plugin.hpp, PluginFileLoader: *.py), once
+  /// every library is known, so a loader from any directory serves them all.
   void discover(bool use_index = true);
   /// Load one library file. Throws PluginError naming the path and the reason.
   void load_library(const std::filesystem::path& file);
+  /// Load one plugin file through the loader of its suffix. Throws PluginError.
+  void load_plugin_file(const std::filesystem::path& file);
+  /// Keep going past plugin files (not libraries) that fail to load at discovery, keeping their errors
+  /// (`kbsim list` shows what did load, then what did not).
+  void set_tolerant(bool tolerant) noexcept { tolerant_ = tolerant; }
+  /// The errors of the plugin files a tolerant discovery passed over.
+  const std::vector<std::string>& broken() const noexcept { return broken_; }
 
   /// In-process registration (tests, mocks). `library` names the provider in messages.
   void add_component_type(ComponentType type, const std::string& library = "(in-process)");
@@ -124,9 +133,14 @@ class Registry {
     std::string name;
     std::vector<Offer> offers;
     bool loaded = false;
+    bool by_loader = false;  ///< a plugin file (load_plugin_file), not a library
   };
   void register_descriptor(const PluginDescriptor& d, const Provided& from);
-  void add_pending(const std::filesystem::path& file, std::vector<Offer> offers);
+  void add_pending(const std::filesystem::path& file, std::vector<Offer> offers, bool by_loader);
+  /// Register what `d` (loaded from `file`) provides.
+  void adopt(const std::filesystem::path& file, const PluginDescriptor* d);
+  /// The suffixes ("py") some loader takes, known from the libraries loaded and found.
+  std::vector<std::string> loader_suffixes() const;
   /// PluginError if an offer of `file` clashes with one of the pending libraries (and, `against_loaded`, of the
   /// loaded ones).
   void check_offers(const std::filesystem::path& file, const std::vector<Offer>& offers, bool against_loaded) const;
@@ -137,6 +151,8 @@ class Registry {
   std::vector<std::filesystem::path> dirs_;
   std::vector<std::unique_ptr<Library>> libraries_;
   std::vector<Pending> pending_;
+  bool tolerant_ = false;
+  std::vector<std::string> broken_;
   std::vector<LibraryEntry> library_list_;
   std::map<std::string, ComponentEntry> components_;
   std::map<std::string, BenchEntry> benches_;
@@ -160,8 +176,10 @@ class Registry {
 /// for the crash handler, which names it. Async-signal-safe to read.
 const char* library_being_loaded() noexcept;
 
-/// Load every library in `dir` and write its index (plugin_index.hpp). Throws PluginError.
-void index_plugin_directory(const std::filesystem::path& dir);
+/// Load every library and plugin file in `dir` and write its index (plugin_index.hpp). The loaders of plugin files
+/// may come from `loader_dirs` too (the builtin plugins'). Throws PluginError.
+void index_plugin_directory(const std::filesystem::path& dir,
+                            const std::vector<std::filesystem::path>& loader_dirs = {});
 
 /// "kbsim_forwarding" from ".../libkbsim_forwarding.so".
 std::string library_name(const std::filesystem::path& file);

@@ -102,7 +102,8 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
     processes for a sweep's points. quiet: drop the summary the command prints. progress: show the run's progress
     (True, False; default: when a terminal or a Jupyter kernel is watching). isolate: run the ``kbsim`` command in a
     child process instead of this one, so a plugin that crashes (a fatal signal in its code) is reported as the
-    command reports it (:class:`SimulationError`, exit code 7) instead of ending the interpreter.
+    command reports it (:class:`SimulationError`, exit code 7) instead of ending the interpreter. A run whose plugin
+    directories hold Python plugins (``*.py``) is always isolated: they run in a kbsim process's own interpreter.
 
     Ctrl-C stops the run at its next heartbeat; the results so far are written and :class:`InterruptedRun` (a
     KeyboardInterrupt) is raised, its ``result`` holding them.
@@ -116,7 +117,7 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
     keep = tempfile.TemporaryDirectory(prefix="kbsim-") if out is None else None
     folder = keep.name if keep is not None else os.fspath(out)
     args += ["--out", folder]
-    if isolate:
+    if isolate or _python_plugins(plugins):
         code = _child(args, quiet)
     else:
         shown = display(bench, progress)
@@ -138,6 +139,14 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
         e.result = result
         raise e
     return result
+
+
+def _python_plugins(dirs):
+    """Whether a plugin directory holds Python plugins: a run that may load them is a kbsim process of its own (the
+    interpreter embedded there runs them; sdk/README.md, "Write it in Python")."""
+    dirs = [os.fspath(d) for d in dirs]
+    return any(n.endswith(".py") and not n.startswith(("_", ".")) for d in dirs if os.path.isdir(d)
+               for n in os.listdir(d))
 
 
 def _child(args, quiet):

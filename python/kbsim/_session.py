@@ -361,8 +361,8 @@ hold no computed values); ``metrics`` (a dict) goes into its results.json.
             return self._result
         if self._ranks:
             raise RuntimeError("close() inside a spawn worker")
-        for key, value in self.metrics.items():
-            self._submit(_kbsim.Call.metric(str(key), value.item() if isinstance(value, np.generic) else value))
+        if self.metrics:
+            self._submit(_kbsim.Call.metrics({str(k): v for k, v in self.metrics.items()}))
         ev = self._c.order(_CLOSE, _kbsim.DRIVER)
         return self._ended(ev)
 

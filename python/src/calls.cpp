@@ -1,13 +1,13 @@
-// The _kbsim classes a kbsim.Session is driven with (session.hpp): Session, Call (one runtime call, made by one of
-// the factories below and run on the session's thread), Tensor and LaunchResult. Python's input is checked here,
+// The _kbsim classes Python drives a running bench with (channel.hpp): Channel, Call (one call, made by one of the
+// factories below and run on the bench's thread), Tensor and Placement. Python's input is checked here,
 // before a call is made, so a wrong type, shape or dtype, or a freed tensor, raises without ending the session.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <cstring>
 
+#include "channel.hpp"
 #include "kbsim/pe/ccl.hpp"
-#include "session.hpp"
 
 namespace py = pybind11;
 
@@ -17,7 +17,7 @@ namespace {
 
 using CallPtr = std::shared_ptr<Call>;
 
-CallPtr make(std::function<void(Session&, Call&)> work) {
+CallPtr make(std::function<void(Channel&, Call&)> work) {
   auto c = std::make_shared<Call>();
   c->work = std::move(work);
   return c;
@@ -171,7 +171,7 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                   std::string name, bool zeros) {
                  const Shape s = shape_of(dims);
                  const DType t = dtype_of(dtype);
-                 return make([s, t, p, name = std::move(name), zeros](Session& ss, Call& c) {
+                 return make([s, t, p, name = std::move(name), zeros](Channel& ss, Call& c) {
                    c.tensor = zeros ? ss.runtime().zeros(s, t, p, name) : ss.runtime().empty(s, t, p, name);
                  });
                })
@@ -187,7 +187,7 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                                             std::to_string(raw.size()));
                     std::vector<std::byte> bytes(raw.size());
                     std::memcpy(bytes.data(), raw.data(), raw.size());
-                    return make([s, t, p, name = std::move(name), bytes = std::move(bytes)](Session& ss, Call& c) {
+                    return make([s, t, p, name = std::move(name), bytes = std::move(bytes)](Channel& ss, Call& c) {
                       c.tensor = ss.runtime().empty(s, t, p, name);
                       c.transfer = ss.runtime().write(c.tensor, bytes);
                     });
@@ -202,13 +202,13 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                       throw py::value_error("a " + s.str() + " tensor needs " + std::to_string(s.elements()) +
                                             " values, not " + std::to_string(values.size()));
                     std::vector<double> v(values.data(), values.data() + values.size());
-                    return make([s, t, p, name = std::move(name), v = std::move(v)](Session& ss, Call& c) {
+                    return make([s, t, p, name = std::move(name), v = std::move(v)](Channel& ss, Call& c) {
                       c.tensor = ss.runtime().from_host(s, t, v, p, name);
                     });
                   })
       .def_static("free",
                   [](const rt::Tensor& t) {
-                    return make([t = usable(t)](Session& ss, Call&) mutable { ss.runtime().free(t); });
+                    return make([t = usable(t)](Channel& ss, Call&) mutable { ss.runtime().free(t); });
                   })
       .def_static("write",
                   [](const rt::Tensor& t, const py::bytes& data) {
@@ -218,31 +218,31 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                                             " bytes, not " + std::to_string(raw.size()));
                     std::vector<std::byte> bytes(raw.size());
                     std::memcpy(bytes.data(), raw.data(), raw.size());
-                    return make([t, bytes = std::move(bytes)](Session& ss, Call& c) {
+                    return make([t, bytes = std::move(bytes)](Channel& ss, Call& c) {
                       c.transfer = ss.runtime().write(t, bytes);
                     });
                   })
       .def_static("read",
                   [](const rt::Tensor& t) {
-                    return make([t = usable(t)](Session& ss, Call& c) { c.bytes = ss.runtime().read(t, &c.transfer); });
+                    return make([t = usable(t)](Channel& ss, Call& c) { c.bytes = ss.runtime().read(t, &c.transfer); });
                   })
       .def_static("read_values",
                   [](const rt::Tensor& t) {
-                    return make([t = usable(t)](Session& ss, Call& c) { c.values = ss.runtime().read_values(t); });
+                    return make([t = usable(t)](Channel& ss, Call& c) { c.values = ss.runtime().read_values(t); });
                   })
       .def_static("copy",
                   [](const rt::Tensor& dst, const rt::Tensor& src) {
-                    return make([dst = usable(dst), src = usable(src)](Session& ss, Call& c) {
+                    return make([dst = usable(dst), src = usable(src)](Channel& ss, Call& c) {
                       c.transfer = ss.runtime().copy(dst, src);
                     });
                   })
       .def_static("summary",
                   [](const rt::Tensor& t) {
-                    return make([t = usable(t)](Session& ss, Call& c) { c.text = ss.runtime().summary(t); });
+                    return make([t = usable(t)](Channel& ss, Call& c) { c.text = ss.runtime().summary(t); });
                   })
       .def_static("read_slice",
                   [](const rt::Tensor& t, std::int64_t row, std::int64_t col, std::int64_t rows, std::int64_t cols) {
-                    return make([t = usable(t), r = rt::Region{row, col, rows, cols}](Session& ss, Call& c) {
+                    return make([t = usable(t), r = rt::Region{row, col, rows, cols}](Channel& ss, Call& c) {
                       c.values = ss.runtime().read_slice(t, r);
                     });
                   })
@@ -250,7 +250,7 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                   [](const rt::Tensor& t, std::int64_t row, std::int64_t col, std::int64_t rows, std::int64_t cols,
                      std::vector<double> values) {
                     return make([t = usable(t), r = rt::Region{row, col, rows, cols}, v = std::move(values)](
-                                    Session& ss, Call& c) { c.transfer = ss.runtime().write_slice(t, r, v); });
+                                    Channel& ss, Call& c) { c.transfer = ss.runtime().write_slice(t, r, v); });
                   })
       .def_static("launch",
                   [](std::string kernel, const std::vector<rt::Arg>& args, int sip, unsigned grid_pes,
@@ -267,20 +267,20 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
                     } else if (failure_policy != "fail_fast") {
                       throw py::value_error("unknown failure_policy '" + failure_policy + "' (fail_fast, collect_all)");
                     }
-                    return make([kernel = std::move(kernel), args, o](Session& ss, Call& c) {
+                    return make([kernel = std::move(kernel), args, o](Channel& ss, Call& c) {
                       c.handle = ss.runtime().launch(kernel, args, o);
                     });
                   })
       .def_static(
           "wait",
           [](std::uint64_t handle) {
-            return make([handle](Session& ss, Call& c) { c.launch = ss.runtime().wait(rt::LaunchHandle{handle}); });
+            return make([handle](Channel& ss, Call& c) { c.launch = ss.runtime().wait(rt::LaunchHandle{handle}); });
           })
-      .def_static("wait_all", [] { return make([](Session& ss, Call&) { ss.runtime().wait_all(); }); })
+      .def_static("wait_all", [] { return make([](Channel& ss, Call&) { ss.runtime().wait_all(); }); })
       .def_static("set_device",
-                  [](unsigned sip) { return make([sip](Session& ss, Call&) { ss.runtime().set_device(sip); }); })
+                  [](unsigned sip) { return make([sip](Channel& ss, Call&) { ss.runtime().set_device(sip); }); })
       .def_static("device", [] {
-        return make([](Session& ss, Call& c) {
+        return make([](Channel& ss, Call& c) {
           rt::Runtime& r = ss.runtime();
           c.device = {r.current_device(), r.cubes_per_sip(), r.pes_per_cube(), r.now()};
         });
@@ -291,27 +291,27 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
 void bind_other_calls(py::class_<Call, CallPtr>& c) {
   c.def_static("init_process_group",
                [](std::string backend) {
-                 return make([backend = std::move(backend)](Session& ss, Call&) {
+                 return make([backend = std::move(backend)](Channel& ss, Call&) {
                    ss.distributed().init_process_group(ccl::config(ss.ctx()), backend);
                  });
                })
       .def_static("process_group",
                   [] {
-                    return make([](Session& ss, Call& c) {
+                    return make([](Channel& ss, Call& c) {
                       rt::Distributed& d = ss.distributed();
                       c.group = {d.is_initialized(), d.get_rank(), d.is_initialized() ? d.get_world_size() : 0u};
                     });
                   })
       .def_static("all_reduce",
                   [](const rt::Tensor& t, std::string op) {
-                    return make([t = usable(t), op = std::move(op)](Session& ss, Call&) {
+                    return make([t = usable(t), op = std::move(op)](Channel& ss, Call&) {
                       ss.distributed().all_reduce(t, op);
                     });
                   })
-      .def_static("barrier", [] { return make([](Session& ss, Call&) { ss.distributed().barrier(); }); })
-      .def_static("spawn", [](unsigned n) { return make([n](Session& ss, Call&) { ss.spawn(n); }); })
+      .def_static("barrier", [] { return make([](Channel& ss, Call&) { ss.distributed().barrier(); }); })
+      .def_static("spawn", [](unsigned n) { return make([n](Channel& ss, Call&) { ss.spawn(n); }); })
       .def_static("collectives",
-                  [] { return make([](Session& ss, Call& c) { c.collectives = ss.distributed().collectives(); }); })
+                  [] { return make([](Channel& ss, Call& c) { c.collectives = ss.distributed().collectives(); }); })
       .def_static("metric", [](std::string key, const py::object& value) {
         Metrics::Scalar v;
         if (py::isinstance<py::bool_>(value)) {
@@ -326,13 +326,110 @@ void bind_other_calls(py::class_<Call, CallPtr>& c) {
           throw py::type_error("a metric is a bool, int, float or str, not " +
                                std::string(py::str(value.get_type().attr("__name__"))));
         }
-        return make([key = std::move(key), v](Session& ss, Call&) { ss.ctx().metrics().set(key, v); });
+        return make([key = std::move(key), v](Channel& ss, Call&) { ss.ctx().metrics().set(key, v); });
+      });
+}
+
+/// A metric's value from Python: a scalar, or a dict (an object) or list of them.
+Metrics::Scalar scalar_of(const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) return value.cast<std::int64_t>();
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::hasattr(value, "item") && py::hasattr(value, "dtype")) return scalar_of(value.attr("item")());  // numpy
+  throw py::type_error("a metric is a bool, int, float, str, dict or list, not " +
+                       std::string(py::str(value.get_type().attr("__name__"))));
+}
+
+void fill(Metrics& out, const py::handle& value) {
+  auto add = [&](const std::string& key, const py::handle& v) {
+    const bool is_dict = py::isinstance<py::dict>(v);
+    if (is_dict || py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+      fill(out.is_list() ? (is_dict ? out.append() : out.append_list()) : (is_dict ? out.object(key) : out.list(key)),
+           v);
+    } else if (out.is_list()) {
+      out.append(scalar_of(v));
+    } else {
+      out.set(key, scalar_of(v));
+    }
+  };
+  if (py::isinstance<py::dict>(value)) {
+    for (const auto& [k, v] : value.cast<py::dict>()) add(py::str(k), v);
+  } else {
+    for (const py::handle& v : value) add("", v);
+  }
+}
+
+/// `src`'s entries into `dst` (an object's keys replace what `dst` had under them).
+void merge(Metrics& dst, const Metrics& src) {
+  for (const Metrics::Entry& e : src.entries()) {
+    if (!e.node) {
+      dst.is_list() ? dst.append(e.scalar) : dst.set(e.key, e.scalar);
+    } else if (dst.is_list()) {
+      merge(e.node->is_list() ? dst.append_list() : dst.append(), *e.node);
+    } else {
+      merge(e.node->is_list() ? dst.list(e.key) : dst.object(e.key), *e.node);
+    }
+  }
+}
+
+py::object to_python(const Metrics& m) {
+  auto scalar = [](const Metrics::Scalar& v) { return std::visit([](const auto& x) { return py::cast(x); }, v); };
+  if (m.is_list()) {
+    py::list out;
+    for (const Metrics::Entry& e : m.entries()) out.append(e.node ? to_python(*e.node) : scalar(e.scalar));
+    return out;
+  }
+  py::dict out;
+  for (const Metrics::Entry& e : m.entries()) out[py::str(e.key)] = e.node ? to_python(*e.node) : scalar(e.scalar);
+  return out;
+}
+
+void bind_bench_calls(py::class_<Call, CallPtr>& c) {
+  c.def_static("metrics",
+               [](const py::dict& values) {
+                 auto tree = std::make_shared<Metrics>();
+                 fill(*tree, values);
+                 return make([tree](Channel& ss, Call&) { merge(ss.ctx().metrics(), *tree); });
+               })
+      .def_static(
+          "note",
+          [](std::string line) { return make([line = std::move(line)](Channel& ss, Call&) { ss.ctx().note(line); }); })
+      .def_static("write_file",
+                  [](std::string name, const py::object& content) {
+                    std::string data = py::isinstance<py::bytes>(content) ? content.cast<std::string>()
+                                                                          : py::str(content).cast<std::string>();
+                    return make([name = std::move(name), data = std::move(data)](Channel& ss, Call&) mutable {
+                      ss.ctx().write_file(name, std::move(data));
+                    });
+                  })
+      .def_static(
+          "run_points",
+          [](const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>>& given) {
+            std::vector<SweepPoint> points;
+            for (const auto& [bench, params, overrides] : given) points.push_back({bench, params, overrides});
+            return make([points = std::move(points)](Channel& ss, Call& c) { c.points = ss.ctx().run_points(points); });
+          })
+      .def_static("run_bench",
+                  [](std::string name, std::vector<std::string> params, std::vector<std::string> overrides) {
+                    return make([name = std::move(name), params = std::move(params), overrides = std::move(overrides)](
+                                    Channel& ss, Call& c) {
+                      c.points.clear();
+                      PointResult& r = c.points.emplace_back();
+                      merge(r.metrics, ss.ctx().run_bench(name, params, overrides));
+                      r.ok = true;
+                    });
+                  })
+      .def_property_readonly("points", [](const Call& c) {
+        py::list out;
+        for (const PointResult& p : c.points) out.append(py::make_tuple(p.ok, p.error, to_python(p.metrics)));
+        return out;
       });
 }
 
 }  // namespace
 
-void bind_session(py::module_& m) {
+void bind_calls(py::module_& m) {
   bind_tensor(m);
   py::class_<rt::DPPolicy>(m, "Placement")
       .def(py::init(&policy_of), py::arg("cube") = "replicate", py::arg("pe") = "replicate", py::arg("num_pes") = 1,
@@ -382,22 +479,25 @@ void bind_session(py::module_& m) {
       .def_property_readonly("text", [](const Call& c) { return c.text; });
   bind_runtime_calls(call);
   bind_other_calls(call);
+  bind_bench_calls(call);
 
   py::class_<Event>(m, "Event")
       .def_property_readonly("kind", [](const Event& e) { return static_cast<int>(e.kind); })
       .def_readonly("executor", &Event::executor)
       .def_readonly("code", &Event::code)
       .def_readonly("message", &Event::message);
-  py::class_<Session>(m, "Session")
-      .def(py::init<std::vector<std::string>>(), py::arg("args"))
+  py::class_<Channel, std::shared_ptr<Channel>>(m, "Channel")
+      .def(py::init<>())
+      .def("start", &Channel::start)
       .def(
           "order",
-          [](Session& s, int kind, int executor, const CallPtr& call, std::string message) {
-            return s.order(Order{static_cast<Order::Kind>(kind), executor, call, std::move(message)});
+          [](Channel& s, int kind, int executor, const CallPtr& call, std::string message, int code) {
+            return s.order(Order{static_cast<Order::Kind>(kind), executor, call, std::move(message), code});
           },
-          py::arg("kind"), py::arg("executor"), py::arg("call") = nullptr, py::arg("message") = "")
-      .def("unanswered", &Session::unanswered)
-      .def_property_readonly("ended", &Session::ended);
+          py::arg("kind"), py::arg("executor"), py::arg("call") = nullptr, py::arg("message") = "", py::arg("code") = 0)
+      .def("unanswered", &Channel::unanswered)
+      .def_property_readonly("ended", &Channel::ended);
+  m.def("_register_errors", &register_errors, py::arg("types"));
   m.attr("DRIVER") = kDriver;
   for (const auto& [name, value] : {std::pair<const char*, int>{"EVENT_DONE", Event::kDone},
                                     {"EVENT_START", Event::kStart},

@@ -11,6 +11,7 @@
 #include <new>
 #include <optional>
 
+#include "channel.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_watch.hpp"
 #include "kbsim/errors.hpp"
@@ -22,11 +23,6 @@ namespace py = pybind11;
 namespace kbsim::python {
 
 namespace {
-
-py::dict& error_types() {
-  static py::dict* types = new py::dict();  // lives as long as the interpreter (never destroyed at exit)
-  return *types;
-}
 
 std::atomic<bool> g_busy{false};         // a job is under way
 struct sigaction g_python_sigint;        // Python's own SIGINT handler, while a job runs
@@ -65,15 +61,6 @@ Silenced::~Silenced() {
     ::close(saved_);
   }
 }
-
-void raise(int code, const std::string& message) {
-  py::object type = error_types().contains(py::int_(code)) ? error_types()[py::int_(code)]
-                                                           : py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
-  PyErr_SetObject(type.ptr(), py::make_tuple(message, code).ptr());
-  throw py::error_already_set();
-}
-
-void register_errors(const py::dict& types) { error_types() = types; }
 
 Job::Job(std::vector<std::string> args, bool quiet, OnStart on_start, OnEnd on_end) {
   if (g_busy.exchange(true))

@@ -15,11 +15,6 @@
 
 namespace kbsim::python {
 
-/// Raise the Python exception kbsim's exit code `code` maps to (kbsim.Error's subclasses), with `message`.
-[[noreturn]] void raise(int code, const std::string& message);
-/// Hand over the exit code -> exception class table (kbsim/_errors.py).
-void register_errors(const pybind11::dict& types);
-
 /// Standard output sent to /dev/null while it lives (a command's summary lines, for a quiet call).
 class Silenced {
  public:

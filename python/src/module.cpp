@@ -47,6 +47,6 @@ PYBIND11_MODULE(_kbsim, m) {
       "Where the kbsim this package stands for is installed: its bin directory (plugins and default files).");
   m.def("command_line", &command_line, py::arg("args"), py::arg("quiet") = false, py::arg("progress") = py::none(),
         "Run `kbsim ARGS...` in this process; the exit code, or the error raised as kbsim.Error's subclass.");
-  m.def("_register_errors", &kbsim::python::register_errors, py::arg("types"));
+  kbsim::python::bind_calls(m);
   kbsim::python::bind_session(m);
 }

@@ -15,6 +15,8 @@
 
 #include <boost/dll/alias.hpp>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +31,7 @@
 namespace kbsim {
 
 /// Bumped whenever anything a plugin compiles against changes layout or meaning.
-inline constexpr std::uint32_t kAbiVersion = 16;
+inline constexpr std::uint32_t kAbiVersion = 17;
 
 #define KBSIM_STR2_(x) #x
 #define KBSIM_STR_(x) KBSIM_STR2_(x)
@@ -48,7 +50,8 @@ struct ComponentType {
 
 struct BenchType {
   BenchInfo info;
-  Bench* (*create)();
+  /// A function object, not a plain pointer: a bench a plugin file declares (PluginFileLoader) carries its file.
+  std::function<Bench*()> create;
 };
 
 namespace config {
@@ -136,6 +139,16 @@ void add_payload(PluginDescriptor& plugin, std::string summary) {
 }
 
 using PluginEntry = const PluginDescriptor*();
+
+/// A loader of plugin files that are not shared libraries (Python files, sdk/README.md "Write it in Python"):
+/// the data of an extension of kind kKind named by the file suffix it takes ("py"). Discovery finds the files of
+/// that suffix in the plugin directories and hands each to `load`, which returns what the file provides (alive
+/// until the process ends) or throws PluginError naming the file. The directory's index lists what such a file
+/// provides, as a library's: the loader's own library is loaded only when a file of its suffix is.
+struct PluginFileLoader {
+  static constexpr std::string_view kKind = "plugin-loader";
+  const PluginDescriptor* (*load)(const std::filesystem::path& file);
+};
 
 }  // namespace kbsim
 

@@ -1,0 +1,145 @@
+// The loader of plugin files written in Python (sdk/README.md, "Write it in Python"). Discovery hands it each
+// *.py file of the plugin directories (kbsim/plugin.hpp, PluginFileLoader); it starts CPython in this process on
+// the first one (so a run that loads no Python plugin starts no interpreter), makes the package kbsim importable
+// over this library's own bindings (the module kbsim._kbsim, as `import kbsim` has it, less what runs a command),
+// runs the file, and registers what it declares.
+#include <dlfcn.h>
+#include <pybind11/embed.h>
+
+#include <deque>
+#include <filesystem>
+#include <mutex>
+
+#include "channel.hpp"
+#include "kbsim/plugin.hpp"
+#include "python_bench.hpp"
+
+namespace fs = std::filesystem;
+namespace py = pybind11;
+
+namespace kbsim::python {
+
+namespace {
+
+/// The package kbsim's parent folder: in the build tree, or installed, relative to this library.
+fs::path package_parent() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&package_parent), &info) == 0 || info.dli_fname == nullptr)
+    throw PluginError("python_plugins: cannot find its own library file");
+  const fs::path here = fs::path(info.dli_fname).parent_path();
+  for (const char* rel : {KBSIM_PACKAGE_FROM_BUILD, KBSIM_PACKAGE_FROM_INSTALL}) {
+    fs::path p = (here / rel).lexically_normal();
+    if (fs::exists(p / "kbsim" / "_plugins.py")) return p;
+  }
+  throw PluginError("python_plugins: the Python package kbsim is not beside this kbsim (looked in " +
+                    (here / KBSIM_PACKAGE_FROM_BUILD).lexically_normal().string() + " and " +
+                    (here / KBSIM_PACKAGE_FROM_INSTALL).lexically_normal().string() + ")");
+}
+
+PyModuleDef g_module_def{};
+
+/// kbsim._kbsim for the embedded interpreter: the classes Python drives a bench with; what would run a command of
+/// its own inside this one says it cannot.
+py::module_ host_module() {
+  py::module_ m = py::module_::create_extension_module(
+      "kbsim._kbsim", "kbsim's bindings inside a kbsim process (Python plugins)", &g_module_def);
+  bind_calls(m);
+  m.def("set_bin_dir", [](const std::string&) {});
+  auto refuse = [](const py::args&, const py::kwargs&) {
+    raise(static_cast<int>(ExitCode::kUsage),
+          "a Python plugin runs inside a kbsim run: it cannot start another (kbsim.run, kbsim.Session); use its "
+          "context's run_bench or run_points");
+  };
+  m.def("command_line", refuse);
+  m.def("Session", refuse);
+  return m;
+}
+
+/// Start the interpreter (once) and make the package importable. A process whose interpreter kbsim did not start
+/// (a kbsim.run from Python) loads no Python plugin in process: kbsim.run runs such a run as a kbsim process.
+void start_python(const fs::path& file) {
+  static std::once_flag once;
+  static bool ours = false;
+  std::call_once(once, [] {
+    if (Py_IsInitialized()) return;
+    ours = true;
+    // Extension modules (numpy's) take the interpreter's symbols from the process: make them global, as they are
+    // in the python3 executable (this library was loaded with its dependencies local).
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void*>(&Py_InitializeFromConfig), &info) != 0 && info.dli_fname != nullptr)
+      dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0;  // Ctrl-C stays the run's (it stops the run)
+    config.parse_argv = 0;
+    // The interpreter this kbsim was built with (Debian's), whatever python3 comes first on PATH.
+    PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, KBSIM_PYTHON_EXECUTABLE);
+    if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(status))
+      throw PluginError(std::string("python_plugins: the embedded Python cannot start: ") +
+                        (status.err_msg ? status.err_msg : "?"));
+    {
+      py::module_ sys = py::module_::import("sys");
+      sys.attr("path").attr("insert")(0, package_parent().string());
+      sys.attr("modules")["kbsim._kbsim"] = host_module();
+      py::module_::import("kbsim._plugins");
+    }
+    PyEval_SaveThread();  // the lock is taken by whichever thread needs Python next
+  });
+  if (!ours)
+    throw PluginError(file.string() +
+                      ": Python plugins run in a kbsim process, not in this interpreter (kbsim.run runs a run with "
+                      "Python plugins as one)");
+}
+
+const PluginDescriptor* load(const fs::path& file) {
+  try {
+    start_python(file);
+  } catch (const py::error_already_set& e) {
+    throw PluginError(file.string() + ": the embedded Python cannot start: " + e.what());
+  }
+  const py::gil_scoped_acquire gil;
+  py::list declared;
+  try {
+    declared = py::module_::import("kbsim._plugins").attr("load_file")(file.string());
+  } catch (py::error_already_set& e) {
+    if (e.matches(py::module_::import("kbsim._plugins").attr("PluginFileError")))
+      throw PluginError(py::str(e.value()).cast<std::string>());
+    throw PluginError(file.string() + ": " + e.what());
+  }
+  static std::deque<PluginDescriptor> descriptors;  // alive until the process ends, as a library's
+  static std::deque<std::string> names;
+  const std::string& name = names.emplace_back(file.filename().string());
+  PluginDescriptor& d = descriptors.emplace_back(
+      PluginDescriptor{kAbiVersion, KBSIM_BUILD_TAG, name.c_str(), {}, {}, {}, {}, {}, {}, {}, {}, {}});
+  const std::string path = fs::weakly_canonical(file).string();
+  for (const py::handle& item : declared) {
+    auto [kind, bench, summary, reads_topology, params] =
+        item.cast<std::tuple<std::string, std::string, std::string, bool, py::list>>();
+    if (kind != "bench") continue;
+    BenchInfo info{bench, summary, {}};
+    info.reads_topology = reads_topology;
+    for (const py::handle& p : params) {
+      auto [pname, type, value, help] = p.cast<std::tuple<std::string, std::string, py::object, std::string>>();
+      if (type == "bool") info.params.push_back(param_bool(pname, value.cast<bool>(), help));
+      if (type == "int") info.params.push_back(param_int(pname, value.cast<std::int64_t>(), help));
+      if (type == "float") info.params.push_back(param_float(pname, value.cast<double>(), help));
+      if (type == "string") info.params.push_back(param_string(pname, value.cast<std::string>(), help));
+    }
+    d.benches.push_back({std::move(info), [path, bench] { return new PythonBench(path, bench); }});
+  }
+  return &d;
+}
+
+const PluginFileLoader g_loader{&load};
+
+}  // namespace
+
+}  // namespace kbsim::python
+
+KBSIM_PLUGIN("python_plugins") {
+  plugin.extensions.push_back({std::string(kbsim::PluginFileLoader::kKind), "py",
+                               "runs plugin files written in Python (benches), in an embedded interpreter",
+                               std::shared_ptr<const void>(&kbsim::python::g_loader, [](const void*) {})});
+}

@@ -1,0 +1,225 @@
+"""Plugins written in Python (sdk/README.md, "Write it in Python").
+
+A ``.py`` file in a plugin directory (``kbsim run --plugins DIR``) is a plugin: kbsim's builtin plugin
+``python_plugins`` runs it in an interpreter embedded in the kbsim process, and registers what it declares::
+
+    import kbsim
+
+    @kbsim.bench("py-hello", "says hello from a Python bench",
+                 params=[kbsim.Param("n", 4, "how many tensors")])
+    def hello(ctx):
+        x = ctx.runtime.zeros((64, 64))
+        ctx.metrics["elements"] = ctx.params["n"] * x.numel
+
+A bench's function runs on a thread of its own, and every call it makes into the simulation runs on the bench's
+thread, as a kbsim.Session's calls do (kbsim/_session.py): the same calls give the same simulated times as a C++
+bench's. Files whose name starts with ``_`` are not plugins (a plugin's helpers: import them from its files).
+"""
+
+import os
+import sys
+import threading
+import traceback
+import importlib.util
+
+from . import _kbsim
+from ._errors import _BY_CODE, Error
+from ._session import _CLOSE, _RAISE, Distributed, Runtime, Session
+
+_TYPES = {bool: "bool", int: "int", float: "float", str: "string"}
+
+
+class Param:
+    """A declared parameter: its name, default, help line, and type (from the default unless given: bool, int,
+    float or str). ``kbsim run --param NAME=VALUE`` sets it; the value is checked as a C++ bench's."""
+
+    def __init__(self, name, default, help="", type=None):
+        self.name = str(name)
+        self.type = type if type is not None else builtins_type(default)
+        if self.type not in _TYPES:
+            raise TypeError("parameter {!r}: a bool, int, float or str, not {}".format(name, self.type))
+        self.default = self.type(default)
+        self.help = str(help)
+
+    def __repr__(self):
+        return "Param({!r}, {!r})".format(self.name, self.default)
+
+
+def builtins_type(value):
+    return bool if isinstance(value, bool) else type(value)
+
+
+class _Bench:
+    def __init__(self, name, summary, params, fn, reads_topology):
+        self.name, self.summary, self.params, self.fn = name, summary, list(params), fn
+        self.reads_topology = reads_topology
+        self.file = os.path.realpath(fn.__code__.co_filename)
+
+
+_declared = []  # what the file being loaded declares (or, imported from a script, every declaration)
+_benches = {}   # (file, name) -> _Bench, for the files kbsim loaded
+
+
+def bench(name, summary="", params=(), reads_topology=True):
+    """Declare a bench: a function of its :class:`BenchContext`. name: as ``kbsim run --bench NAME`` takes it.
+    params: :class:`Param` s. reads_topology: it runs on the configured system (False: it builds its own)."""
+    for p in params:
+        if not isinstance(p, Param):
+            raise TypeError("bench {!r}: params are kbsim.Param, not {}".format(name, type(p).__name__))
+
+    def declare(fn):
+        _declared.append(_Bench(str(name), str(summary), params, fn, bool(reads_topology)))
+        return fn
+    return declare
+
+
+class PluginFileError(Exception):
+    """A plugin file that cannot be loaded: its one-line message names the file, line and column."""
+
+
+def _where(error, file=None):
+    """``file:line in function`` of the innermost frame of ``file`` in the traceback (else the innermost one)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    inside = [f for f in frames if file is not None and os.path.realpath(f.filename) == file]
+    f = (inside or frames or [None])[-1]
+    return "{}:{} in {}".format(f.filename, f.lineno, f.name) if f is not None else (file or "?")
+
+
+def _one_line(error):
+    text = " ".join(str(error).split())
+    return "{}: {}".format(type(error).__name__, text) if text else type(error).__name__
+
+
+def load_file(path):
+    """Run a plugin file and return what it declares, as (kind, name, summary, reads_topology, params) tuples with
+    params as (name, type, default, help). Raises PluginFileError with file:line:column."""
+    path = os.path.realpath(path)
+    name = "kbsim_plugin_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(path)[:-3])
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # its helpers (_name.py) import as plain modules
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    start = len(_declared)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise PluginFileError("{}:{}:{}: {}: {}".format(e.filename or path, e.lineno, e.offset,
+                                                        type(e).__name__, e.msg)) from None
+    except BaseException as e:
+        raise PluginFileError("{}: {}".format(_where(e, path), _one_line(e))) from None
+    finally:
+        found = _declared[start:]
+        del _declared[start:]
+    sys.modules[name] = module
+    out = []
+    for b in found:
+        _benches[(path, b.name)] = b
+        out.append(("bench", b.name, b.summary, b.reads_topology,
+                    [(p.name, _TYPES[p.type], p.default, p.help) for p in b.params]))
+    return out
+
+
+class BenchContext:
+    """What a Python bench is given: ``params`` (dict), ``flags`` (the run's flags, e.g. ``verify-data``),
+    ``runtime`` and ``dist`` (the configured system's host and distributed runtimes, as a kbsim.Session's),
+    ``metrics`` (a dict of scalars, dicts and lists: the run's results.json ``metrics``), :meth:`note`,
+    :meth:`write_file`, :meth:`run_bench` and :meth:`run_points`."""
+
+    def __init__(self, driver, params, flags):
+        self._d = driver
+        self.params = dict(params)
+        self.flags = dict(flags)
+        self.verify_data = bool(self.flags.get("verify-data", False))
+        self.metrics = {}
+        self.runtime = driver.runtime
+        self.dist = driver.dist
+
+    def note(self, line):
+        """A line of the run's printed summary."""
+        self._d._submit(_kbsim.Call.note(str(line)))
+
+    def write_file(self, name, content):
+        """A file of the run's output folder (str or bytes), written with results.json when the run succeeds."""
+        self._d._submit(_kbsim.Call.write_file(str(name), content))
+
+    def run_bench(self, name, params=None, set=None):
+        """Run another bench on this run's topology (with ``set`` overrides after the run's) and return its
+        metrics; its failure ends this bench."""
+        call = self._d._submit(_kbsim.Call.run_bench(str(name), _words(params), _words(set)))
+        return call.points[0][2]
+
+    def run_points(self, points):
+        """Run independent points in parallel as the run was told (``-j N``, mpirun), as :func:`kbsim.sweep` takes
+        them: ``(bench, params, set)`` tuples or dicts; returns, in order, each one's metrics, or a
+        :class:`kbsim.PointError` for a point that failed."""
+        from ._sweep import PointError, _point
+        given = [_point(p) for p in points]
+        calls = [(bench, _words(params), _words(overrides)) for bench, params, overrides in given]
+        out = []
+        for (ok, error, metrics), p in zip(self._d._submit(_kbsim.Call.run_points(calls)).points, given):
+            out.append(metrics if ok else PointError(error, *p))
+        return out
+
+
+def _words(values):
+    return ["{}={}".format(k, _text(v)) for k, v in dict(values or {}).items()]
+
+
+def _text(v):
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+class _Driver(Session):
+    """A Session's machinery over the channel of a Python bench's run (no run of its own to start or close)."""
+
+    def __init__(self, channel):  # noqa: super().__init__ would start a run
+        self._c = channel
+        self._closed = False
+        self._result = None
+        self._ranks = {}
+        self._cancelled = set()
+        self.metrics = {}
+        self.verify_data = False
+        self.runtime = Runtime(self)
+        self.dist = Distributed(self)
+
+    def _ended(self, ev):
+        self._closed = True
+        raise _BY_CODE.get(ev.code, Error)(ev.message or "the run ended with exit code {}".format(ev.code), ev.code)
+
+    def _abandon(self):
+        self._closed = True
+
+
+def start_bench(file, name, params, flags, channel):
+    """Run bench ``name`` of ``file`` on a thread of its own, driving ``channel``; the thread is returned."""
+    b = _benches[(file, name)]
+    t = threading.Thread(target=_run_bench, args=(b, params, flags, channel), name="kbsim bench " + name,
+                         daemon=True)
+    t.start()
+    return t
+
+
+def _run_bench(b, params, flags, channel):
+    try:
+        channel.start()
+    except Error:
+        return  # the run ended before the bench started: it says why
+    driver = _Driver(channel)
+    ctx = BenchContext(driver, params, flags)
+    driver.verify_data = ctx.verify_data
+    try:
+        b.fn(ctx)
+        if ctx.metrics:
+            driver._submit(_kbsim.Call.metrics({str(k): v for k, v in ctx.metrics.items()}))
+        channel.order(_CLOSE, _kbsim.DRIVER)
+    except BaseException as e:  # noqa: the bench's thread reports it
+        if not channel.ended:  # (else the run's own error ended it, and says so)
+            # A kbsim error the bench raises itself (kbsim.BenchError: it failed its checks) keeps its exit code.
+            text = str(e) if isinstance(e, Error) else _one_line(e)
+            channel.order(_RAISE, _kbsim.DRIVER, None, "{}: {}".format(_where(e, b.file), text),
+                          e.exit_code if isinstance(e, Error) else 0)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()

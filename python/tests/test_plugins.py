@@ -1,0 +1,196 @@
+"""Plugins written in Python (sdk/README.md, "Write it in Python"): *.py files in a plugin directory, run by
+the kbsim command's embedded interpreter. The twin py-tp-mlp against the C++ tp-mlp, listing, errors, the index."""
+
+import json
+import os
+import shutil
+import textwrap
+
+import pytest
+
+import kbsim
+from conftest import SOURCE
+
+EXAMPLES = os.path.join(SOURCE, "examples", "python_plugins")
+TWIN_KEYS = ("world_size", "fc1_gemm_ns", "fc2_partial_gemm_ns", "allreduce_crit_ns", "forward_ns",
+             "allreduce_algorithm", "max_abs_error")
+
+
+def results(folder):
+    with open(os.path.join(folder, "results.json")) as f:
+        return json.load(f)
+
+
+def plugin_dir(tmp_path, **files):
+    """A plugin directory holding ``files`` (name without .py -> source)."""
+    d = tmp_path / "plugins"
+    d.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (d / (name + ".py")).write_text(textwrap.dedent(text))
+    return str(d)
+
+
+def test_the_python_twin_gives_tp_mlps_times_values_and_op_log(cli, tmp_path):
+    for bench, extra in (("tp-mlp", []), ("py-tp-mlp", ["--plugins", EXAMPLES])):
+        out = tmp_path / bench
+        code, _, err = cli("run", "--bench", bench, *extra, "--verify-data", "--op-log", str(tmp_path / (bench + ".ops")),
+                           "--out", str(out))
+        assert code == 0, err
+    cpp, py = results(tmp_path / "tp-mlp"), results(tmp_path / "py-tp-mlp")
+    assert {k: py["metrics"][k] for k in TWIN_KEYS} == {k: cpp["metrics"][k] for k in TWIN_KEYS}
+    assert py["metrics"]["forward_ns"] == 4018.454
+    assert py["sim_time_ns"] == cpp["sim_time_ns"] and py["events"] == cpp["events"]
+    assert (tmp_path / "py-tp-mlp.ops").read_bytes() == (tmp_path / "tp-mlp.ops").read_bytes()
+
+
+def test_list_and_info_show_a_python_bench_with_its_file_and_parameters(cli):
+    code, out, err = cli("list", "benches", "--plugins", EXAMPLES)
+    assert code == 0, err
+    assert "py-tp-mlp" in out and "tp-mlp in Python" in out
+    code, out, err = cli("info", "py-tp-mlp", "--plugins", EXAMPLES)
+    assert code == 0, err
+    assert "library: tp_mlp.py ({})".format(os.path.join(os.path.realpath(EXAMPLES), "tp_mlp.py")) in out
+    assert "D_hidden" in out and "2048" in out and "hidden features" in out
+
+
+def test_parameters_are_checked_as_a_cpp_benchs(cli, tmp_path):
+    code, _, err = cli("run", "--bench", "py-tp-mlp", "--plugins", EXAMPLES, "--param", "D_hidden=many")
+    assert code == 3, err
+    assert "D_hidden" in err
+    code, _, err = cli("run", "--bench", "py-tp-mlp", "--plugins", EXAMPLES, "--param", "D_hiden=4")
+    assert code == 3 and "D_hiden" in err, err
+
+
+def test_an_exception_in_a_bench_is_one_line_naming_file_line_function_and_sim_time(cli, tmp_path):
+    d = plugin_dir(tmp_path, faulty="""\
+        import numpy as np
+        import kbsim
+
+        @kbsim.bench("py-faulty", "raises after a tensor")
+        def faulty(ctx):
+            ctx.runtime.zeros((64, 64))
+            raise ValueError("no good")
+        """)
+    code, _, err = cli("run", "--bench", "py-faulty", "--plugins", d)
+    assert code == 4, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("kbsim: error:")]
+    assert len(lines) == 1, err
+    assert "faulty.py:7 in faulty: ValueError: no good (at sim time " in lines[0]
+    assert "bench 'py-faulty' (library faulty.py) failed" in lines[0]
+
+
+def test_a_kbsim_error_a_bench_raises_keeps_its_exit_code(cli, tmp_path):
+    d = plugin_dir(tmp_path, checks="""\
+        import kbsim
+
+        @kbsim.bench("py-checks", "fails its own check")
+        def checks(ctx):
+            raise kbsim.BenchError("the values are off")
+        """)
+    code, _, err = cli("run", "--bench", "py-checks", "--plugins", d)
+    assert code == 6, err
+    assert "checks.py:5 in checks: the values are off" in err
+
+
+def test_a_syntax_error_is_named_at_discovery_and_list_still_shows_the_rest(cli, tmp_path):
+    d = plugin_dir(tmp_path, good="""\
+        import kbsim
+
+        @kbsim.bench("py-good", "is fine")
+        def good(ctx):
+            pass
+        """, bad="""\
+        import kbsim
+
+        def broken(:
+            pass
+        """)
+    code, _, err = cli("run", "--bench", "pe-dma-perf", "--plugins", d)
+    assert code == 4
+    assert "bad.py:3:12: SyntaxError:" in err, err
+    code, out, err = cli("list", "benches", "--plugins", d)
+    assert code == 4
+    assert "py-good" in out and "pe-dma-perf" in out
+    assert err.count("kbsim: error:") == 1 and "bad.py:3:12: SyntaxError:" in err
+
+
+def test_an_import_error_names_the_file_and_line(cli, tmp_path):
+    d = plugin_dir(tmp_path, needs="""\
+        import kbsim
+        import no_such_module_here
+        """)
+    code, _, err = cli("list", "benches", "--plugins", d)
+    assert code == 4
+    assert "needs.py:2 in <module>: ModuleNotFoundError: No module named 'no_such_module_here'" in err, err
+
+
+def test_a_name_that_clashes_with_a_builtin_is_refused(cli, tmp_path):
+    d = plugin_dir(tmp_path, clash="""\
+        import kbsim
+
+        @kbsim.bench("tp-mlp", "takes a builtin's name")
+        def clash(ctx):
+            pass
+        """)
+    code, _, err = cli("run", "--bench", "py-tp-mlp", "--plugins", d)
+    assert code == 4
+    assert "clash.py: bench 'tp-mlp' is already provided by" in err and "libkbsim_tensor_parallel.so" in err, err
+
+
+def test_with_an_index_a_run_that_uses_no_python_plugin_starts_no_interpreter(cli, tmp_path):
+    d = shutil.copytree(EXAMPLES, tmp_path / "copy")
+    code, _, err = cli("list", "--write-index", str(d))
+    assert code == 0, err
+    code, _, err = cli("run", "--bench", "pe-dma-perf", "--plugins", str(d), "--log-level", "debug",
+                       "--out", str(tmp_path / "a"))
+    assert code == 0, err
+    assert "tp_mlp.py" not in err and "python_plugins" not in err
+    code, _, err = cli("run", "--bench", "py-tp-mlp", "--plugins", str(d), "--log-level", "debug",
+                       "--out", str(tmp_path / "b"))
+    assert code == 0, err
+    assert "loading plugin {} on first use".format(os.path.join(str(d), "tp_mlp.py")) in err
+
+
+def test_a_python_bench_sweeps_points_in_worker_processes(cli, tmp_path):
+    d = plugin_dir(tmp_path, sweep="""\
+        import kbsim
+
+        @kbsim.bench("py-sweep", "the pe-dma-perf points and py-tp-mlp's, with run_points",
+                     params=[kbsim.Param("label", "s", "a label")])
+        def sweep(ctx):
+            got = ctx.run_points([("tp-mlp", {"D_hidden": 1024}), ("py-tp-mlp", {"D_hidden": 1024}),
+                                  ("tp-mlp", {"D_hidden": 7})])
+            ctx.metrics["forward_ns"] = [g["forward_ns"] if isinstance(g, dict) else str(g) for g in got]
+            ctx.metrics["label"] = ctx.params["label"]
+            ctx.write_file("points.csv", "forward_ns\\n" + "\\n".join(map(str, ctx.metrics["forward_ns"])))
+        """)
+    shutil.copy(os.path.join(EXAMPLES, "tp_mlp.py"), d)
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / ("j" + jobs)
+        code, _, err = cli("run", "--bench", "py-sweep", "--plugins", d, "-j", jobs, "--out", str(out))
+        assert code == 6 and "POINTS_FAILED: 1 of 3 points" in err, err  # the point that fails, as a C++ sweep's
+        outs.append(results(out)["metrics"])
+        assert (out / "points.csv").exists()
+    assert outs[0] == outs[1]
+    forward = outs[0]["forward_ns"]
+    assert forward[0] == forward[1] and isinstance(forward[0], float)
+    assert "D_hidden" in forward[2]
+
+
+def test_from_python_a_run_with_python_plugins_runs_as_a_kbsim_process(tmp_path):
+    r = kbsim.run("py-tp-mlp", plugins=[EXAMPLES], verify_data=True, quiet=True)
+    assert r.metrics["forward_ns"] == 4018.454 and r.metrics["max_abs_error"] < 0.1
+
+
+def test_inside_a_python_bench_kbsim_run_says_it_cannot(cli, tmp_path):
+    d = plugin_dir(tmp_path, nested="""\
+        import kbsim
+
+        @kbsim.bench("py-nested", "runs a run")
+        def nested(ctx):
+            kbsim.run("pe-dma-perf")
+        """)
+    code, _, err = cli("run", "--bench", "py-nested", "--plugins", d)
+    assert code == 2, err
+    assert "nested.py:5 in nested: a Python plugin runs inside a kbsim run" in err
