@@ -124,7 +124,7 @@ PYPKG="$(dirname "$BIN")/../python"
 PYTHON_COST="$WORK/python.txt"
 if [[ -x /usr/bin/python3 && -d "$PYPKG/kbsim" ]]; then
   printf '==> kbsim.run against kbsim run, %d pairs per bench\n' "$RUNS"
-  PYTHONPATH="$PYPKG" /usr/bin/python3 - "$BIN" "$RUNS" "$WORK" >"$PYTHON_COST" <<'PY' || echo "(the Python comparison failed)" >"$PYTHON_COST"
+  PYTHONPATH="$PYPKG" /usr/bin/python3 - "$BIN" "$RUNS" "$WORK" "$REPO" >"$PYTHON_COST" <<'PY' || echo "(the Python comparison failed)" >"$PYTHON_COST"
 import json, os, statistics, subprocess, sys, time
 import kbsim
 binary, runs, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -159,6 +159,43 @@ for name, params in cases:
         min(ratios), max(ratios)))
 print("(medians and ranges; the command's wall includes starting a process and loading its plugins, which an")
 print(" interpreter that imported kbsim pays once per run too: kbsim.run loads the plugins as the command does)")
+
+# A bench written in Python (a plugin file) against its C++ twin, and the start-up of a run beside a directory of
+# Python plugins, indexed (no interpreter starts) or not (discovery runs every file).
+examples = os.path.join(sys.argv[4], "examples", "python_plugins")
+indexed, unindexed = os.path.join(work, "py-indexed"), os.path.join(work, "py-unindexed")
+import shutil
+for d in (indexed, unindexed):
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(examples, d)
+subprocess.run([binary, "list", "--write-index", indexed], check=True)
+pairs = [("py-tp-mlp / tp-mlp", ["--bench", "py-tp-mlp", "--plugins", indexed], ["--bench", "tp-mlp"]),
+         ("pe-dma-perf, Python plugins indexed / none", ["--bench", "pe-dma-perf", "--plugins", indexed],
+          ["--bench", "pe-dma-perf"]),
+         ("pe-dma-perf, Python plugins not indexed / none", ["--bench", "pe-dma-perf", "--plugins", unindexed],
+          ["--bench", "pe-dma-perf"])]
+print()
+print("Python plugins, paired (A / B)                     A wall s           B wall s           wall A/B"
+      "            run phase A/B")
+for name, a, b in pairs:
+    walls = {"a": [], "b": []}
+    runs_ = {"a": [], "b": []}
+    for i in range(runs):
+        for who in (("a", "b") if i % 2 == 0 else ("b", "a")):
+            out = os.path.join(work, "plug-{}-{}".format(who, i))
+            t = time.perf_counter()
+            subprocess.run([binary, "run", *(a if who == "a" else b), "--out", out], check=True,
+                           stdout=subprocess.DEVNULL)
+            walls[who].append(time.perf_counter() - t)
+            with open(os.path.join(out, "results.json")) as f:
+                runs_[who].append(json.load(f)["wall_time_s"])
+    wr = [x / y for x, y in zip(walls["a"], walls["b"])]
+    rr = [x / y for x, y in zip(runs_["a"], runs_["b"])]
+    print("{:<50} {:<18} {:<18} {:.2f} ({:.2f}-{:.2f})   {:.2f} ({:.2f}-{:.2f})".format(
+        name, m(walls["a"]), m(walls["b"]), statistics.median(wr), min(wr), max(wr), statistics.median(rr),
+        min(rr), max(rr)))
+print("(the whole process's wall includes starting the interpreter when a Python plugin is loaded; the run phase")
+print(" is the bench's own: a Python bench's calls cost a hand-over between two threads each)")
 PY
 fi
 
@@ -252,6 +289,6 @@ print(f"matmul-composite 512^3: timing pass {fmt(timing, 1e-3, 1)} ms, data pass
 EOF
 if [[ -s "$PYTHON_COST" ]]; then
   echo
-  echo "kbsim.run (Python, in process) against kbsim run (the command), paired:"
+  echo "kbsim.run (Python, in process) against kbsim run (the command), and Python plugins, paired:"
   cat "$PYTHON_COST"
 fi

@@ -4,12 +4,13 @@ the kbsim command's embedded interpreter. The twin py-tp-mlp against the C++ tp-
 import json
 import os
 import shutil
+import subprocess
 import textwrap
 
 import pytest
 
 import kbsim
-from conftest import SOURCE
+from conftest import BUILD, SOURCE
 
 EXAMPLES = os.path.join(SOURCE, "examples", "python_plugins")
 TWIN_KEYS = ("world_size", "fc1_gemm_ns", "fc2_partial_gemm_ns", "allreduce_crit_ns", "forward_ns",
@@ -194,3 +195,30 @@ def test_inside_a_python_bench_kbsim_run_says_it_cannot(cli, tmp_path):
     code, _, err = cli("run", "--bench", "py-nested", "--plugins", d)
     assert code == 2, err
     assert "nested.py:5 in nested: a Python plugin runs inside a kbsim run" in err
+
+
+def test_a_session_in_this_interpreter_refuses_python_plugins_and_the_next_run_is_fine():
+    with pytest.raises(kbsim.PluginError, match="Python plugins run in a kbsim process, not in this interpreter"):
+        kbsim.Session(plugins=[EXAMPLES])
+    assert kbsim.run("pe-dma-perf", quiet=True).metrics
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on this machine")
+def test_under_mpirun_a_python_bench_shares_its_points_over_the_ranks(cli, tmp_path):
+    d = plugin_dir(tmp_path, sweep="""\
+        import kbsim
+
+        @kbsim.bench("py-mpi-sweep", "tp-mlp points")
+        def sweep(ctx):
+            got = ctx.run_points([("tp-mlp", {"D_hidden": 1024}), ("tp-mlp", {"D_hidden": 2048})])
+            ctx.metrics["forward_ns"] = [g["forward_ns"] for g in got]
+        """)
+    code, _, err = cli("run", "--bench", "py-mpi-sweep", "--plugins", d, "--out", str(tmp_path / "one"))
+    assert code == 0, err
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", "2", os.path.join(BUILD, "bin", "kbsim"), "run",
+                        "--bench", "py-mpi-sweep", "--plugins", d, "--out", str(tmp_path / "two")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "2 run over 2 MPI ranks" in p.stdout
+    assert results(tmp_path / "two")["metrics"] == results(tmp_path / "one")["metrics"]

@@ -127,7 +127,7 @@ const PluginDescriptor* load(const fs::path& file) {
       if (type == "float") info.params.push_back(param_float(pname, value.cast<double>(), help));
       if (type == "string") info.params.push_back(param_string(pname, value.cast<std::string>(), help));
     }
-    d.benches.push_back({std::move(info), [path, bench] { return new PythonBench(path, bench); }});
+    d.benches.push_back({std::move(info), [path, bench_name = bench] { return new PythonBench(path, bench_name); }});
   }
   return &d;
 }
