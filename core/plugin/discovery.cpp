@@ -72,8 +72,8 @@ void Registry::discover(bool use_index) {
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const fs::path& p = entry.path();
       const std::string name = p.filename().string();
-      const bool library = name.find(".so") != std::string::npos;
-      if (!library && (name.empty() || name[0] == '_' || name[0] == '.')) continue;  // a plugin file's helper
+      const bool library = name.ends_with(".so") || name.find(".so.") != std::string::npos;  // (libx.so.1)
+      if (!library && (name.empty() || name[0] == '_' || name[0] == '.')) continue;          // a plugin file's helper
       std::error_code bad;
       if (entry.is_regular_file(bad)) (library ? files : found[k].others).push_back(p);
       if (bad && library) throw PluginError(p.string() + ": cannot load library: " + bad.message());

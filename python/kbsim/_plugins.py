@@ -50,9 +50,8 @@ def builtins_type(value):
 
 
 class _Bench:
-    def __init__(self, name, summary, params, fn, reads_topology):
+    def __init__(self, name, summary, params, fn):
         self.name, self.summary, self.params, self.fn = name, summary, list(params), fn
-        self.reads_topology = reads_topology
         self.file = os.path.realpath(fn.__code__.co_filename)
 
 
@@ -60,15 +59,15 @@ _declared = []  # what the file being loaded declares (or, imported from a scrip
 _benches = {}   # (file, name) -> _Bench, for the files kbsim loaded
 
 
-def bench(name, summary="", params=(), reads_topology=True):
-    """Declare a bench: a function of its :class:`BenchContext`. name: as ``kbsim run --bench NAME`` takes it.
-    params: :class:`Param` s. reads_topology: it runs on the configured system (False: it builds its own)."""
+def bench(name, summary="", params=()):
+    """Declare a bench: a function of its :class:`BenchContext`, run on the configured system (``--topology``,
+    ``--set``). name: as ``kbsim run --bench NAME`` takes it. params: :class:`Param` s."""
     for p in params:
         if not isinstance(p, Param):
             raise TypeError("bench {!r}: params are kbsim.Param, not {}".format(name, type(p).__name__))
 
     def declare(fn):
-        _declared.append(_Bench(str(name), str(summary), params, fn, bool(reads_topology)))
+        _declared.append(_Bench(str(name), str(summary), params, fn))
         return fn
     return declare
 
@@ -91,39 +90,43 @@ def _one_line(error):
 
 
 def load_file(path):
-    """Run a plugin file and return what it declares, as (kind, name, summary, reads_topology, params) tuples with
-    params as (name, type, default, help). Raises PluginFileError with file:line:column."""
+    """Run a plugin file and return what it declares, as (kind, name, summary, params) tuples with params as (name,
+    type, default, help). Raises PluginFileError with file:line:column."""
     path = os.path.realpath(path)
     name = "kbsim_plugin_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(path)[:-3])
     folder = os.path.dirname(path)
     if folder not in sys.path:
-        sys.path.insert(0, folder)  # its helpers (_name.py) import as plain modules
+        sys.path.append(folder)  # its helpers (_name.py) import as plain modules (the standard library's first)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import does while the module runs (dataclasses, pickling look it up)
     start = len(_declared)
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:
+        del sys.modules[name]
         raise PluginFileError("{}:{}:{}: {}: {}".format(e.filename or path, e.lineno, e.offset,
                                                         type(e).__name__, e.msg)) from None
     except BaseException as e:
+        del sys.modules[name]
         raise PluginFileError("{}: {}".format(_where(e, path), _one_line(e))) from None
     finally:
         found = _declared[start:]
         del _declared[start:]
-    sys.modules[name] = module
     out = []
     for b in found:
+        if b.file != path:
+            continue  # declared by a module this one imports (another plugin file is loaded as itself)
         _benches[(path, b.name)] = b
-        out.append(("bench", b.name, b.summary, b.reads_topology,
-                    [(p.name, _TYPES[p.type], p.default, p.help) for p in b.params]))
+        out.append(("bench", b.name, b.summary, [(p.name, _TYPES[p.type], p.default, p.help) for p in b.params]))
     return out
 
 
 class BenchContext:
     """What a Python bench is given: ``params`` (dict), ``flags`` (the run's flags, e.g. ``verify-data``),
     ``runtime`` and ``dist`` (the configured system's host and distributed runtimes, as a kbsim.Session's),
-    ``metrics`` (a dict of scalars, dicts and lists: the run's results.json ``metrics``), :meth:`note`,
+    ``metrics`` (a dict of scalars, dicts and lists: the run's results.json ``metrics``, taken when the function
+    ends, however it ends: an interrupted run keeps what it had), :meth:`note`,
     :meth:`write_file`, :meth:`run_bench` and :meth:`run_points`."""
 
     def __init__(self, driver, params, flags):
@@ -192,34 +195,48 @@ class _Driver(Session):
         self._closed = True
 
 
-def start_bench(file, name, params, flags, channel):
-    """Run bench ``name`` of ``file`` on a thread of its own, driving ``channel``; the thread is returned."""
-    b = _benches[(file, name)]
-    t = threading.Thread(target=_run_bench, args=(b, params, flags, channel), name="kbsim bench " + name,
-                         daemon=True)
-    t.start()
-    return t
+class _Run:
+    """A Python bench's run: its thread, and its context (whose metrics the bench's thread takes at the end)."""
 
+    def __init__(self, b, params, flags, channel):
+        self.bench, self.params, self.flags, self.channel = b, params, flags, channel
+        self.context = None
+        self.thread = threading.Thread(target=self._main, name="kbsim bench " + b.name, daemon=True)
 
-def _run_bench(b, params, flags, channel):
-    try:
-        channel.start()
-    except Error:
-        return  # the run ended before the bench started: it says why
-    driver = _Driver(channel)
-    ctx = BenchContext(driver, params, flags)
-    driver.verify_data = ctx.verify_data
-    try:
-        b.fn(ctx)
-        if ctx.metrics:
-            driver._submit(_kbsim.Call.metrics({str(k): v for k, v in ctx.metrics.items()}))
-        channel.order(_CLOSE, _kbsim.DRIVER)
-    except BaseException as e:  # noqa: the bench's thread reports it
-        if not channel.ended:  # (else the run's own error ended it, and says so)
-            # A kbsim error the bench raises itself (kbsim.BenchError: it failed its checks) keeps its exit code.
-            text = str(e) if isinstance(e, Error) else _one_line(e)
-            channel.order(_RAISE, _kbsim.DRIVER, None, "{}: {}".format(_where(e, b.file), text),
-                          e.exit_code if isinstance(e, Error) else 0)
-    finally:
+    @property
+    def metrics(self):
+        return self.context.metrics if self.context is not None else {}
+
+    def join(self):
+        self.thread.join()
         sys.stdout.flush()
         sys.stderr.flush()
+
+    def _main(self):
+        channel = self.channel
+        try:
+            channel.start()
+        except Error:
+            return  # the run ended before the bench started: it says why
+        try:
+            driver = _Driver(channel)
+            self.context = BenchContext(driver, self.params, self.flags)
+            driver.verify_data = self.context.verify_data
+            self.bench.fn(self.context)
+            channel.order(_CLOSE, _kbsim.DRIVER)
+        except BaseException as e:  # noqa: the bench's thread reports it
+            if not channel.ended:  # (else the run's own error ended it, and says so)
+                # A kbsim error the bench raises itself (kbsim.BenchError: it failed its checks) keeps its exit code.
+                text = str(e) if isinstance(e, Error) else _one_line(e)
+                channel.abandon("{}: {}".format(_where(e, self.bench.file), text),
+                                e.exit_code if isinstance(e, Error) else 0)
+        finally:
+            if not channel.ended:  # whatever happened, the bench's thread is told this one is done
+                channel.abandon("the bench's Python thread ended without closing its run", 0)
+
+
+def start_bench(file, name, params, flags, channel):
+    """Run bench ``name`` of ``file`` on a thread of its own, driving ``channel``; returns its :class:`_Run`."""
+    run = _Run(_benches[(file, name)], params, flags, channel)
+    run.thread.start()
+    return run

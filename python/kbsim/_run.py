@@ -144,8 +144,8 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
 def _python_plugins(dirs):
     """Whether a plugin directory holds Python plugins: a run that may load them is a kbsim process of its own (the
     interpreter embedded there runs them; sdk/README.md, "Write it in Python")."""
-    dirs = [os.fspath(d) for d in dirs]
-    return any(n.endswith(".py") and not n.startswith(("_", ".")) for d in dirs if os.path.isdir(d)
+    dirs = [os.fspath(d) for d in dirs] + os.environ.get("KBSIM_PLUGIN_PATH", "").split(":")
+    return any(n.endswith(".py") and not n.startswith(("_", ".")) for d in dirs if d and os.path.isdir(d)
                for n in os.listdir(d))
 
 

@@ -341,17 +341,27 @@ Metrics::Scalar scalar_of(const py::handle& value) {
                        std::string(py::str(value.get_type().attr("__name__"))));
 }
 
-void fill(Metrics& out, const py::handle& value) {
+void fill(Metrics& out, const py::handle& value, const std::string& path) {
   auto add = [&](const std::string& key, const py::handle& v) {
+    const std::string where = out.is_list() ? path + "[" + std::to_string(out.entries().size()) + "]"
+                                            : (path.empty() ? key : path + "." + key);
     const bool is_dict = py::isinstance<py::dict>(v);
     if (is_dict || py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
       fill(out.is_list() ? (is_dict ? out.append() : out.append_list()) : (is_dict ? out.object(key) : out.list(key)),
-           v);
-    } else if (out.is_list()) {
-      out.append(scalar_of(v));
-    } else {
-      out.set(key, scalar_of(v));
+           v, where);
+      return;
     }
+    Metrics::Scalar scalar;
+    try {
+      scalar = scalar_of(v);
+    } catch (const py::cast_error&) {
+      throw py::type_error("metric '" + where + "': " + std::string(py::repr(v)) + " does not fit a metric");
+    } catch (const py::type_error& e) {
+      throw py::type_error("metric '" + where + "': " + e.what());
+    } catch (py::error_already_set& e) {  // numpy's item() of an array of several values
+      throw py::type_error("metric '" + where + "': " + std::string(py::str(e.value())));
+    }
+    out.is_list() ? out.append(std::move(scalar)) : out.set(key, std::move(scalar));
   };
   if (py::isinstance<py::dict>(value)) {
     for (const auto& [k, v] : value.cast<py::dict>()) add(py::str(k), v);
@@ -389,7 +399,7 @@ void bind_bench_calls(py::class_<Call, CallPtr>& c) {
   c.def_static("metrics",
                [](const py::dict& values) {
                  auto tree = std::make_shared<Metrics>();
-                 fill(*tree, values);
+                 fill(*tree, values, "");
                  return make([tree](Channel& ss, Call&) { merge(ss.ctx().metrics(), *tree); });
                })
       .def_static(
@@ -428,6 +438,8 @@ void bind_bench_calls(py::class_<Call, CallPtr>& c) {
 }
 
 }  // namespace
+
+void fill_metrics(Metrics& out, const py::handle& values) { fill(out, values, ""); }
 
 void bind_calls(py::module_& m) {
   bind_tensor(m);
@@ -495,6 +507,7 @@ void bind_calls(py::module_& m) {
             return s.order(Order{static_cast<Order::Kind>(kind), executor, call, std::move(message), code});
           },
           py::arg("kind"), py::arg("executor"), py::arg("call") = nullptr, py::arg("message") = "", py::arg("code") = 0)
+      .def("abandon", &Channel::abandon, py::arg("message"), py::arg("code"))
       .def("unanswered", &Channel::unanswered)
       .def_property_readonly("ended", &Channel::ended);
   m.def("_register_errors", &register_errors, py::arg("types"));

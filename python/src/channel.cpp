@@ -109,6 +109,13 @@ void Channel::post_end(int code, const std::string& error) {
   cv_.notify_all();
 }
 
+void Channel::abandon(std::string message, int code) {
+  const std::lock_guard<std::mutex> lock(m_);
+  if (last_ || closing_) return;
+  last_ = Order{Order::kRaise, kDriver, nullptr, std::move(message), code};
+  cv_.notify_all();
+}
+
 void Channel::post_close() {
   const std::lock_guard<std::mutex> lock(m_);
   order_ = Order{Order::kClose, kDriver, nullptr, {}, 0};
@@ -120,7 +127,8 @@ Order Channel::exchange(Event event, int executor) {
   if (closing_) return Order{Order::kClose, executor, nullptr, {}, 0};
   event_ = std::move(event);
   cv_.notify_all();
-  cv_.wait(lock, [this] { return order_.has_value(); });
+  cv_.wait(lock, [this] { return order_.has_value() || last_.has_value(); });
+  if (!order_) return *last_;  // Python is done: every wait from now on gets its last word
   Order o = std::move(*order_);
   order_.reset();
   if (o.kind == Order::kClose) {

@@ -112,6 +112,10 @@ class Channel {
   void spawn(unsigned n);
   /// The bench has ended, with `code` and `error` (empty when none): Python's next wait returns kEnded.
   void post_end(int code, const std::string& error);
+  /// Python's side, never raising nor waiting: the driver's Python code is done (it raised `message`, with the exit
+  /// code of the kbsim error it was, or 0): every wait of the bench's thread from now on gets this kRaise, whatever
+  /// other Python thread is in a call meanwhile. Only the first call counts.
+  void abandon(std::string message, int code);
 
  protected:
   /// Called about every 100 ms while Python waits, and when its event comes (a session watches for Ctrl-C).
@@ -139,8 +143,9 @@ class Channel {
   std::condition_variable cv_;
   std::optional<Event> event_;
   std::optional<Order> order_;
-  bool closing_ = false;   ///< Python closed it: the bench's thread asks Python nothing more
-  bool in_order_ = false;  ///< a Python thread is in order()
+  bool closing_ = false;       ///< Python closed it: the bench's thread asks Python nothing more
+  bool in_order_ = false;      ///< a Python thread is in order()
+  std::optional<Order> last_;  ///< abandon()'s order
   BenchContext* ctx_ = nullptr;
   rt::Runtime* rt_ = nullptr;
   bool used_system_ = false;
@@ -153,5 +158,8 @@ void register_errors(const pybind11::dict& types);
 
 /// The Tensor, Placement, Call, Event and Channel classes, the event and order kinds, and _register_errors.
 void bind_calls(pybind11::module_& m);
+/// A dict of metrics from Python (numbers, strings, dicts and lists of them) into `out`; a value of another type
+/// raises TypeError naming its key. Needs the interpreter's lock.
+void fill_metrics(Metrics& out, const pybind11::handle& values);
 
 }  // namespace kbsim::python

@@ -222,3 +222,38 @@ def test_under_mpirun_a_python_bench_shares_its_points_over_the_ranks(cli, tmp_p
     assert p.returncode == 0, p.stderr
     assert "2 run over 2 MPI ranks" in p.stdout
     assert results(tmp_path / "two")["metrics"] == results(tmp_path / "one")["metrics"]
+
+
+def test_a_bench_stopped_by_max_wall_keeps_its_metrics(cli, tmp_path):
+    d = plugin_dir(tmp_path, long="""\
+        import numpy as np
+        import kbsim
+
+        @kbsim.bench("py-long", "many kernel launches")
+        def long(ctx):
+            rt = ctx.runtime
+            x = rt.tensor(np.ones((16, 64), np.float16), kbsim.Placement(pe="column", num_pes=4))
+            z = rt.empty((16, 64), "f16", kbsim.Placement(pe="column", num_pes=4))
+            ctx.metrics["launches"] = 0
+            for _ in range(1000000):
+                rt.launch("host-tour-scale", x, z, 16, 64, 0.5).wait()
+                ctx.metrics["launches"] += 1
+        """)
+    code, _, err = cli("run", "--bench", "py-long", "--plugins", d, "--max-wall", "0.5", "--out", str(tmp_path / "o"))
+    assert code == 8, err
+    r = results(tmp_path / "o")
+    assert r["interrupted"] and 0 < r["metrics"]["launches"] < 1000000
+
+
+def test_a_metric_of_another_type_ends_the_run_naming_its_key(cli, tmp_path):
+    d = plugin_dir(tmp_path, badmetric="""\
+        import kbsim
+
+        @kbsim.bench("py-bad-metric", "a metric that is not one")
+        def bad(ctx):
+            ctx.metrics["fine"] = {"list": [1, 2.5, "x"]}
+            ctx.metrics["nested"] = {"set": {1, 2}}
+        """)
+    code, _, err = cli("run", "--bench", "py-bad-metric", "--plugins", d)
+    assert code == 4, err
+    assert "metric 'nested.set'" in err and err.count("\\n") <= 1, err

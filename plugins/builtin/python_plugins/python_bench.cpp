@@ -25,11 +25,18 @@ py::dict to_dict(const Params& params) {
 
 void PythonBench::run(BenchContext& ctx) {
   auto channel = std::make_shared<Channel>();
-  py::object thread;
+  struct Held {  // the run's Python object, let go of with the interpreter's lock however this ends
+    py::object run;
+    ~Held() {
+      const py::gil_scoped_acquire gil;
+      run = py::object();
+    }
+  } held;
+  py::object& run = held.run;
   {
     const py::gil_scoped_acquire gil;
-    thread = py::module_::import("kbsim._plugins")
-                 .attr("start_bench")(file_, name_, to_dict(ctx.params()), to_dict(ctx.flags()), py::cast(channel));
+    run = py::module_::import("kbsim._plugins")
+              .attr("start_bench")(file_, name_, to_dict(ctx.params()), to_dict(ctx.flags()), py::cast(channel));
   }
   std::exception_ptr failed;
   try {
@@ -37,7 +44,7 @@ void PythonBench::run(BenchContext& ctx) {
   } catch (...) {
     failed = std::current_exception();
   }
-  // Python's thread waits for the end (its close or its error was the last order), or is told the bench failed.
+  // Python's thread waits for the end (its close or its error was its last order), or is told the bench failed.
   std::string why;
   int code = 0;
   if (failed) {
@@ -54,13 +61,21 @@ void PythonBench::run(BenchContext& ctx) {
     }
   }
   channel->post_end(code, why);
+  std::string bad_metrics;
   {
     const py::gil_scoped_acquire gil;
-    thread.attr("join")();
-    thread = py::object();
-    py::module_::import("sys").attr("stdout").attr("flush")();
+    run.attr("join")();
+    // The metrics the function left, however it ended (a run stopped by Ctrl-C or --max-wall keeps them).
+    try {
+      fill_metrics(ctx.metrics(), run.attr("metrics"));
+    } catch (const py::builtin_exception& e) {
+      bad_metrics = e.what();
+    } catch (py::error_already_set& e) {
+      bad_metrics = py::str(e.value()).cast<std::string>();
+    }
   }
   if (failed) std::rethrow_exception(failed);
+  if (!bad_metrics.empty()) throw std::runtime_error(file_ + ": " + bad_metrics);
 }
 
 }  // namespace kbsim::python

@@ -4,11 +4,13 @@
 // over this library's own bindings (the module kbsim._kbsim, as `import kbsim` has it, less what runs a command),
 // runs the file, and registers what it declares.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <pybind11/embed.h>
 
 #include <deque>
 #include <filesystem>
 #include <mutex>
+#include <utility>
 
 #include "channel.hpp"
 #include "kbsim/plugin.hpp"
@@ -55,6 +57,35 @@ py::module_ host_module() {
   return m;
 }
 
+// A sweep's points run in processes forked from the bench's thread (`-j N`), which does not hold the interpreter's
+// lock: take it around the fork, so the child's interpreter is whole (no lock held by a thread it lacks) and its
+// buffered output is not printed twice. A fork Python makes itself (os.fork, subprocess) prepares it on its own.
+thread_local PyGILState_STATE t_fork_gil;
+thread_local bool t_fork_held = false;
+
+void flush(const char* stream) {
+  if (PyObject* f = PySys_GetObject(stream)) {  // borrowed
+    PyObject* r = PyObject_CallMethod(f, "flush", nullptr);
+    Py_XDECREF(r);
+    PyErr_Clear();
+  }
+}
+
+void before_fork() {
+  if (PyGILState_Check()) return;
+  t_fork_gil = PyGILState_Ensure();
+  t_fork_held = true;
+  flush("stdout");
+  flush("stderr");
+  PyOS_BeforeFork();
+}
+
+void after_fork(bool child) {
+  if (!std::exchange(t_fork_held, false)) return;
+  child ? PyOS_AfterFork_Child() : PyOS_AfterFork_Parent();
+  PyGILState_Release(t_fork_gil);
+}
+
 /// Start the interpreter (once) and make the package importable. A process whose interpreter kbsim did not start
 /// (a kbsim.run from Python) loads no Python plugin in process: kbsim.run runs such a run as a kbsim process.
 void start_python(const fs::path& file) {
@@ -79,13 +110,15 @@ void start_python(const fs::path& file) {
     if (PyStatus_Exception(status))
       throw PluginError(std::string("python_plugins: the embedded Python cannot start: ") +
                         (status.err_msg ? status.err_msg : "?"));
-    {
-      py::module_ sys = py::module_::import("sys");
-      sys.attr("path").attr("insert")(0, package_parent().string());
-      sys.attr("modules")["kbsim._kbsim"] = host_module();
-      py::module_::import("kbsim._plugins");
-    }
-    PyEval_SaveThread();  // the lock is taken by whichever thread needs Python next
+    struct Release {  // however the rest goes, the lock is taken by whichever thread needs Python next
+      ~Release() { PyEval_SaveThread(); }
+    } release;
+    pthread_atfork(
+        &before_fork, [] { after_fork(false); }, [] { after_fork(true); });
+    py::module_ sys = py::module_::import("sys");
+    sys.attr("path").attr("insert")(0, package_parent().string());
+    sys.attr("modules")["kbsim._kbsim"] = host_module();
+    py::module_::import("kbsim._plugins");
   });
   if (!ours)
     throw PluginError(file.string() +
@@ -96,8 +129,9 @@ void start_python(const fs::path& file) {
 const PluginDescriptor* load(const fs::path& file) {
   try {
     start_python(file);
-  } catch (const py::error_already_set& e) {
-    throw PluginError(file.string() + ": the embedded Python cannot start: " + e.what());
+  } catch (py::error_already_set& e) {
+    const py::gil_scoped_acquire gil;
+    throw PluginError(file.string() + ": the embedded Python cannot start: " + py::str(e.value()).cast<std::string>());
   }
   const py::gil_scoped_acquire gil;
   py::list declared;
@@ -106,20 +140,19 @@ const PluginDescriptor* load(const fs::path& file) {
   } catch (py::error_already_set& e) {
     if (e.matches(py::module_::import("kbsim._plugins").attr("PluginFileError")))
       throw PluginError(py::str(e.value()).cast<std::string>());
-    throw PluginError(file.string() + ": " + e.what());
+    throw PluginError(file.string() + ": " + py::str(e.value()).cast<std::string>());
   }
   static std::deque<PluginDescriptor> descriptors;  // alive until the process ends, as a library's
   static std::deque<std::string> names;
   const std::string& name = names.emplace_back(file.filename().string());
   PluginDescriptor& d = descriptors.emplace_back(
-      PluginDescriptor{kAbiVersion, KBSIM_BUILD_TAG, name.c_str(), {}, {}, {}, {}, {}, {}, {}, {}, {}});
+      PluginDescriptor{kAbiVersion, "python " PY_VERSION, name.c_str(), {}, {}, {}, {}, {}, {}, {}, {}, {}});
   const std::string path = fs::weakly_canonical(file).string();
   for (const py::handle& item : declared) {
-    auto [kind, bench, summary, reads_topology, params] =
-        item.cast<std::tuple<std::string, std::string, std::string, bool, py::list>>();
+    auto [kind, bench, summary, params] = item.cast<std::tuple<std::string, std::string, std::string, py::list>>();
     if (kind != "bench") continue;
     BenchInfo info{bench, summary, {}};
-    info.reads_topology = reads_topology;
+    info.reads_topology = true;  // a Python bench runs on the configured system
     for (const py::handle& p : params) {
       auto [pname, type, value, help] = p.cast<std::tuple<std::string, std::string, py::object, std::string>>();
       if (type == "bool") info.params.push_back(param_bool(pname, value.cast<bool>(), help));
