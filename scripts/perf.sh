@@ -169,7 +169,10 @@ for d in (indexed, unindexed):
     shutil.rmtree(d, ignore_errors=True)
     shutil.copytree(examples, d)
 subprocess.run([binary, "list", "--write-index", indexed], check=True)
+gemm = ["--param", "M=512", "--param", "K=512", "--param", "N=512"]
 pairs = [("py-tp-mlp / tp-mlp", ["--bench", "py-tp-mlp", "--plugins", indexed], ["--bench", "tp-mlp"]),
+         ("py-matmul-composite / matmul-composite, 512^3",
+          ["--bench", "py-matmul-composite", "--plugins", indexed, *gemm], ["--bench", "matmul-composite", *gemm]),
          ("pe-dma-perf, Python plugins indexed / none", ["--bench", "pe-dma-perf", "--plugins", indexed],
           ["--bench", "pe-dma-perf"]),
          ("pe-dma-perf, Python plugins not indexed / none", ["--bench", "pe-dma-perf", "--plugins", unindexed],
@@ -196,6 +199,32 @@ for name, a, b in pairs:
         min(rr), max(rr)))
 print("(the whole process's wall includes starting the interpreter when a Python plugin is loaded; the run phase")
 print(" is the bench's own: a Python bench's calls cost a hand-over between two threads each)")
+
+# The host time of one tl call of a Python kernel: a kernel of N tl.cycles(1) calls on one PE, against N = 0.
+calls_dir = os.path.join(work, "py-calls")
+os.makedirs(calls_dir, exist_ok=True)
+with open(os.path.join(calls_dir, "calls.py"), "w") as f:
+    f.write("import kbsim\n\n"
+            "@kbsim.kernel('perf_cycles', 'n tl.cycles(1) calls')\n"
+            "def cycles(tl, n):\n"
+            "    for _ in range(n):\n"
+            "        tl.cycles(1)\n\n"
+            "@kbsim.bench('perf-tl-calls', 'one launch of perf_cycles', params=[kbsim.Param('n', 0, 'calls')])\n"
+            "def bench(ctx):\n"
+            "    ctx.runtime.launch('perf_cycles', ctx.params['n']).wait()\n")
+n_calls = 20000
+per_call = []
+for i in range(runs):
+    walls = {}
+    for n in ((0, n_calls) if i % 2 == 0 else (n_calls, 0)):
+        out = os.path.join(work, "calls-{}-{}".format(n, i))
+        subprocess.run([binary, "run", "--bench", "perf-tl-calls", "--plugins", calls_dir, "--param",
+                        "n={}".format(n), "--out", out], check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(out, "results.json")) as f:
+            walls[n] = json.load(f)["wall_time_s"]
+    per_call.append((walls[n_calls] - walls[0]) / n_calls * 1e6)
+print("a Python kernel's tl call (tl.cycles(1), run phase with {} calls against none): {:.2f} us ({:.2f}-{:.2f})"
+      .format(n_calls, statistics.median(per_call), min(per_call), max(per_call)))
 PY
 fi
 

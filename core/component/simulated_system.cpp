@@ -132,5 +132,8 @@ OpLogView* SimulatedSystem::op_log() noexcept { return sim_.oplog_; }
 std::vector<const Extension*> SimulatedSystem::extensions(std::string_view kind) const {
   return sim_.registry_.extensions_of(kind);
 }
+const Extension* SimulatedSystem::extension(std::string_view kind, std::string_view name) const {
+  return sim_.registry_.extension(kind, name);
+}
 
 }  // namespace kbsim::core

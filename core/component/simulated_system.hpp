@@ -57,6 +57,7 @@ class SimulatedSystem final : public System {
   void unshare(ReplicatedService& news) noexcept override;
   OpLogView* op_log() noexcept override;
   std::vector<const Extension*> extensions(std::string_view kind) const override;
+  const Extension* extension(std::string_view kind, std::string_view name) const override;
 
  private:
   std::unique_ptr<Simulation> owned_;

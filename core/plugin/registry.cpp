@@ -46,6 +46,12 @@ const std::map<std::pair<std::string, std::string>, Registry::ExtensionEntry>& R
   load_pending_kind(OfferKind::kExtension);
   return extensions_;
 }
+const Extension* Registry::extension(std::string_view kind, std::string_view name) const {
+  load_pending([&](const Offer& o) { return o.kind == OfferKind::kExtension && o.name == kind && o.detail == name; },
+               true);
+  auto it = extensions_.find({std::string(kind), std::string(name)});
+  return it == extensions_.end() ? nullptr : it->second.ext;
+}
 std::vector<const Extension*> Registry::extensions_of(std::string_view kind) const {
   load_pending([kind](const Offer& o) { return o.kind == OfferKind::kExtension && o.name == kind; });
   std::vector<const Extension*> out;

@@ -80,6 +80,8 @@ class Registry {
   const MessageType* message_type(TypeId type) const;
   /// The model extensions of one kind, by name.
   std::vector<const Extension*> extensions_of(std::string_view kind) const;
+  /// The model extension of one kind and name, or nullptr: only its provider is loaded.
+  const Extension* extension(std::string_view kind, std::string_view name) const;
   void add_message_type(MessageType type, const std::string& library = "(in-process)");
 
   struct Provided {

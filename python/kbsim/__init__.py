@@ -17,7 +17,7 @@ _kbsim.set_bin_dir(_paths.BIN_DIR)
 
 from ._errors import (BenchError, ConfigError, Error, InternalError, InterruptedRun, PluginError,  # noqa: E402
                       SimulationError, UsageError)
-from ._plugins import BenchContext, Param, bench  # noqa: E402
+from ._plugins import BenchContext, Param, bench, kernel  # noqa: E402
 from ._run import Result, run  # noqa: E402
 from ._session import Distributed, LaunchResult, Placement, Runtime, Session, Tensor  # noqa: E402
 from ._sweep import PointError, frame, sweep  # noqa: E402
@@ -25,7 +25,7 @@ from ._system import SVG, System  # noqa: E402
 
 __all__ = [
     "run", "Result", "sweep", "frame", "PointError", "System", "SVG",
-    "bench", "Param", "BenchContext",
+    "bench", "kernel", "Param", "BenchContext",
     "Session", "Runtime", "Distributed", "Tensor", "Placement", "LaunchResult",
     "Error", "UsageError", "ConfigError", "PluginError", "SimulationError", "BenchError", "InterruptedRun",
     "InternalError",

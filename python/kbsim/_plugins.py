@@ -55,8 +55,15 @@ class _Bench:
         self.file = os.path.realpath(fn.__code__.co_filename)
 
 
+class _Kernel:
+    def __init__(self, name, summary, fn):
+        self.name, self.summary, self.fn = name, summary, fn
+        self.file = os.path.realpath(fn.__code__.co_filename)
+
+
 _declared = []  # what the file being loaded declares (or, imported from a script, every declaration)
 _benches = {}   # (file, name) -> _Bench, for the files kbsim loaded
+_kernels = {}   # (file, name) -> _Kernel
 
 
 def bench(name, summary="", params=()):
@@ -68,6 +75,16 @@ def bench(name, summary="", params=()):
 
     def declare(fn):
         _declared.append(_Bench(str(name), str(summary), params, fn))
+        return fn
+    return declare
+
+
+def kernel(name, summary=""):
+    """Declare a kernel: a function ``fn(tl, *args)`` of the kernel API (kbsim/_kernels.py: ``tl.load``,
+    ``tl.dot``, ``tl.composite``, ``tl.send``, ...) and the launch's arguments (a tensor's ``ptr``, ``shape``,
+    ``dtype``; ints; floats), launched by name as a C++ kernel is (``runtime.launch(name, ...)``)."""
+    def declare(fn):
+        _declared.append(_Kernel(str(name), str(summary), fn))
         return fn
     return declare
 
@@ -117,9 +134,20 @@ def load_file(path):
     for b in found:
         if b.file != path:
             continue  # declared by a module this one imports (another plugin file is loaded as itself)
+        if isinstance(b, _Kernel):
+            _kernels[(path, b.name)] = b
+            out.append(("kernel", b.name, b.summary, []))
+            continue
         _benches[(path, b.name)] = b
         out.append(("bench", b.name, b.summary, [(p.name, _TYPES[p.type], p.default, p.help) for p in b.params]))
     return out
+
+
+def start_kernel(file, name, args):
+    """One PE's run of kernel ``name`` of ``file`` with the launch's ``args`` (stepped by the PE)."""
+    from ._kernels import _KernelRun
+    k = _kernels[(file, name)]
+    return _KernelRun(k.fn, args, lambda e: "{}: {}".format(_where(e, k.file), _one_line(e)))
 
 
 class BenchContext:
@@ -137,6 +165,11 @@ class BenchContext:
         self.metrics = {}
         self.runtime = driver.runtime
         self.dist = driver.dist
+
+    def stat(self, node, name):
+        """A statistic of a node of the configured system, as ``(count, value)``."""
+        v = self._d._submit(_kbsim.Call.stat(str(node), str(name))).values
+        return int(v[0]), float(v[1])
 
     def note(self, line):
         """A line of the run's printed summary."""

@@ -8,20 +8,11 @@
 
 #include "channel.hpp"
 #include "kbsim/pe/ccl.hpp"
+#include "kbsim/pe/plan.hpp"
 
 namespace py = pybind11;
 
 namespace kbsim::python {
-
-namespace {
-
-using CallPtr = std::shared_ptr<Call>;
-
-CallPtr make(std::function<void(Channel&, Call&)> work) {
-  auto c = std::make_shared<Call>();
-  c->work = std::move(work);
-  return c;
-}
 
 Shape shape_of(const std::vector<std::int64_t>& dims) {
   for (std::int64_t d : dims)
@@ -41,6 +32,16 @@ DType dtype_of(const std::string& name) {
   } catch (const std::invalid_argument& e) {
     throw py::value_error(e.what());
   }
+}
+
+namespace {
+
+using CallPtr = std::shared_ptr<Call>;
+
+CallPtr make(std::function<void(Channel&, Call&)> work) {
+  auto c = std::make_shared<Call>();
+  c->work = std::move(work);
+  return c;
 }
 
 rt::Split split_of(const std::string& s) {
@@ -88,6 +89,7 @@ py::dict launch_dict(const rt::LaunchResult& r) {
   d["error"] = r.completion.ok ? std::string() : r.completion.error_code + ": " + r.completion.error_message;
   d["t_submit_ns"] = ticks_to_ns(r.t_submit);
   d["t_done_ns"] = ticks_to_ns(r.t_done);
+  d["launch_ns"] = ticks_to_ns(r.t_done - r.t_submit);
   d["pe_exec_ns"] = r.pe_exec_ns;
   d["dma_ns"] = r.dma_ns;
   d["compute_ns"] = r.compute_ns;
@@ -103,6 +105,12 @@ py::dict launch_dict(const rt::LaunchResult& r) {
     e["dma_ns"] = p.dma_ns;
     e["compute_ns"] = p.compute_ns;
     e["commands"] = p.commands;
+    e["composite_window_ns"] =
+        p.composite_first <= p.composite_last ? ticks_to_ns(p.composite_last - p.composite_first) : 0.0;
+    py::dict stages;
+    for (std::size_t k = 0; k < p.stage_busy_ns.size(); ++k)
+      stages[py::str(std::string(pe::stage_name(static_cast<pe::StageType>(k))))] = p.stage_busy_ns[k];
+    e["stage_busy_ns"] = stages;
     py::dict phases;
     for (const auto& [name, at] : p.phases) phases[py::str(name)] = ticks_to_ns(at);
     e["phases"] = phases;
@@ -402,6 +410,13 @@ void bind_bench_calls(py::class_<Call, CallPtr>& c) {
                  fill(*tree, values, "");
                  return make([tree](Channel& ss, Call&) { merge(ss.ctx().metrics(), *tree); });
                })
+      .def_static("stat",
+                  [](std::string node, std::string name) {
+                    return make([node = std::move(node), name = std::move(name)](Channel& ss, Call& c) {
+                      const Stat& st = ss.ctx().configured().stat(node, name);
+                      c.values = {static_cast<double>(st.count), st.value};
+                    });
+                  })
       .def_static(
           "note",
           [](std::string line) { return make([line = std::move(line)](Channel& ss, Call&) { ss.ctx().note(line); }); })

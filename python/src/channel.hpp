@@ -156,6 +156,10 @@ class Channel {
 /// Hand over the exit code -> exception class table (kbsim/_errors.py).
 void register_errors(const pybind11::dict& types);
 
+/// A shape (1 to 4 positive dims) and a dtype by name from Python: ValueError otherwise.
+Shape shape_of(const std::vector<std::int64_t>& dims);
+DType dtype_of(const std::string& name);
+
 /// The Tensor, Placement, Call, Event and Channel classes, the event and order kinds, and _register_errors.
 void bind_calls(pybind11::module_& m);
 /// A dict of metrics from Python (numbers, strings, dicts and lists of them) into `out`; a value of another type

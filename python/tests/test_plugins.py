@@ -257,3 +257,70 @@ def test_a_metric_of_another_type_ends_the_run_naming_its_key(cli, tmp_path):
     code, _, err = cli("run", "--bench", "py-bad-metric", "--plugins", d)
     assert code == 4, err
     assert "metric 'nested.set'" in err and err.count("\\n") <= 1, err
+
+
+@pytest.mark.parametrize("size", [128, 512])
+def test_the_python_gemm_kernel_and_bench_give_matmul_composites_times_op_log_and_values(cli, tmp_path, size):
+    dims = ["--param", "M={}".format(size), "--param", "K={}".format(size), "--param", "N={}".format(size)]
+    for bench, extra in (("matmul-composite", []), ("py-matmul-composite", ["--plugins", EXAMPLES])):
+        code, _, err = cli("run", "--bench", bench, *extra, *dims, "--verify-data",
+                           "--op-log", str(tmp_path / (bench + ".ops")), "--out", str(tmp_path / bench))
+        assert code == 0, err
+    cpp, py = results(tmp_path / "matmul-composite"), results(tmp_path / "py-matmul-composite")
+    assert py["metrics"] == cpp["metrics"]
+    assert py["sim_time_ns"] == cpp["sim_time_ns"] and py["events"] == cpp["events"]
+    assert (tmp_path / "py-matmul-composite.ops").read_bytes() == (tmp_path / "matmul-composite.ops").read_bytes()
+
+
+def test_an_exception_in_a_kernel_names_file_line_function_pe_and_sim_time(cli, tmp_path):
+    d = plugin_dir(tmp_path, badkernel="""\
+        import kbsim
+
+        @kbsim.kernel("py_bad_kernel", "loads, then raises")
+        def bad_kernel(tl, a):
+            x = tl.load(a.ptr, a.shape, a.dtype)
+            raise ValueError("no good after {}".format(x.shape))
+
+        @kbsim.bench("py-bad-kernel", "launches a kernel that raises")
+        def bench(ctx):
+            a = ctx.runtime.zeros((16, 16))
+            ctx.runtime.launch("py_bad_kernel", a).wait()
+        """)
+    code, _, err = cli("run", "--bench", "py-bad-kernel", "--plugins", d)
+    lines = [ln for ln in err.splitlines() if ln.startswith("kbsim: error:")]
+    assert code == 5 and len(lines) == 1, err
+    assert "badkernel.py:6 in bad_kernel: ValueError: no good after (16, 16)" in lines[0]
+    assert "pe_cpu" in lines[0] and " ns" in lines[0]
+
+
+def test_python_kernels_run_while_spawn_workers_move_data(cli, tmp_path):
+    # A write in a spawn worker runs the simulation on that worker's own stack: the kernels' Python steps still run
+    # on the thread's Python stack, and each kernel takes exactly its cycles.
+    d = plugin_dir(tmp_path, spin="""\
+        import numpy as np
+        import kbsim
+
+        @kbsim.kernel("py_spin", "n steps of 10 cycles")
+        def spin(tl, n):
+            for _ in range(n):
+                tl.cycles(10)
+
+        @kbsim.bench("py-spawn-kernels", "kernels in flight while the workers write tensors")
+        def bench(ctx):
+            rt, dist = ctx.runtime, ctx.dist
+            dist.init_process_group()
+            took = {}
+
+            def worker(rank):
+                rt.set_device(rank)
+                launch = rt.launch("py_spin", 200)
+                t = rt.zeros((256, 256))
+                rt.write(t, np.ones((256, 256), np.float16))
+                took[rank] = launch.wait()["pe_exec_ns"]
+
+            dist.spawn(worker, dist.get_world_size())
+            ctx.metrics["pe_exec_ns"] = [took[r] for r in sorted(took)]
+        """)
+    code, _, err = cli("run", "--bench", "py-spawn-kernels", "--plugins", d, "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    assert results(tmp_path / "o")["metrics"]["pe_exec_ns"] == [2000.0, 2000.0]

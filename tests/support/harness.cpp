@@ -31,7 +31,8 @@ Graph parse_topology(const std::string& text, const std::string& name, const std
 }
 
 void add_kernel(core::Registry& reg, const std::string& name, tl::KernelFn fn, const std::string& summary) {
-  reg.add_extension({std::string(kKernelExtension), name, summary, std::make_shared<const tl::KernelFn>(fn)});
+  reg.add_extension(
+      {std::string(kKernelExtension), name, summary, std::make_shared<const tl::KernelFn>(std::move(fn))});
 }
 
 std::unique_ptr<core::SimulatedSystem> build_system(const core::Registry& reg, const std::string& yaml,

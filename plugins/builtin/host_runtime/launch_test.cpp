@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "kbsim/ahbm/host_command.hpp"
@@ -28,6 +30,23 @@ std::vector<double> seen;
 void k_cycles(tl::Program& tl, const tl::Args&) { tl.cycles(100); }
 void k_cycles_by_pe(tl::Program& tl, const tl::Args&) {
   tl.cycles(100 * static_cast<std::uint64_t>(1 + tl.program_id(0)));
+}
+/// tl.outside: run on another stack (the event loop's), no time passing; what it throws comes back here.
+void k_outside(tl::Program& tl, const tl::Args&) {
+  tl.cycles(40);
+  int mine = 0;
+  std::ptrdiff_t apart = 0;
+  tl.outside([&] {
+    int there = 0;
+    apart = reinterpret_cast<char*>(&there) - reinterpret_cast<char*>(&mine);
+  });
+  if (std::abs(apart) < (1 << 16)) throw std::runtime_error("outside ran on the kernel's own stack");
+  try {
+    tl.outside([] { throw std::invalid_argument("thrown outside"); });
+    throw std::runtime_error("what outside threw did not come back");
+  } catch (const std::invalid_argument&) {
+  }
+  tl.cycles(60);
 }
 void k_throw(tl::Program& tl, const tl::Args&) {
   tl.cycles(7);
@@ -88,17 +107,12 @@ const testkit::Plugins& plugins() {
     auto p = std::make_unique<testkit::Plugins>();
     PluginDescriptor kernels_here{};
     const std::pair<const char*, tl::KernelFn> kernels[] = {
-        {"t-cycles", &k_cycles},
-        {"t-cycles-by-pe", &k_cycles_by_pe},
-        {"t-throw", &k_throw},
-        {"t-bad-axis", &k_bad_axis},
-        {"t-identity", &k_identity},
-        {"t-constants", &k_constants},
-        {"t-load", &k_load},
-        {"t-branch", &k_branch},
-        {"t-store-load", &k_store_load},
-        {"t-bad-dot", &k_bad_dot},
-        {"t-compute", &k_compute},
+        {"t-cycles", &k_cycles},       {"t-cycles-by-pe", &k_cycles_by_pe},
+        {"t-throw", &k_throw},         {"t-outside", &k_outside},
+        {"t-bad-axis", &k_bad_axis},   {"t-identity", &k_identity},
+        {"t-constants", &k_constants}, {"t-load", &k_load},
+        {"t-branch", &k_branch},       {"t-store-load", &k_store_load},
+        {"t-bad-dot", &k_bad_dot},     {"t-compute", &k_compute},
         {"t-composite", &k_composite},
     };
     for (const auto& [name, fn] : kernels) add_kernel(kernels_here, name, fn, "launch_test kernel");
@@ -215,6 +229,13 @@ TEST_F(Launch, CyclesTakeExactlyTheirTimeAtTheClock) {
   auto fast = launch("t-cycles", {{0, 2, 1}});
   sim_->run();
   EXPECT_DOUBLE_EQ(fast->pe_exec_ns, 50.0);
+}
+
+TEST_F(Launch, OutsideRunsOnTheEventLoopsStackInNoTimeAndRethrowsInTheKernel) {
+  auto cmd = launch("t-outside", {{0, 2, 1}});
+  sim_->run();
+  ASSERT_TRUE(cmd->completion.ok) << cmd->completion.error_message;
+  EXPECT_DOUBLE_EQ(cmd->pe_exec_ns, 100.0);  // the cycles only
 }
 
 TEST_F(Launch, ProgramIdsAreThePeAndTheCubeAndTheGridComesWithTheLaunch) {

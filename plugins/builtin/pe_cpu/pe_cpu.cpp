@@ -231,6 +231,15 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   /// Continue the kernel until it next waits; handle its end.
   void resume() {
     switch_in();
+    while (fiber_ && outside_) {  // the kernel asked for something run on this stack (outside())
+      const std::function<void()> fn = std::exchange(outside_, nullptr);
+      try {
+        fn();
+      } catch (...) {
+        outside_error_ = std::current_exception();
+      }
+      switch_in();
+    }
     if (!fiber_) finished();
   }
   /// (In the kernel) hand control back to the event loop until resumed.
@@ -407,6 +416,13 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   }
 
   // --- tl::Program ---
+
+  void outside(const std::function<void()>& fn) override {
+    alive();
+    outside_ = fn;
+    suspend();
+    if (outside_error_) std::rethrow_exception(std::exchange(outside_error_, nullptr));
+  }
 
   int program_id(int axis) const override {
     if (axis == 0) return static_cast<int>(self_.pe);
@@ -752,6 +768,8 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   Ref<HostCommand> launch_;             ///< the launch scheduled or running
   Tick start_ = 0;
   Run run_;
+  std::function<void()> outside_;                 ///< what the kernel asked to run on the event loop's stack
+  std::exception_ptr outside_error_;              ///< what it threw, for the kernel
   bctx::fiber main_;                              ///< the event loop, while the kernel runs
   bctx::fiber fiber_;                             ///< the kernel, while it waits
   kbsim::fiber::StackBounds stack_, main_stack_;  ///< for AddressSanitizer's fiber annotations

@@ -2,6 +2,7 @@
 // simulated memory), compute slots (semaphores the PE's compute engines
 // share) and the kernel catalogue (every tl kernel the plugins registered).
 #include <algorithm>
+#include <map>
 
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/plugin.hpp"
@@ -12,25 +13,28 @@ namespace kbsim::pe_services {
 
 class Catalogue final : public KernelCatalogue {
  public:
-  explicit Catalogue(System& system) {
-    for (const Extension* e : system.extensions(kKernelExtension))
-      kernels_.emplace_back(e->name, *static_cast<const tl::KernelFn*>(e->data.get()));
-  }
+  explicit Catalogue(System& system) : system_(system) {}
   static Catalogue* create(System& system, Simulator&) { return new Catalogue(system); }
 
+  /// Found on first use (only its plugin is loaded), then kept: a launch per PE asks for it again.
   tl::KernelFn find(std::string_view name) const override {
-    for (const auto& [n, fn] : kernels_)
-      if (n == name) return fn;
-    return nullptr;
+    auto it = found_.find(name);
+    if (it == found_.end()) {
+      const Extension* e = system_.extension(kKernelExtension, name);
+      if (!e) return nullptr;  // (not kept: the launch fails)
+      it = found_.emplace(std::string(name), *static_cast<const tl::KernelFn*>(e->data.get())).first;
+    }
+    return it->second;
   }
   std::vector<std::string> names() const override {
     std::vector<std::string> out;
-    for (const auto& [n, fn] : kernels_) out.push_back(n);
+    for (const Extension* e : system_.extensions(kKernelExtension)) out.push_back(e->name);
     return out;
   }
 
  private:
-  std::vector<std::pair<std::string, tl::KernelFn>> kernels_;  ///< sorted by name (as the registry lists them)
+  System& system_;
+  mutable std::map<std::string, tl::KernelFn, std::less<>> found_;
 };
 
 }  // namespace kbsim::pe_services

@@ -7,6 +7,7 @@
 
 #include "channel.hpp"
 #include "kbsim/errors.hpp"
+#include "python_kernel.hpp"
 
 namespace py = pybind11;
 
@@ -28,16 +29,18 @@ void PythonBench::run(BenchContext& ctx) {
   struct Held {  // the run's Python object, let go of with the interpreter's lock however this ends
     py::object run;
     ~Held() {
-      const py::gil_scoped_acquire gil;
-      run = py::object();
+      on_python_stack([this] {
+        const py::gil_scoped_acquire gil;
+        run = py::object();
+      });
     }
   } held;
   py::object& run = held.run;
-  {
+  on_python_stack([&] {
     const py::gil_scoped_acquire gil;
     run = py::module_::import("kbsim._plugins")
               .attr("start_bench")(file_, name_, to_dict(ctx.params()), to_dict(ctx.flags()), py::cast(channel));
-  }
+  });
   std::exception_ptr failed;
   try {
     channel->serve(ctx, /*build=*/false);
@@ -62,7 +65,7 @@ void PythonBench::run(BenchContext& ctx) {
   }
   channel->post_end(code, why);
   std::string bad_metrics;
-  {
+  on_python_stack([&] {
     const py::gil_scoped_acquire gil;
     run.attr("join")();
     // The metrics the function left, however it ended (a run stopped by Ctrl-C or --max-wall keeps them).
@@ -73,7 +76,7 @@ void PythonBench::run(BenchContext& ctx) {
     } catch (py::error_already_set& e) {
       bad_metrics = py::str(e.value()).cast<std::string>();
     }
-  }
+  });
   if (failed) std::rethrow_exception(failed);
   if (!bad_metrics.empty()) throw std::runtime_error(file_ + ": " + bad_metrics);
 }

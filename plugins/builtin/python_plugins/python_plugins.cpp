@@ -13,8 +13,10 @@
 #include <utility>
 
 #include "channel.hpp"
+#include "kbsim/pe/kernels.hpp"
 #include "kbsim/plugin.hpp"
 #include "python_bench.hpp"
+#include "python_kernel.hpp"
 
 namespace fs = std::filesystem;
 namespace py = pybind11;
@@ -46,6 +48,7 @@ py::module_ host_module() {
   py::module_ m = py::module_::create_extension_module(
       "kbsim._kbsim", "kbsim's bindings inside a kbsim process (Python plugins)", &g_module_def);
   bind_calls(m);
+  bind_tl(m);
   m.def("set_bin_dir", [](const std::string&) {});
   auto refuse = [](const py::args&, const py::kwargs&) {
     raise(static_cast<int>(ExitCode::kUsage),
@@ -126,7 +129,16 @@ void start_python(const fs::path& file) {
                       "Python plugins as one)");
 }
 
+const PluginDescriptor* load_here(const fs::path& file);
+
+/// Python runs on the thread's Python stack, wherever discovery (or a first use mid-run) calls from.
 const PluginDescriptor* load(const fs::path& file) {
+  const PluginDescriptor* d = nullptr;
+  on_python_stack([&] { d = load_here(file); });
+  return d;
+}
+
+const PluginDescriptor* load_here(const fs::path& file) {
   try {
     start_python(file);
   } catch (py::error_already_set& e) {
@@ -150,6 +162,11 @@ const PluginDescriptor* load(const fs::path& file) {
   const std::string path = fs::weakly_canonical(file).string();
   for (const py::handle& item : declared) {
     auto [kind, bench, summary, params] = item.cast<std::tuple<std::string, std::string, std::string, py::list>>();
+    if (kind == "kernel") {
+      d.extensions.push_back({std::string(kKernelExtension), bench, summary,
+                              std::make_shared<const tl::KernelFn>(python_kernel(path, bench))});
+      continue;
+    }
     if (kind != "bench") continue;
     BenchInfo info{bench, summary, {}};
     info.reads_topology = true;  // a Python bench runs on the configured system
@@ -173,6 +190,6 @@ const PluginFileLoader g_loader{&load};
 
 KBSIM_PLUGIN("python_plugins") {
   plugin.extensions.push_back({std::string(kbsim::PluginFileLoader::kKind), "py",
-                               "runs plugin files written in Python (benches), in an embedded interpreter",
+                               "runs plugin files written in Python (benches, kernels), in an embedded interpreter",
                                std::shared_ptr<const void>(&kbsim::python::g_loader, [](const void*) {})});
 }

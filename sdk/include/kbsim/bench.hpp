@@ -112,6 +112,9 @@ class System {
   virtual OpLogView* op_log() noexcept = 0;
   /// The loaded plugins' extensions of one kind (e.g. "kernel"), sorted by name.
   virtual std::vector<const Extension*> extensions(std::string_view kind) const = 0;
+  /// The extension of one kind and name, or nullptr; loads only the plugin that provides it (a kernel catalogue
+  /// asked for one kernel starts no interpreter for the kernels of a Python plugin file it does not run).
+  virtual const Extension* extension(std::string_view kind, std::string_view name) const = 0;
 
   template <NamedService T>
   T* find() {

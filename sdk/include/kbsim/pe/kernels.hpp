@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kbsim/plugin.hpp"
@@ -19,8 +20,8 @@ namespace kbsim {
 inline constexpr std::string_view kKernelExtension = "kernel";
 
 inline void add_kernel(PluginDescriptor& plugin, std::string name, tl::KernelFn fn, std::string summary) {
-  plugin.extensions.push_back(
-      {std::string(kKernelExtension), std::move(name), std::move(summary), std::make_shared<const tl::KernelFn>(fn)});
+  plugin.extensions.push_back({std::string(kKernelExtension), std::move(name), std::move(summary),
+                               std::make_shared<const tl::KernelFn>(std::move(fn))});
 }
 
 /// The kernels every loaded plugin registered, as a service of a system.

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -294,6 +295,13 @@ class Program {
   virtual Tensor full(const Shape& shape, double value, DType dtype = DType::kF16) = 0;
   Tensor zeros(const Shape& shape, DType dtype = DType::kF16) { return full(shape, 0.0, dtype); }
   virtual Tensor arange(std::int64_t start, std::int64_t end, DType dtype = DType::kI32) = 0;
+
+  // --- kernels in another language ---
+  /// Run `fn` on the simulation's own stack instead of the kernel's, then come back; no simulated time passes. For
+  /// a kernel whose code must not run on a stack the PE switches (one written in Python runs its interpreter
+  /// there, and asks this Program for each tl call in between). `fn` must not call the kernel API.
+  virtual void outside(const std::function<void()>& fn) = 0;
+
   /// The last two dimensions swapped; same address and data.
   Tensor trans(const Tensor& x);
 
@@ -344,7 +352,8 @@ class Program {
   ~Program() = default;
 };
 
-using KernelFn = void (*)(Program& tl, const Args& args);
+/// A kernel: a plain function (or a function object, for one a plugin file declares).
+using KernelFn = std::function<void(Program& tl, const Args& args)>;
 
 // --- inline definitions ---
 
