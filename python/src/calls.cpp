@@ -319,23 +319,7 @@ void bind_other_calls(py::class_<Call, CallPtr>& c) {
       .def_static("barrier", [] { return make([](Channel& ss, Call&) { ss.distributed().barrier(); }); })
       .def_static("spawn", [](unsigned n) { return make([n](Channel& ss, Call&) { ss.spawn(n); }); })
       .def_static("collectives",
-                  [] { return make([](Channel& ss, Call& c) { c.collectives = ss.distributed().collectives(); }); })
-      .def_static("metric", [](std::string key, const py::object& value) {
-        Metrics::Scalar v;
-        if (py::isinstance<py::bool_>(value)) {
-          v = value.cast<bool>();
-        } else if (py::isinstance<py::int_>(value)) {
-          v = value.cast<std::int64_t>();
-        } else if (py::isinstance<py::float_>(value)) {
-          v = value.cast<double>();
-        } else if (py::isinstance<py::str>(value)) {
-          v = value.cast<std::string>();
-        } else {
-          throw py::type_error("a metric is a bool, int, float or str, not " +
-                               std::string(py::str(value.get_type().attr("__name__"))));
-        }
-        return make([key = std::move(key), v](Channel& ss, Call&) { ss.ctx().metrics().set(key, v); });
-      });
+                  [] { return make([](Channel& ss, Call& c) { c.collectives = ss.distributed().collectives(); }); });
 }
 
 /// A metric's value from Python: a scalar, or a dict (an object) or list of them.
