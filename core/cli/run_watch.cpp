@@ -48,13 +48,13 @@ void beat(Tick now, std::uint64_t events) {
 }  // namespace
 
 RunWatch::RunWatch(double max_wall_s) {
-  g_signal = 0;
   g_budget_hit = false;
   g_max_wall = max_wall_s;
   g_start = g_last_print = Clock::now();
   g_tty = ::isatty(STDERR_FILENO) != 0;
   g_printed = false;
   core::watch::clear();
+  if (g_signal != 0) core::watch::request_stop();  // came while the run was starting: it stops at once
   core::watch::set_beat(&beat);
   if (!g_handlers) return;
   struct sigaction sa {};
@@ -74,6 +74,8 @@ RunWatch::~RunWatch() {
 }
 
 void RunWatch::handle_signals(bool on) noexcept { g_handlers = on; }
+
+void RunWatch::reset() noexcept { g_signal = 0; }
 
 void RunWatch::interrupt(int sig) noexcept {
   if (g_signal != 0) return;

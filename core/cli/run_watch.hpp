@@ -18,8 +18,12 @@ class RunWatch {
   /// line and watches for those signals itself (the Python module: Python's own Ctrl-C) turns them off and stops
   /// a run with interrupt().
   static void handle_signals(bool on) noexcept;
-  /// Stop the watched run as the signal `sig` would (async-signal-safe).
+  /// Stop the watched run as the signal `sig` would (async-signal-safe). Called before the run's watch exists
+  /// (the run is starting on another thread), it stops the run as soon as the watch is made.
   static void interrupt(int sig) noexcept;
+  /// Forget an interrupt from an earlier run: a program that runs the command line more than once calls it before
+  /// each run starts.
+  static void reset() noexcept;
 };
 
 }  // namespace kbsim::cli

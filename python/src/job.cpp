@@ -67,6 +67,7 @@ Job::Job(std::vector<std::string> args, bool quiet, OnStart on_start, OnEnd on_e
     raise(static_cast<int>(ExitCode::kUsage),
           "another kbsim run is under way in this process (an open kbsim.Session?): close it first");
   args.insert(args.begin(), "kbsim");
+  cli::RunWatch::reset();  // a Ctrl-C from now on stops this run, even one that comes while it starts
   sigaction(SIGINT, nullptr, &g_python_sigint);
   if (g_python_sigint.sa_handler != SIG_IGN) {  // SIGINT ignored (a background job): it stops nothing
     struct sigaction sa {};
