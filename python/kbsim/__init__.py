@@ -17,7 +17,9 @@ _kbsim.set_bin_dir(_paths.BIN_DIR)
 
 from ._errors import (BenchError, ConfigError, Error, InternalError, InterruptedRun, PluginError,  # noqa: E402
                       SimulationError, UsageError)
-from ._plugins import BenchContext, Param, bench, kernel  # noqa: E402
+from ._ccl import Collective, Launch, Pe, Setup, SystemShape, Wire  # noqa: E402
+from ._plugins import BenchContext, Param, algorithm, bench, kernel  # noqa: E402
+from ._kbsim import dtype_size  # noqa: E402
 from ._run import Result, run  # noqa: E402
 from ._session import Distributed, LaunchResult, Placement, Runtime, Session, Tensor  # noqa: E402
 from ._sweep import PointError, frame, sweep  # noqa: E402
@@ -25,7 +27,8 @@ from ._system import SVG, System  # noqa: E402
 
 __all__ = [
     "run", "Result", "sweep", "frame", "PointError", "System", "SVG",
-    "bench", "kernel", "Param", "BenchContext",
+    "bench", "kernel", "algorithm", "Param", "BenchContext", "Pe", "Wire", "Launch", "SystemShape", "Setup",
+    "Collective", "dtype_size",
     "Session", "Runtime", "Distributed", "Tensor", "Placement", "LaunchResult",
     "Error", "UsageError", "ConfigError", "PluginError", "SimulationError", "BenchError", "InterruptedRun",
     "InternalError",

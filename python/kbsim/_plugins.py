@@ -61,17 +61,30 @@ class _Kernel:
         self.file = os.path.realpath(fn.__code__.co_filename)
 
 
-_declared = []  # what the file being loaded declares (or, imported from a script, every declaration)
-_benches = {}   # (file, name) -> _Bench, for the files kbsim loaded
-_kernels = {}   # (file, name) -> _Kernel
+class _Algorithm:
+    def __init__(self, name, summary, params, sip_topologies, buffer_kinds, cls):
+        self.name, self.summary, self.params, self.cls = name, summary, list(params), cls
+        self.sip_topologies, self.buffer_kinds = [str(t) for t in sip_topologies], [str(k) for k in buffer_kinds]
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        self.file = os.path.realpath(file) if file else "<{}>".format(cls.__module__)
+
+
+_declared = []    # what the file being loaded declares (or, imported from a script, every declaration)
+_benches = {}     # (file, name) -> _Bench, for the files kbsim loaded
+_kernels = {}     # (file, name) -> _Kernel
+_algorithms = {}  # (file, name) -> _Algorithm
+
+
+def _check_params(what, name, params):
+    for p in params:
+        if not isinstance(p, Param):
+            raise TypeError("{} {!r}: params are kbsim.Param, not {}".format(what, name, type(p).__name__))
 
 
 def bench(name, summary="", params=()):
     """Declare a bench: a function of its :class:`BenchContext`, run on the configured system (``--topology``,
     ``--set``). name: as ``kbsim run --bench NAME`` takes it. params: :class:`Param` s."""
-    for p in params:
-        if not isinstance(p, Param):
-            raise TypeError("bench {!r}: params are kbsim.Param, not {}".format(name, type(p).__name__))
+    _check_params("bench", name, params)
 
     def declare(fn):
         _declared.append(_Bench(str(name), str(summary), params, fn))
@@ -86,6 +99,22 @@ def kernel(name, summary=""):
     def declare(fn):
         _declared.append(_Kernel(str(name), str(summary), fn))
         return fn
+    return declare
+
+
+def algorithm(name, summary="", params=(), sip_topologies=(), buffer_kinds=()):
+    """Declare a CCL algorithm: a class with ``wiring(setup)`` and ``launch(collective)`` (and, if it needs one,
+    ``min_slot_size(collective)``), made once per process group (kbsim/_ccl.py). name: as ``ccl.yaml`` and
+    ``--set ccl.algorithm=NAME`` take it. params: its own :class:`Param` s, beside the shared ones (``ccl.yaml``'s
+    ``algorithms: {NAME: {...}}``). sip_topologies, buffer_kinds: what it supports (empty: any)."""
+    _check_params("algorithm", name, params)
+
+    def declare(cls):
+        if not isinstance(cls, type) or not callable(getattr(cls, "wiring", None)) or \
+                not callable(getattr(cls, "launch", None)):
+            raise TypeError("algorithm {!r}: declare a class with wiring(setup) and launch(collective)".format(name))
+        _declared.append(_Algorithm(str(name), str(summary), params, sip_topologies, buffer_kinds, cls))
+        return cls
     return declare
 
 
@@ -134,13 +163,33 @@ def load_file(path):
     for b in found:
         if b.file != path:
             continue  # declared by a module this one imports (another plugin file is loaded as itself)
+        params = [(p.name, _TYPES[p.type], p.default, p.help) for p in getattr(b, "params", ())]
         if isinstance(b, _Kernel):
             _kernels[(path, b.name)] = b
-            out.append(("kernel", b.name, b.summary, []))
-            continue
-        _benches[(path, b.name)] = b
-        out.append(("bench", b.name, b.summary, [(p.name, _TYPES[p.type], p.default, p.help) for p in b.params]))
+            out.append(("kernel", b.name, b.summary, [], ()))
+        elif isinstance(b, _Algorithm):
+            _algorithms[(path, b.name)] = b
+            out.append(("algorithm", b.name, b.summary, params, (b.sip_topologies, b.buffer_kinds)))
+        else:
+            _benches[(path, b.name)] = b
+            out.append(("bench", b.name, b.summary, params, ()))
     return out
+
+
+def fault(error, file):
+    """What a Python error raised in a plugin's code says to kbsim: (one line naming ``file.py:line in function``,
+    the exit code of the kbsim error it is, or 0 for any other: the plugin's fault)."""
+    from ._ccl import _BadReturn
+    if isinstance(error, _BadReturn):
+        return str(error), 0
+    text = str(error) if isinstance(error, Error) else _one_line(error)
+    return "{}: {}".format(_where(error, file), text), error.exit_code if isinstance(error, Error) else 0
+
+
+def make_algorithm(file, name):
+    """A new object of algorithm ``name`` of ``file``, as the distributed runtime calls it."""
+    from ._ccl import _Instance
+    return _Instance(_algorithms[(file, name)])
 
 
 def start_kernel(file, name, args):

@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "channel.hpp"
@@ -440,6 +441,13 @@ void bind_bench_calls(py::class_<Call, CallPtr>& c) {
 
 void fill_metrics(Metrics& out, const py::handle& values) { fill(out, values, ""); }
 
+py::dict params_dict(const Params& params) {
+  py::dict out;
+  for (const ParamEntry& e : params.entries())
+    out[py::str(e.name)] = std::visit([](const auto& v) { return py::cast(v); }, e.value);
+  return out;
+}
+
 void bind_calls(py::module_& m) {
   bind_tensor(m);
   py::class_<rt::DPPolicy>(m, "Placement")
@@ -510,6 +518,22 @@ void bind_calls(py::module_& m) {
       .def("unanswered", &Channel::unanswered)
       .def_property_readonly("ended", &Channel::ended);
   m.def("_register_errors", &register_errors, py::arg("types"));
+  m.def(
+      "dtype_size", [](const std::string& dtype) { return dtype_size(dtype_of(dtype)); }, py::arg("dtype"));
+  m.def(
+      "sip_neighbors",
+      [](const std::string& topology, unsigned sip_w, unsigned sip_h, unsigned world, unsigned rank) {
+        ccl::SystemShape s;
+        s.sips = sip_w * sip_h;
+        s.sip_w = sip_w;
+        s.sip_h = sip_h;
+        const auto* names = std::begin(ccl::kSipTopologyNames);
+        const auto* it = std::find(names, std::end(ccl::kSipTopologyNames), topology);
+        if (it == std::end(ccl::kSipTopologyNames)) throw py::value_error("unknown SIP topology '" + topology + "'");
+        s.topology = static_cast<ccl::SipTopology>(it - names);
+        return ccl::sip_neighbors(s, world, rank);
+      },
+      py::arg("topology"), py::arg("sip_w"), py::arg("sip_h"), py::arg("world"), py::arg("rank"));
   m.attr("DRIVER") = kDriver;
   for (const auto& [name, value] : {std::pair<const char*, int>{"EVENT_DONE", Event::kDone},
                                     {"EVENT_START", Event::kStart},

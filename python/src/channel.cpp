@@ -21,6 +21,17 @@ py::dict& error_types() {
 
 }  // namespace
 
+void throw_as(int code, const std::string& what) {
+  switch (static_cast<ExitCode>(code)) {  // a kbsim error Python raised itself is that error
+    case ExitCode::kUsage: throw UsageError(what);
+    case ExitCode::kConfig: throw ConfigError(what);
+    case ExitCode::kSim: throw SimError(what);
+    case ExitCode::kBench: throw BenchError("PYTHON_BENCH", what);
+    case ExitCode::kPlugin: throw PluginError(what);
+    default: throw PythonFault(what);
+  }
+}
+
 void raise(int code, const std::string& message) {
   py::object type = error_types().contains(py::int_(code)) ? error_types()[py::int_(code)]
                                                            : py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
@@ -156,13 +167,7 @@ void Channel::serve(BenchContext& ctx, bool build) {
       closing_ = true;  // Python's driver is done: nothing more is asked of it
       const std::string at = sim_time();
       const std::string what = o.message + (at.empty() ? "" : " (at sim time " + at + ")");
-      switch (static_cast<ExitCode>(o.code)) {  // a kbsim error the bench raised itself is that error
-        case ExitCode::kUsage: throw UsageError(what);
-        case ExitCode::kConfig: throw ConfigError(what);
-        case ExitCode::kSim: throw SimError(what);
-        case ExitCode::kBench: throw BenchError("PYTHON_BENCH", what);
-        default: throw PythonFault(what);
-      }
+      throw_as(o.code, what);
     }
     if (o.kind != Order::kCall || !o.call) throw std::logic_error("kbsim python channel: the driver was given no call");
     o.call->work(*this, *o.call);

@@ -78,6 +78,10 @@ class PythonFault : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Throw what Python raised as C++: the kbsim error of exit code `code` (kbsim.BenchError: 6, ...), or, for any other
+/// exception (code 0), a PythonFault: the plugin's fault.
+[[noreturn]] void throw_as(int code, const std::string& what);
+
 class Channel {
  public:
   Channel() = default;
@@ -165,5 +169,7 @@ void bind_calls(pybind11::module_& m);
 /// A dict of metrics from Python (numbers, strings, dicts and lists of them) into `out`; a value of another type
 /// raises TypeError naming its key. Needs the interpreter's lock.
 void fill_metrics(Metrics& out, const pybind11::handle& values);
+/// Parameters as a dict, name -> value (bool, int, float, str). Needs the interpreter's lock.
+pybind11::dict params_dict(const Params& params);
 
 }  // namespace kbsim::python

@@ -110,7 +110,12 @@ void ring_kernel(tl::Program& tl, const tl::Args& args) {
     std::vector<tl::RecvFuture> fut = f.post("prev", in);
     for (const tl::Tensor& v : out) tl.send("next", v);
     out.clear();
-    for (std::size_t k = 0; k < in.size(); ++k) out.push_back(f.load(in[k]) + tl.wait(fut[k]));
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      // The piece's arrival, then own values: two calls in this order (as operands of + their order would be the
+      // compiler's, and so would the timing).
+      const tl::Tensor got = tl.wait(fut[k]);
+      out.push_back(f.load(in[k]) + got);
+    }
   }
   // out = chunk me+1, fully reduced. All-gather: pass the reduced chunks around.
   tl.phase("all_gather");

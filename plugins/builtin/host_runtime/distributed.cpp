@@ -5,6 +5,7 @@
 
 #include "ipcq_install.hpp"
 #include "kbsim/ahbm/names.hpp"
+#include "kbsim/text.hpp"
 
 namespace kbsim::host_runtime {
 
@@ -25,6 +26,18 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+template <class Ask>
+auto Distributed::ask(const std::string& name, const char* method, unsigned rank, Ask&& ask) const -> decltype(ask()) {
+  try {
+    return ask();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw PluginError("CCL algorithm " + name + " failed in its " + method + " (rank " + std::to_string(rank) +
+                      ", sim time " + format_ns(ticks_to_ns(rt_.now())) + " ns): " + one_line(e.what()));
+  }
+}
 
 Distributed::Distributed(System& system)
     : system_(system),
@@ -59,7 +72,7 @@ void Distributed::init_process_group(const ccl::Config& ccl, std::string_view ba
     bad_use("init_process_group: unsupported backend '" + std::string(backend) + "' (kbsim has 'ahbm')");
   if (algorithm_) bad_use("init_process_group: the default process group is already initialized");
   const ccl::Config::Entry& e = ccl.entry();
-  std::unique_ptr<ccl::Algorithm> a = ccl.create();
+  std::unique_ptr<ccl::Algorithm> a = ask(ccl.algorithm, "constructor", 0, [&] { return ccl.create(); });
   const ccl::Algorithm* algo = a.get();
   const Params& p = e.params;
   const pe::IpcqConfig cfg = ipcq_config(p);  // the shared values first: they are checked there
@@ -78,7 +91,7 @@ void Distributed::init_process_group(const ccl::Config& ccl, std::string_view ba
   const unsigned world = ws ? ws : shape_.sips;
   if (world != shape_.sips && shape_.topology != ccl::SipTopology::kRing1d)
     p.check(false, kWorldSize, "must cover every SIP of a " + topo + " grid");
-  install(algo->wiring({shape_, world, p}), cfg);
+  install(ask(ccl.algorithm, "wiring", 0, [&] { return algo->wiring({shape_, world, p}); }), cfg);
   owned_ = std::move(a);
   algorithm_ = algo;
   algorithm_name_ = ccl.algorithm;
@@ -131,7 +144,7 @@ void Distributed::all_reduce(const rt::Tensor& t, std::string_view op) {
     c.cube_w = shape_.cube_w;
     c.cube_h = shape_.cube_h;
   }
-  const ccl::Launch l = algorithm_->launch(c);
+  const ccl::Launch l = ask(algorithm_name_, "launch", rank, [&] { return algorithm_->launch(c); });
   std::vector<rt::Arg> args{t, std::int64_t{rank}, std::int64_t{world_}, static_cast<std::int64_t>(c.n_elem)};
   static_assert(ccl::kRuntimeArgs == 4, "the runtime's arguments, as ccl::KernelArgs reads them");
   for (const auto& a : l.args) std::visit([&](auto v) { args.emplace_back(v); }, a);

@@ -31,6 +31,10 @@ class Distributed final : public rt::Distributed {
  private:
   void require_initialized(const char* call) const;
   void install(const std::vector<ccl::Wire>& wires, const pe::IpcqConfig& cfg);
+  /// Run `ask` (a call of the algorithm `name`'s code, for `rank`): what it throws that is not a kbsim error (which
+  /// names itself) is a fault of the algorithm's plugin, reported as that algorithm's, with the rank and the time.
+  template <class Ask>
+  auto ask(const std::string& name, const char* method, unsigned rank, Ask&& ask) const -> decltype(ask());
 
   System& system_;
   HostRuntime& rt_;

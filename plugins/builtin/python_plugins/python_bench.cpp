@@ -13,17 +13,6 @@ namespace py = pybind11;
 
 namespace kbsim::python {
 
-namespace {
-
-py::dict to_dict(const Params& params) {
-  py::dict out;
-  for (const ParamEntry& e : params.entries())
-    out[py::str(e.name)] = std::visit([](const auto& v) { return py::cast(v); }, e.value);
-  return out;
-}
-
-}  // namespace
-
 void PythonBench::run(BenchContext& ctx) {
   auto channel = std::make_shared<Channel>();
   struct Held {  // the run's Python object, let go of with the interpreter's lock however this ends
@@ -38,8 +27,9 @@ void PythonBench::run(BenchContext& ctx) {
   py::object& run = held.run;
   on_python_stack([&] {
     const py::gil_scoped_acquire gil;
-    run = py::module_::import("kbsim._plugins")
-              .attr("start_bench")(file_, name_, to_dict(ctx.params()), to_dict(ctx.flags()), py::cast(channel));
+    run =
+        py::module_::import("kbsim._plugins")
+            .attr("start_bench")(file_, name_, params_dict(ctx.params()), params_dict(ctx.flags()), py::cast(channel));
   });
   std::exception_ptr failed;
   try {

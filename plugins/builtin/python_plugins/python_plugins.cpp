@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <pybind11/embed.h>
+#include <pybind11/stl.h>
 
 #include <deque>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "channel.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/plugin.hpp"
+#include "python_algorithm.hpp"
 #include "python_bench.hpp"
 #include "python_kernel.hpp"
 
@@ -131,6 +133,19 @@ void start_python(const fs::path& file) {
 
 const PluginDescriptor* load_here(const fs::path& file);
 
+/// Declared parameters, as _plugins.load_file lists them: (name, type, default, help).
+std::vector<ParamSpec> specs_of(const py::list& params) {
+  std::vector<ParamSpec> out;
+  for (const py::handle& p : params) {
+    auto [name, type, value, help] = p.cast<std::tuple<std::string, std::string, py::object, std::string>>();
+    if (type == "bool") out.push_back(param_bool(name, value.cast<bool>(), help));
+    if (type == "int") out.push_back(param_int(name, value.cast<std::int64_t>(), help));
+    if (type == "float") out.push_back(param_float(name, value.cast<double>(), help));
+    if (type == "string") out.push_back(param_string(name, value.cast<std::string>(), help));
+  }
+  return out;
+}
+
 /// Python runs on the thread's Python stack, wherever discovery (or a first use mid-run) calls from.
 const PluginDescriptor* load(const fs::path& file) {
   const PluginDescriptor* d = nullptr;
@@ -161,23 +176,20 @@ const PluginDescriptor* load_here(const fs::path& file) {
       PluginDescriptor{kAbiVersion, "python " PY_VERSION, name.c_str(), {}, {}, {}, {}, {}, {}, {}, {}, {}});
   const std::string path = fs::weakly_canonical(file).string();
   for (const py::handle& item : declared) {
-    auto [kind, bench, summary, params] = item.cast<std::tuple<std::string, std::string, std::string, py::list>>();
+    auto [kind, name, summary, params, extra] =
+        item.cast<std::tuple<std::string, std::string, std::string, py::list, py::tuple>>();
     if (kind == "kernel") {
-      d.extensions.push_back({std::string(kKernelExtension), bench, summary,
-                              std::make_shared<const tl::KernelFn>(python_kernel(path, bench))});
-      continue;
+      d.extensions.push_back({std::string(kKernelExtension), name, summary,
+                              std::make_shared<const tl::KernelFn>(python_kernel(path, name))});
+    } else if (kind == "algorithm") {
+      auto [topologies, kinds] = extra.cast<std::pair<std::vector<std::string>, std::vector<std::string>>>();
+      ccl::add_algorithm(d, {name, summary, specs_of(params), std::move(topologies), std::move(kinds)},
+                         [path, name] { return new PythonAlgorithm(path, name); });
+    } else if (kind == "bench") {
+      BenchInfo info{name, summary, specs_of(params)};
+      info.reads_topology = true;  // a Python bench runs on the configured system
+      d.benches.push_back({std::move(info), [path, name] { return new PythonBench(path, name); }});
     }
-    if (kind != "bench") continue;
-    BenchInfo info{bench, summary, {}};
-    info.reads_topology = true;  // a Python bench runs on the configured system
-    for (const py::handle& p : params) {
-      auto [pname, type, value, help] = p.cast<std::tuple<std::string, std::string, py::object, std::string>>();
-      if (type == "bool") info.params.push_back(param_bool(pname, value.cast<bool>(), help));
-      if (type == "int") info.params.push_back(param_int(pname, value.cast<std::int64_t>(), help));
-      if (type == "float") info.params.push_back(param_float(pname, value.cast<double>(), help));
-      if (type == "string") info.params.push_back(param_string(pname, value.cast<std::string>(), help));
-    }
-    d.benches.push_back({std::move(info), [path, bench_name = bench] { return new PythonBench(path, bench_name); }});
   }
   return &d;
 }
@@ -189,7 +201,8 @@ const PluginFileLoader g_loader{&load};
 }  // namespace kbsim::python
 
 KBSIM_PLUGIN("python_plugins") {
-  plugin.extensions.push_back({std::string(kbsim::PluginFileLoader::kKind), "py",
-                               "runs plugin files written in Python (benches, kernels), in an embedded interpreter",
-                               std::shared_ptr<const void>(&kbsim::python::g_loader, [](const void*) {})});
+  plugin.extensions.push_back(
+      {std::string(kbsim::PluginFileLoader::kKind), "py",
+       "runs plugin files written in Python (benches, kernels, CCL algorithms), in an embedded interpreter",
+       std::shared_ptr<const void>(&kbsim::python::g_loader, [](const void*) {})});
 }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -215,18 +216,16 @@ struct AlgorithmInfo {
 /// An algorithm as registered: the data of its extension (kind kKind).
 struct AlgorithmType {
   AlgorithmInfo info;
-  Algorithm* (*create)();
+  std::function<Algorithm*()> create;
 };
 
 /// The extension kind of the algorithms, and the name of the configuration section that configures them.
 inline constexpr std::string_view kKind = "ccl";
 inline constexpr std::string_view kSectionName = "ccl";
 
-/// T derives from Algorithm and has `static AlgorithmInfo info()`.
-template <class T>
-void add_algorithm(PluginDescriptor& plugin) {
-  static_assert(std::is_base_of_v<Algorithm, T>, "a CCL algorithm implements ccl::Algorithm");
-  auto type = std::make_shared<const AlgorithmType>(AlgorithmType{T::info(), []() -> Algorithm* { return new T(); }});
+/// Register the algorithm `info` describes, made by `create` (a new one per process group).
+inline void add_algorithm(PluginDescriptor& plugin, AlgorithmInfo declared, std::function<Algorithm*()> create) {
+  auto type = std::make_shared<const AlgorithmType>(AlgorithmType{std::move(declared), std::move(create)});
   auto list = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -240,6 +239,13 @@ void add_algorithm(PluginDescriptor& plugin) {
        type,
        info.params,
        {"sip topologies: " + list(info.sip_topologies), "buffer kinds: " + list(info.buffer_kinds)}});
+}
+
+/// T derives from Algorithm and has `static AlgorithmInfo info()`.
+template <class T>
+void add_algorithm(PluginDescriptor& plugin) {
+  static_assert(std::is_base_of_v<Algorithm, T>, "a CCL algorithm implements ccl::Algorithm");
+  add_algorithm(plugin, T::info(), []() -> Algorithm* { return new T(); });
 }
 
 /// The shared parameters (the section's `defaults`; an algorithm's entry may override any but the algorithm).
@@ -281,7 +287,7 @@ inline SectionInfo section_info() {
 struct Config {
   struct Entry {
     const AlgorithmInfo* info = nullptr;
-    Algorithm* (*create)() = nullptr;
+    std::function<Algorithm*()> create;
     Params params;
   };
   std::string source;                       ///< the file it was read from
