@@ -152,6 +152,11 @@ void Harness::component_type(const std::string& library, const std::string& type
   component(kComponentImpl, params);
 }
 
+void Harness::add_component_type(ComponentType type, const std::string& library) {
+  impl_->check_not_built();
+  impl_->registry.add_component_type(std::move(type), library);
+}
+
 void Harness::neighbour(const std::string& id, const std::string& kind, Neighbour& n, Link to_component,
                         Link from_component) {
   impl_->check_not_built();

@@ -17,9 +17,11 @@ _kbsim.set_bin_dir(_paths.BIN_DIR)
 
 from ._errors import (BenchError, ConfigError, Error, InternalError, InterruptedRun, PluginError,  # noqa: E402
                       SimulationError, UsageError)
+from ._blocks import Block, Port, Stat  # noqa: E402
 from ._ccl import Collective, Launch, Pe, Setup, SystemShape, Wire  # noqa: E402
-from ._plugins import BenchContext, Param, algorithm, bench, kernel  # noqa: E402
+from ._plugins import BenchContext, Param, algorithm, bench, component, kernel  # noqa: E402
 from ._kbsim import dtype_size  # noqa: E402
+Message = getattr(_kbsim, "Message", None)  # a block's message: only inside a kbsim process (Python plugins)
 from ._run import Result, run  # noqa: E402
 from ._session import Distributed, LaunchResult, Placement, Runtime, Session, Tensor  # noqa: E402
 from ._sweep import PointError, frame, sweep  # noqa: E402
@@ -28,7 +30,7 @@ from ._system import SVG, System  # noqa: E402
 __all__ = [
     "run", "Result", "sweep", "frame", "PointError", "System", "SVG",
     "bench", "kernel", "algorithm", "Param", "BenchContext", "Pe", "Wire", "Launch", "SystemShape", "Setup",
-    "Collective", "dtype_size",
+    "Collective", "dtype_size", "component", "Block", "Port", "Stat", "Message",
     "Session", "Runtime", "Distributed", "Tensor", "Placement", "LaunchResult",
     "Error", "UsageError", "ConfigError", "PluginError", "SimulationError", "BenchError", "InterruptedRun",
     "InternalError",

@@ -21,8 +21,10 @@ import sys
 import threading
 import traceback
 import importlib.util
+import inspect
 
 from . import _kbsim
+from ._blocks import Block, _Component, make as _make_block
 from ._errors import _BY_CODE, Error
 from ._session import _CLOSE, _RAISE, Distributed, Runtime, Session
 
@@ -65,14 +67,19 @@ class _Algorithm:
     def __init__(self, name, summary, params, sip_topologies, buffer_kinds, cls):
         self.name, self.summary, self.params, self.cls = name, summary, list(params), cls
         self.sip_topologies, self.buffer_kinds = [str(t) for t in sip_topologies], [str(k) for k in buffer_kinds]
-        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
-        self.file = os.path.realpath(file) if file else "<{}>".format(cls.__module__)
+        self.file = _file_of(cls)
+
+
+def _file_of(cls):
+    file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return os.path.realpath(file) if file else "<{}>".format(cls.__module__)
 
 
 _declared = []    # what the file being loaded declares (or, imported from a script, every declaration)
 _benches = {}     # (file, name) -> _Bench, for the files kbsim loaded
 _kernels = {}     # (file, name) -> _Kernel
 _algorithms = {}  # (file, name) -> _Algorithm
+_components = {}  # (file, type) -> kbsim._blocks._Component
 
 
 def _check_params(what, name, params):
@@ -116,6 +123,23 @@ def algorithm(name, summary="", params=(), sip_topologies=(), buffer_kinds=()):
         _declared.append(_Algorithm(str(name), str(summary), params, sip_topologies, buffer_kinds, cls))
         return cls
     return declare
+
+
+def component(type, summary="", params=(), ports=(), stats=()):
+    """Declare a hardware block: a class derived from :class:`kbsim.Block` (kbsim/_blocks.py). type: its component
+    type (a components file maps an implementation name to it, with the file as its library). params:
+    :class:`Param` s, checked as a C++ component's; ports: :class:`kbsim.Port` s; stats: :class:`kbsim.Stat` s."""
+    _check_params("component", type, params)
+
+    def declare(cls):
+        if not inspect.isclass(cls) or not issubclass(cls, Block):
+            raise TypeError("component {!r}: declare a class derived from kbsim.Block".format(type))
+        decl = _Component(str(type), str(summary), params, ports, stats, cls)
+        decl.file = _file_of(cls)
+        _declared.append(decl)
+        return cls
+    return declare
+
 
 
 class PluginFileError(Exception):
@@ -163,10 +187,13 @@ def load_file(path):
     for b in found:
         if b.file != path:
             continue  # declared by a module this one imports (another plugin file is loaded as itself)
-        params = [(p.name, _TYPES[p.type], p.default, p.help) for p in getattr(b, "params", ())]
+        params = _param_listing(getattr(b, "params", ()))
         if isinstance(b, _Kernel):
             _kernels[(path, b.name)] = b
             out.append(("kernel", b.name, b.summary, [], ()))
+        elif isinstance(b, _Component):
+            _components[(path, b.name)] = b
+            out.append(_component_listing(b))
         elif isinstance(b, _Algorithm):
             _algorithms[(path, b.name)] = b
             out.append(("algorithm", b.name, b.summary, params, (b.sip_topologies, b.buffer_kinds)))
@@ -174,6 +201,24 @@ def load_file(path):
             _benches[(path, b.name)] = b
             out.append(("bench", b.name, b.summary, params, ()))
     return out
+
+
+def _param_listing(params):
+    return [(p.name, _TYPES[p.type], p.default, p.help) for p in params]
+
+
+def _component_listing(b):
+    return ("component", b.name, b.summary, _param_listing(b.params),
+            ([tuple(p) for p in b.ports], [tuple(s) for s in b.stats]))
+
+
+def declared_component(cls):
+    """The declaration of block class ``cls`` (kbsim.testing.Harness.block): its file and its listing."""
+    for b in reversed(_declared):
+        if isinstance(b, _Component) and b.cls is cls:
+            _components[(b.file, b.name)] = b
+            return b.file, _component_listing(b)
+    raise TypeError("{} is not a block declared with @kbsim.component".format(getattr(cls, "__name__", cls)))
 
 
 def fault(error, file):
@@ -184,6 +229,11 @@ def fault(error, file):
         return str(error), 0
     text = str(error) if isinstance(error, Error) else _one_line(error)
     return "{}: {}".format(_where(error, file), text), error.exit_code if isinstance(error, Error) else 0
+
+
+def make_block(file, type, core):
+    """A new block of component ``type`` of ``file``, for its component ``core``."""
+    return _make_block(_components[(file, type)], core)
 
 
 def make_algorithm(file, name):

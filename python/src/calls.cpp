@@ -448,6 +448,18 @@ py::dict params_dict(const Params& params) {
   return out;
 }
 
+std::vector<ParamSpec> param_specs(const py::list& params) {
+  std::vector<ParamSpec> out;
+  for (const py::handle& p : params) {
+    auto [name, type, value, help] = p.cast<std::tuple<std::string, std::string, py::object, std::string>>();
+    if (type == "bool") out.push_back(param_bool(name, value.cast<bool>(), help));
+    if (type == "int") out.push_back(param_int(name, value.cast<std::int64_t>(), help));
+    if (type == "float") out.push_back(param_float(name, value.cast<double>(), help));
+    if (type == "string") out.push_back(param_string(name, value.cast<std::string>(), help));
+  }
+  return out;
+}
+
 void bind_calls(py::module_& m) {
   bind_tensor(m);
   py::class_<rt::DPPolicy>(m, "Placement")

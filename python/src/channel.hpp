@@ -171,5 +171,7 @@ void bind_calls(pybind11::module_& m);
 void fill_metrics(Metrics& out, const pybind11::handle& values);
 /// Parameters as a dict, name -> value (bool, int, float, str). Needs the interpreter's lock.
 pybind11::dict params_dict(const Params& params);
+/// Declared parameters, as kbsim._plugins.load_file lists them: (name, type, default, help) tuples.
+std::vector<ParamSpec> param_specs(const pybind11::list& params);
 
 }  // namespace kbsim::python

@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "block.hpp"
 #include "cli/common.hpp"
 #include "cli/run_watch.hpp"
+#include "harness.hpp"
 #include "job.hpp"
 #include "session.hpp"
 
@@ -49,4 +51,6 @@ PYBIND11_MODULE(_kbsim, m) {
         "Run `kbsim ARGS...` in this process; the exit code, or the error raised as kbsim.Error's subclass.");
   kbsim::python::bind_calls(m);
   kbsim::python::bind_session(m);
+  kbsim::python::bind_blocks(m);
+  kbsim::python::bind_harness(m);
 }

@@ -26,24 +26,6 @@ py::tuple args_of(const ccl::Collective& c) {
 
 }  // namespace
 
-void call_python(const std::string& file, const std::function<void()>& fn) {
-  on_python_stack([&] {
-    const py::gil_scoped_acquire gil;
-    std::string message;
-    int code = 0;
-    try {
-      fn();
-      return;
-    } catch (py::error_already_set& e) {
-      py::object error = e.value();
-      if (e.trace()) error.attr("__traceback__") = e.trace();  // where it was raised, for its file:line
-      std::tie(message, code) =
-          py::module_::import("kbsim._plugins").attr("fault")(error, file).cast<std::pair<std::string, int>>();
-    }
-    throw_as(code, message);
-  });
-}
-
 PythonAlgorithm::PythonAlgorithm(std::string file, const std::string& name) : file_(std::move(file)) {
   call_python(file_, [&] { obj_ = py::module_::import("kbsim._plugins").attr("make_algorithm")(file_, name); });
 }

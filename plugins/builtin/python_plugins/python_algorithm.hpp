@@ -6,7 +6,6 @@
 
 #include <pybind11/pybind11.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,9 +28,5 @@ class PythonAlgorithm final : public ccl::Algorithm {
   std::string file_;
   pybind11::object obj_;  // kbsim._ccl._Instance
 };
-
-/// Run `fn` (Python code of the plugin file `file`) on this thread's Python stack with the interpreter's lock; a
-/// Python exception it raises is thrown as kbsim's (python/src/channel.hpp, throw_as), naming `file`'s line.
-void call_python(const std::string& file, const std::function<void()>& fn);
 
 }  // namespace kbsim::python

@@ -2,8 +2,6 @@
 
 #include <pybind11/stl.h>
 
-#include <boost/context/fiber.hpp>
-#include <boost/context/fixedsize_stack.hpp>
 #include <deque>
 #include <utility>
 #include <vector>
@@ -11,45 +9,10 @@
 #include "channel.hpp"
 
 namespace py = pybind11;
-namespace bctx = boost::context;
 
 namespace kbsim::python {
 
 namespace {
-
-/// A thread's Python stack: a fiber that runs one function at a time and comes back.
-class PythonStack {
- public:
-  void run(const std::function<void()>& fn) {
-    if (inside_) return fn();  // already on it
-    fn_ = &fn;
-    if (!fiber_)
-      fiber_ = bctx::fiber(std::allocator_arg, bctx::fixedsize_stack(8 << 20), [this](bctx::fiber&& caller) {
-        caller_ = std::move(caller);
-        for (;;) {
-          try {
-            (*fn_)();
-          } catch (const bctx::detail::forced_unwind&) {
-            throw;
-          } catch (...) {
-            error_ = std::current_exception();
-          }
-          caller_ = std::move(caller_).resume();
-        }
-        return std::move(caller_);
-      });
-    inside_ = true;
-    fiber_ = std::move(fiber_).resume();
-    inside_ = false;
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-  }
-
- private:
-  bctx::fiber fiber_, caller_;
-  const std::function<void()>* fn_ = nullptr;
-  bool inside_ = false;
-  std::exception_ptr error_;
-};
 
 using TlCallPtr = std::shared_ptr<TlCall>;
 
@@ -85,19 +48,6 @@ py::list args_list(const tl::Args& args) {
   return out;
 }
 
-/// The interpreter's lock for the simulation's thread, keeping its thread state between steps (a greenlet lives in
-/// its thread's state: letting the state go would end every kernel of the thread).
-class KernelGil {
- public:
-  KernelGil() {
-    thread_local bool kept = false;
-    if (!std::exchange(kept, true)) acquire_.inc_ref();
-  }
-
- private:
-  py::gil_scoped_acquire acquire_;
-};
-
 /// Greenlets of kernels that ended on an error, kept: ending one runs Python code, which must not run on the
 /// kernel's fiber (where the error unwinds); a failed kernel fails its run, so they are few.
 std::deque<py::object>& kept_greenlets() {
@@ -112,7 +62,7 @@ void run(const std::string& file, const std::string& name, tl::Program& tl, cons
   std::string error;
   bool done = false;
   auto step = [&] {
-    const KernelGil gil;
+    const PythonLock gil;
     try {
       if (!state) state = py::module_::import("kbsim._plugins").attr("start_kernel")(file, name, args_list(args));
       py::object next = misuse.empty() ? state.attr("step")(call ? py::cast(call) : py::none())
@@ -149,11 +99,6 @@ void run(const std::string& file, const std::string& name, tl::Program& tl, cons
 }
 
 }  // namespace
-
-void on_python_stack(const std::function<void()>& fn) {
-  thread_local auto* stack = new PythonStack();  // never destroyed: it may hold nothing but a parked fiber
-  stack->run(fn);
-}
 
 tl::KernelFn python_kernel(std::string file, std::string name) {
   return [file = std::move(file), name = std::move(name)](tl::Program& tl, const tl::Args& args) {

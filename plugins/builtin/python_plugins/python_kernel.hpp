@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kbsim/tl/tl.hpp"
+#include "python_stack.hpp"
 
 namespace kbsim::python {
 
@@ -24,12 +25,6 @@ struct TlCall {
   tl::RecvFuture future;
   std::int64_t value = 0;
 };
-
-/// Run `fn` on this thread's Python stack: a stack of its own (a fiber) where every piece of Python code this
-/// thread runs for the simulation runs, whatever stack the caller is on (the event loop may run on a spawn
-/// worker's fiber). Greenlets switch only within one C stack: here it is always the same one, and the interpreter
-/// is never suspended across a switch of stacks (fn runs to its end before the caller's stack is back).
-void on_python_stack(const std::function<void()>& fn);
 
 /// The kernel `name` that `file` declares (kbsim/_plugins.py keeps its function).
 tl::KernelFn python_kernel(std::string file, std::string name);

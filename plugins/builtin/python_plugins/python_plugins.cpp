@@ -13,6 +13,7 @@
 #include <mutex>
 #include <utility>
 
+#include "block.hpp"
 #include "channel.hpp"
 #include "kbsim/pe/kernels.hpp"
 #include "kbsim/plugin.hpp"
@@ -51,6 +52,7 @@ py::module_ host_module() {
       "kbsim._kbsim", "kbsim's bindings inside a kbsim process (Python plugins)", &g_module_def);
   bind_calls(m);
   bind_tl(m);
+  bind_blocks(m);
   m.def("set_bin_dir", [](const std::string&) {});
   auto refuse = [](const py::args&, const py::kwargs&) {
     raise(static_cast<int>(ExitCode::kUsage),
@@ -133,19 +135,6 @@ void start_python(const fs::path& file) {
 
 const PluginDescriptor* load_here(const fs::path& file);
 
-/// Declared parameters, as _plugins.load_file lists them: (name, type, default, help).
-std::vector<ParamSpec> specs_of(const py::list& params) {
-  std::vector<ParamSpec> out;
-  for (const py::handle& p : params) {
-    auto [name, type, value, help] = p.cast<std::tuple<std::string, std::string, py::object, std::string>>();
-    if (type == "bool") out.push_back(param_bool(name, value.cast<bool>(), help));
-    if (type == "int") out.push_back(param_int(name, value.cast<std::int64_t>(), help));
-    if (type == "float") out.push_back(param_float(name, value.cast<double>(), help));
-    if (type == "string") out.push_back(param_string(name, value.cast<std::string>(), help));
-  }
-  return out;
-}
-
 /// Python runs on the thread's Python stack, wherever discovery (or a first use mid-run) calls from.
 const PluginDescriptor* load(const fs::path& file) {
   const PluginDescriptor* d = nullptr;
@@ -183,10 +172,12 @@ const PluginDescriptor* load_here(const fs::path& file) {
                               std::make_shared<const tl::KernelFn>(python_kernel(path, name))});
     } else if (kind == "algorithm") {
       auto [topologies, kinds] = extra.cast<std::pair<std::vector<std::string>, std::vector<std::string>>>();
-      ccl::add_algorithm(d, {name, summary, specs_of(params), std::move(topologies), std::move(kinds)},
+      ccl::add_algorithm(d, {name, summary, param_specs(params), std::move(topologies), std::move(kinds)},
                          [path, name] { return new PythonAlgorithm(path, name); });
+    } else if (kind == "component") {
+      d.components.push_back(component_type(path, item));
     } else if (kind == "bench") {
-      BenchInfo info{name, summary, specs_of(params)};
+      BenchInfo info{name, summary, param_specs(params)};
       info.reads_topology = true;  // a Python bench runs on the configured system
       d.benches.push_back({std::move(info), [path, name] { return new PythonBench(path, name); }});
     }
@@ -203,6 +194,7 @@ const PluginFileLoader g_loader{&load};
 KBSIM_PLUGIN("python_plugins") {
   plugin.extensions.push_back(
       {std::string(kbsim::PluginFileLoader::kKind), "py",
-       "runs plugin files written in Python (benches, kernels, CCL algorithms), in an embedded interpreter",
+       "runs plugin files written in Python (benches, kernels, CCL algorithms, blocks), in an embedded interpreter",
        std::shared_ptr<const void>(&kbsim::python::g_loader, [](const void*) {})});
+  kbsim::add_message<kbsim::python::PyMessage>(plugin);  // a block's messages cross between split processes
 }

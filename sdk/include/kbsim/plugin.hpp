@@ -45,7 +45,8 @@ inline constexpr std::uint32_t kAbiVersion = 18;
 
 struct ComponentType {
   ComponentInfo info;
-  Component* (*create)(const ComponentContext&);
+  /// A function object: a component a plugin file declares (PluginFileLoader) carries its file.
+  std::function<Component*(const ComponentContext&)> create;
 };
 
 struct BenchType {
@@ -93,6 +94,12 @@ struct PluginDescriptor {
 template <class T>
 void add_component(PluginDescriptor& plugin) {
   plugin.components.push_back({T::info(), [](const ComponentContext& c) -> Component* { return new T(c); }});
+}
+
+/// A component type `info` describes, made by `create`.
+inline void add_component(PluginDescriptor& plugin, ComponentInfo info,
+                          std::function<Component*(const ComponentContext&)> create) {
+  plugin.components.push_back({std::move(info), std::move(create)});
 }
 
 template <class T>

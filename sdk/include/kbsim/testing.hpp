@@ -96,6 +96,9 @@ class Harness {
   /// The component under test by the library that provides it (file name without lib/.so) and its type.
   void component_type(const std::string& library, const std::string& type,
                       const std::vector<std::pair<std::string, ParamValue>>& params = {});
+  /// A component type made in this process rather than loaded (a block written in Python, tested from pytest):
+  /// component_type(library, type.info.type, ...) then makes the component under test of it.
+  void add_component_type(ComponentType type, const std::string& library);
   /// A neighbour `id` joined to the component under test by links of kind `kind`, one each way.
   void neighbour(const std::string& id, const std::string& kind, Neighbour& n, Link to_component = {},
                  Link from_component = {});

@@ -1,0 +1,149 @@
+"""Hardware blocks written in Python (sdk/README.md, "Write it in Python"): the twin py.pinger against the SDK
+guide's C++ pinger, the harness from pytest, errors, and a split run."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import kbsim
+import kbsim.testing
+from conftest import BUILD, SOURCE
+from test_plugins import plugin_dir
+
+EXAMPLES = os.path.join(SOURCE, "examples", "python_plugins")
+sys.path.insert(0, EXAMPLES)
+import pinger  # noqa: E402  (the plugin file, as a module)
+
+CPP_PINGER = os.path.join(BUILD, "tests", "plugins", "pinger")
+
+
+def pingers(tmp_path, impl, **params):
+    """The guide's two pingers with ``impl``, a pinging b across a wire of 1 ns (b's params ``params``)."""
+    topo = tmp_path / (impl + ".yaml")
+    a = {"send_to": "b", "count": 4, **params}
+    topo.write_text("nodes:\n  - {{ id: a, impl: {}, params: {} }}\n  - {{ id: b, impl: {} }}\n"
+                    "edges:\n  - {{ src: a, dst: b, bandwidth_gbs: 64, latency_ns: 1, bidir: true }}\n"
+                    .format(impl, json.dumps(a), impl))
+    return str(topo)
+
+
+def system_run(cli, tmp_path, impl, *extra, **params):
+    comps = tmp_path / "components.yaml"
+    comps.write_text("components:\n  acme.pinger: { library: test_pinger, type: acme_pinger }\n"
+                     "  py.pinger: { library: pinger.py, type: py_pinger }\n")
+    out = tmp_path / ("out-" + impl)
+    code, stdout, err = cli("run", "--plugins", EXAMPLES, "--plugins", CPP_PINGER, "--components", str(comps),
+                            "--topology", pingers(tmp_path, impl, **params), "--out", str(out), *extra)
+    assert code == 0, err
+    with open(out / "results.json") as f:
+        return json.load(f)
+
+
+def test_the_guides_pinger_is_the_cpp_twin_word_for_word():
+    with open(os.path.join(SOURCE, "sdk", "README.md")) as f:
+        guide = f.read()
+    block = re.search(r"`acme/pinger.cpp`.*?```cpp\n(.*?)```", guide, re.S).group(1)
+    with open(os.path.join(SOURCE, "tests", "plugins", "pinger", "pinger.cpp")) as f:
+        source = f.read()
+    assert source.split("\n\n", 1)[1] == block
+
+
+@pytest.mark.parametrize("params", [{}, {"count": 50, "interval_ns": 0.3, "ping_bytes": 4096}])
+def test_py_pinger_gives_the_cpp_pingers_statistics(cli, tmp_path, params):
+    cpp = system_run(cli, tmp_path, "acme.pinger", **params)
+    py = system_run(cli, tmp_path, "py.pinger", **params)
+    strip = lambda comps: {n: {k: v for k, v in c.items() if k != "impl"} for n, c in comps.items()}  # noqa: E731
+    assert strip(py["components"]) == strip(cpp["components"])
+    assert py["links"] == cpp["links"]
+    assert py["sim_time_ns"] == cpp["sim_time_ns"] and py["events"] == cpp["events"]
+    if not params:
+        assert py["components"]["b"]["received"] == 4 and py["components"]["b"]["latency_mean_ns"] == 2.0
+
+
+def test_list_and_info_show_a_block_with_its_parameters_ports_and_statistics(cli):
+    code, out, err = cli("info", "py_pinger", "--plugins", EXAMPLES)
+    assert code == 0, err
+    assert "library: pinger.py" in out
+    for word in ("send_to", "interval_ns", "latency_mean_ns", "mean ping latency", "any link"):
+        assert word in out
+
+
+def test_the_harness_from_pytest_times_a_block_exactly():
+    h = kbsim.testing.Harness()
+    h.block(pinger.Pinger, {"send_to": "peer", "count": 2, "interval_ns": 5.0})
+    link = {"bandwidth_gbs": 64, "latency_ns": 2}
+    peer = h.neighbour("peer", "link", to_component=link, from_component=link)
+    h.build()
+    h.run()
+    assert [(t, m.bytes, m.type) for t, m in peer.received] == [(3.0, 64, "python.Message"),
+                                                                (8.0, 64, "python.Message")]  # 64 B in 1 ns + 2 ns
+    assert h.stat("sent") == (2, 0.0)
+
+
+def test_the_harness_delivers_what_a_neighbour_injects():
+    h = kbsim.testing.Harness()
+    h.block(pinger.Pinger)
+    peer = h.neighbour("peer", "link", to_component={"bandwidth_gbs": 64, "latency_ns": 2})
+    h.build()
+    h.inject(1.0, "peer", kbsim.Message(bytes=128, data=0))  # sent at t = 0 ps, per its data
+    h.run()
+    assert h.stat("received") == (1, 0.0)
+    assert h.stat("latency_mean_ns")[1] == 5.0  # injected at 1 ns, + 128 B in 2 ns + 2 ns (finish() not yet run)
+    assert peer.received == []
+
+
+BAD = """
+    import kbsim
+
+    @kbsim.component("py_bad", "fails", params=[kbsim.Param("mode", "raise", "raise, fail or reject")],
+                     stats=[kbsim.Stat("n")])
+    class Bad(kbsim.Block):
+        def __init__(self):
+            if self.params["mode"] == "reject":
+                self.reject("mode", "must not be reject")
+        def setup(self):
+            self.schedule(2.5)
+        def on_timer(self, tag, msg):
+            if self.params["mode"] == "fail":
+                self.fail("out of credits")
+            return 1 / 0
+    """
+
+
+@pytest.mark.parametrize("mode, code, message", [
+    ("raise", 5, "t=2.5 ns: x: component fault (py.bad, library bad.py): {}:15 in on_timer: ZeroDivisionError"),
+    ("fail", 5, "t=2.5 ns: x: {}:14 in on_timer: out of credits"),
+    ("reject", 3, "{}:9 in __init__: {}:2:44: parameter 'mode' must not be reject"),
+])
+def test_a_blocks_errors_are_one_line_naming_its_line_the_node_and_the_time(cli, tmp_path, mode, code, message):
+    d = plugin_dir(tmp_path, bad=BAD)
+    comps, topo = tmp_path / "c.yaml", tmp_path / "t.yaml"
+    comps.write_text("components:\n  py.bad: { library: bad.py, type: py_bad }\n")
+    topo.write_text("nodes:\n  - {{ id: x, impl: py.bad, params: {{ mode: {} }} }}\n".format(mode))
+    got, _, err = cli("run", "--plugins", d, "--components", str(comps), "--topology", str(topo), "--out",
+                      str(tmp_path / "out"))
+    assert got == code, err
+    assert err.strip().count("\n") == 0
+    assert message.format(os.path.join(os.path.realpath(d), "bad.py"), topo) in err
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on this machine")
+def test_a_split_run_of_python_blocks_gives_the_same_results(cli, tmp_path):
+    whole = system_run(cli, tmp_path, "py.pinger", count=20)
+    comps = tmp_path / "components.yaml"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", "2", os.path.join(BUILD, "bin", "kbsim"), "run",
+                        "--plugins", EXAMPLES, "--plugins", CPP_PINGER, "--components", str(comps), "--topology",
+                        pingers(tmp_path, "py.pinger", count=20), "--out", str(tmp_path / "split")],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "split      2 ranks" in p.stdout  # the pings cross between the processes, pickled
+    with open(tmp_path / "split" / "results.json") as f:
+        split = json.load(f)
+    for key in ("components", "links", "sim_time_ns", "events"):
+        assert split[key] == whole[key]
