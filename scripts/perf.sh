@@ -170,19 +170,44 @@ for d in (indexed, unindexed):
     shutil.copytree(examples, d)
 subprocess.run([binary, "list", "--write-index", indexed], check=True)
 gemm = ["--param", "M=512", "--param", "K=512", "--param", "N=512"]
+torus = ["--param", "n_elem=4096", "--set", "system.sips.count=6", "--set", "system.sips.topology=torus_2d",
+         "--set", "system.sips.w=3", "--set", "system.sips.h=2"]
 pairs = [("py-tp-mlp / tp-mlp", ["--bench", "py-tp-mlp", "--plugins", indexed], ["--bench", "tp-mlp"]),
          ("py-matmul-composite / matmul-composite, 512^3",
           ["--bench", "py-matmul-composite", "--plugins", indexed, *gemm], ["--bench", "matmul-composite", *gemm]),
+         ("py_ring_allreduce / ring_allreduce, 6-SIP torus",
+          ["--bench", "ccl-allreduce", "--plugins", indexed, "--set", "ccl.algorithm=py_ring_allreduce", *torus],
+          ["--bench", "ccl-allreduce", "--set", "ccl.algorithm=ring_allreduce", *torus]),
          ("pe-dma-perf, Python plugins indexed / none", ["--bench", "pe-dma-perf", "--plugins", indexed],
           ["--bench", "pe-dma-perf"]),
          ("pe-dma-perf, Python plugins not indexed / none", ["--bench", "pe-dma-perf", "--plugins", unindexed],
           ["--bench", "pe-dma-perf"])]
+# The SDK guide's pinger (a test plugin: only in a build with the tests) against py.pinger, 100000 pings.
+cpp_pinger = os.path.join(os.path.dirname(binary), "..", "tests", "plugins", "pinger")
+if os.path.isdir(cpp_pinger):
+    comps = os.path.join(work, "pingers-components.yaml")
+    with open(comps, "w") as f:
+        f.write("components:\n  acme.pinger: { library: test_pinger, type: acme_pinger }\n"
+                "  py.pinger: { library: pinger.py, type: py_pinger }\n")
+    topo = {}
+    for impl in ("py.pinger", "acme.pinger"):
+        topo[impl] = os.path.join(work, impl + ".yaml")
+        with open(topo[impl], "w") as f:
+            f.write("nodes:\n  - {{ id: a, impl: {0}, params: {{ send_to: b, count: 100000, interval_ns: 0.5 }} }}\n"
+                    "  - {{ id: b, impl: {0} }}\nedges:\n  - {{ src: a, dst: b, bandwidth_gbs: 64, latency_ns: 1,"
+                    " bidir: true }}\n".format(impl))
+    pairs.append(("py.pinger / acme.pinger (the guide's), 100000 pings",
+                  ["--plugins", indexed, "--plugins", cpp_pinger, "--components", comps, "--topology",
+                   topo["py.pinger"]],
+                  ["--plugins", indexed, "--plugins", cpp_pinger, "--components", comps, "--topology",
+                   topo["acme.pinger"]]))
 print()
 print("Python plugins, paired (A / B)                     A wall s           B wall s           wall A/B"
-      "            run phase A/B")
+      "            run phase A/B       M events/s A / B")
 for name, a, b in pairs:
     walls = {"a": [], "b": []}
     runs_ = {"a": [], "b": []}
+    rates = {"a": [], "b": []}
     for i in range(runs):
         for who in (("a", "b") if i % 2 == 0 else ("b", "a")):
             out = os.path.join(work, "plug-{}-{}".format(who, i))
@@ -191,12 +216,14 @@ for name, a, b in pairs:
                            stdout=subprocess.DEVNULL)
             walls[who].append(time.perf_counter() - t)
             with open(os.path.join(out, "results.json")) as f:
-                runs_[who].append(json.load(f)["wall_time_s"])
+                r = json.load(f)
+                runs_[who].append(r["wall_time_s"])
+                rates[who].append(r["events"] / r["wall_time_s"] / 1e6 if r["wall_time_s"] > 0 else 0.0)
     wr = [x / y for x, y in zip(walls["a"], walls["b"])]
     rr = [x / y for x, y in zip(runs_["a"], runs_["b"])]
-    print("{:<50} {:<18} {:<18} {:.2f} ({:.2f}-{:.2f})   {:.2f} ({:.2f}-{:.2f})".format(
+    print("{:<50} {:<18} {:<18} {:.2f} ({:.2f}-{:.2f})   {:.2f} ({:.2f}-{:.2f})   {:.2f} / {:.2f}".format(
         name, m(walls["a"]), m(walls["b"]), statistics.median(wr), min(wr), max(wr), statistics.median(rr),
-        min(rr), max(rr)))
+        min(rr), max(rr), statistics.median(rates["a"]), statistics.median(rates["b"])))
 print("(the whole process's wall includes starting the interpreter when a Python plugin is loaded; the run phase")
 print(" is the bench's own: a Python bench's calls cost a hand-over between two threads each)")
 

@@ -87,9 +87,10 @@ void PluginRunOptions::add(CLI::App* run, const core::Registry& reg) {
 void PluginRunOptions::apply(core::RunOptions& opts, const fs::path& data) const {
   for (const Value& s : sections_) {
     std::error_code ec;
-    if (run_->count("--" + s.name))
+    if (run_->count("--" + s.name)) {
       opts.section_files[s.name] = s.text;
-    else if (fs::exists(data / (s.name + ".yaml"), ec))
+      opts.sections_given.insert(s.name);
+    } else if (fs::exists(data / (s.name + ".yaml"), ec))
       opts.section_files[s.name] = data / (s.name + ".yaml");
   }
   for (const Value& f : flags_)

@@ -48,10 +48,15 @@ BenchRunner::~BenchRunner() = default;
 
 void BenchRunner::read_sections() {
   for (const auto& [name, entry] : registry_.sections()) {
-    const std::vector<std::string> overrides = take_section_overrides(options_.overrides, name);
     auto file = options_.section_files.find(name);
-    sections_.emplace(name, load_section(*entry.type, file == options_.section_files.end() ? "" : file->second,
-                                         overrides, registry_));
+    const SectionSource& src =
+        section_sources_
+            .emplace(name, SectionSource{entry.type,
+                                         file == options_.section_files.end() ? std::filesystem::path() : file->second,
+                                         take_section_overrides(options_.overrides, name)})
+            .first->second;
+    if (options_.sections_given.count(name) || !src.overrides.empty())
+      sections_.emplace(name, load_section(*src.info, src.file, src.overrides, registry_));
   }
 }
 
@@ -72,9 +77,12 @@ void BenchRunner::start_observers() {
 
 const Section& BenchRunner::section(std::string_view name) const {
   auto it = sections_.find(name);
+  if (auto src = section_sources_.find(name); it == sections_.end() && src != section_sources_.end())
+    it = sections_.emplace(name, load_section(*src->second.info, src->second.file, src->second.overrides, registry_))
+             .first;
   if (it == sections_.end()) {
     std::vector<std::string> names;
-    for (const auto& [n, s] : sections_) names.push_back(n);
+    for (const auto& [n, s] : section_sources_) names.push_back(n);
     throw ConfigError("bench '" + options_.bench + "' read the configuration section '" + std::string(name) +
                       "', which no loaded plugin declares" + suggest(std::string(name), names));
   }
@@ -209,6 +217,7 @@ RunOptions BenchRunner::nested_options(std::string bench, const std::vector<std:
   o.topology = options_.topology;
   o.topology_given = options_.topology_given;
   o.section_files = options_.section_files;
+  o.sections_given = options_.sections_given;
   o.writes_outputs = options_.writes_outputs;
   o.overrides = all_overrides_;  // this run's --set, then the nested run's own
   o.overrides.insert(o.overrides.end(), overrides.begin(), overrides.end());

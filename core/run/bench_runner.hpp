@@ -31,6 +31,9 @@ struct RunOptions {
   /// The file of each configuration section plugins declare (kbsim/config_section.hpp), by name; a section not
   /// here is read with every value its default.
   std::map<std::string, std::filesystem::path> section_files;
+  /// The sections whose file the user gave (--ccl FILE): read before the run, whether the bench reads them or not,
+  /// so that their errors show. The others are read when first used.
+  std::set<std::string> sections_given;
   std::vector<std::string> overrides;  ///< --set "key=value" (a section's among them)
   /// The run flags given (the observers declare them: --trace, --verify-data, ...), as typed.
   std::vector<RawParam> flags;
@@ -106,7 +109,10 @@ class BenchRunner final : public BenchContext {
   void run_here();
   /// BenchError unless what the observers taking part ask for (data operations) is there.
   void check_observed() const;
-  /// Read every declared configuration section; take their --set overrides out of options_.overrides.
+  /// Take every declared configuration section's --set overrides out of options_.overrides, and read the sections
+  /// the user configured (a file given or an override: their errors come before the run); the others (defaults,
+  /// or the file beside the topology) are read when the bench first asks for them, so a run that uses none loads
+  /// none of the plugins their entries come from (a Python plugin file's CCL algorithm would start an interpreter).
   void read_sections();
   /// Resolve the run flags against the observers' declarations; ask each observer whether it takes part.
   void start_observers();
@@ -118,8 +124,14 @@ class BenchRunner final : public BenchContext {
   const Registry& registry_;
   RunOptions options_;                      ///< its overrides: the topology's only
   std::vector<std::string> all_overrides_;  ///< every --set, as given
-  std::map<std::string, Section, std::less<>> sections_;
-  mutable std::set<std::string, std::less<>> sections_read_;  ///< by the bench: recorded in results.json
+  struct SectionSource {
+    const SectionInfo* info;
+    std::filesystem::path file;
+    std::vector<std::string> overrides;
+  };
+  std::map<std::string, SectionSource, std::less<>> section_sources_;
+  mutable std::map<std::string, Section, std::less<>> sections_;  ///< read so far
+  mutable std::set<std::string, std::less<>> sections_read_;      ///< by the bench: recorded in results.json
   const BenchType* type_;
   unsigned depth_;  ///< how deep in run_bench and run_points calls this runner is
   Params params_;

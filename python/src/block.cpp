@@ -139,7 +139,7 @@ ComponentType component_type(const std::string& file, const py::handle& declared
   for (auto& [stat, stat_kind, unit, doc] : stats)
     info.stats.push_back({std::move(stat), stat_kind == "value" ? StatKind::kValue : StatKind::kCounter,
                           std::move(unit), std::move(doc)});
-  return {std::move(info), [file, name](const ComponentContext& c) { return new PythonBlock(c, file, name); }};
+  return {std::move(info), [file, type = name](const ComponentContext& c) { return new PythonBlock(c, file, type); }};
 }
 
 void bind_blocks(py::module_& m) {

@@ -4,10 +4,12 @@ C++ ring_allreduce on the 2-SIP and 6-SIP torus, an algorithm's own parameters, 
 import json
 import os
 import re
+import shutil
+import subprocess
 
 import pytest
 
-from conftest import SOURCE
+from conftest import BUILD, SOURCE
 from test_plugins import plugin_dir
 
 EXAMPLES = os.path.join(SOURCE, "examples", "python_plugins")
@@ -126,3 +128,58 @@ def test_a_python_bench_runs_a_python_algorithm_from_its_spawned_ranks(cli, tmp_
     assert metrics["py-tp-mlp"]["allreduce_algorithm"] == "py_ring_allreduce"
     for key in ("allreduce_crit_ns", "forward_ns", "max_abs_error"):
         assert metrics["py-tp-mlp"][key] == metrics["tp-mlp"][key]
+
+
+STUCK = """
+    import kbsim
+
+    @kbsim.algorithm("py_stuck_ring", "one pass around a ring of cube 0's pe0, received from the wrong side",
+                     sip_topologies=["ring_1d"])
+    class StuckRing:
+        def wiring(self, setup):
+            return [kbsim.Wire(kbsim.Pe(r, 0, 0), d, kbsim.Pe(peer, 0, 0)) for r in range(setup.world_size)
+                    for d, peer in setup.system.sip_neighbors(setup.world_size, r).items()]
+
+        def launch(self, c):
+            return kbsim.Launch("py-stuck-ring")
+
+    @kbsim.kernel("py-stuck-ring", "sends east, then receives from the east: nobody ever sends there")
+    def stuck(tl, t, rank, world, n):
+        if tl.program_id(1) != 0 or tl.program_id(0) != 0:
+            return
+        shard = t.shard(0, 0)
+        acc = tl.load(shard["ptr"], [n])
+        tl.send("global_E", acc)
+        acc = acc + tl.recv("global_E", [n])
+        tl.store(shard["ptr"], acc)
+    """
+
+
+def test_a_python_kernel_that_blocks_forever_gets_the_stuck_run_report(cli, tmp_path):
+    # The C++ stuck_ring's wrong_direction case (tests/cli/ccl_test.cpp), all in Python: the same report.
+    d = plugin_dir(tmp_path, stuck=STUCK)
+    code, _, err, _ = allreduce(cli, tmp_path, "py_stuck_ring", "--param", "n_elem=8", plugins=d)
+    assert code == 5, err
+    assert err.count("\n") == 1
+    assert "simulation stuck (at t=" in err
+    assert ("sip0.cube0.pe0 (kernel 'py-stuck-ring') waits in tl.recv(global_E, (8,), f16) from sip1.cube0.pe0 "
+            "since t=") in err
+    assert "sip1.cube0.pe0.pe_ipcq: holds 1 message(s) from sip0.cube0.pe0 in global_W that no recv took" in err
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on this machine")
+def test_a_split_run_of_a_python_algorithm_and_kernel_gives_the_same_times(cli, tmp_path):
+    code, _, err, whole = allreduce(cli, tmp_path, "py_ring_allreduce", "--param", "n_elem=4096", "--verify-data",
+                                    *TORUS[2])
+    assert code == 0, err
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", "2", os.path.join(BUILD, "bin", "kbsim"), "run",
+                        "--bench", "ccl-allreduce", "--plugins", EXAMPLES, "--set", "ccl.algorithm=py_ring_allreduce",
+                        "--param", "n_elem=4096", "--verify-data", *TORUS[2], "--out", str(tmp_path / "split")],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "split      2 ranks" in p.stdout and "verified: every rank holds the sum" in p.stdout
+    with open(tmp_path / "split" / "results.json") as f:
+        split = json.load(f)
+    assert split["metrics"]["crit_ns"] == whole["metrics"]["crit_ns"]
+    assert split["sim_time_ns"] == whole["sim_time_ns"] and split["events"] == whole["events"]

@@ -173,13 +173,13 @@ const PluginDescriptor* load_here(const fs::path& file) {
     } else if (kind == "algorithm") {
       auto [topologies, kinds] = extra.cast<std::pair<std::vector<std::string>, std::vector<std::string>>>();
       ccl::add_algorithm(d, {name, summary, param_specs(params), std::move(topologies), std::move(kinds)},
-                         [path, name] { return new PythonAlgorithm(path, name); });
+                         [path, algo = name] { return new PythonAlgorithm(path, algo); });
     } else if (kind == "component") {
       d.components.push_back(component_type(path, item));
     } else if (kind == "bench") {
       BenchInfo info{name, summary, param_specs(params)};
       info.reads_topology = true;  // a Python bench runs on the configured system
-      d.benches.push_back({std::move(info), [path, name] { return new PythonBench(path, name); }});
+      d.benches.push_back({std::move(info), [path, bench = name] { return new PythonBench(path, bench); }});
     }
   }
   return &d;

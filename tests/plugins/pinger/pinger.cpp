@@ -23,7 +23,9 @@ class Pinger final : public kbsim::Component {
   explicit Pinger(const kbsim::ComponentContext& ctx)
       : Component(ctx),
         interval_(kbsim::ns_to_ticks(params().get(kInterval))),
-        sent_(stat(kStatSent)), received_(stat(kStatReceived)), latency_(stat(kStatLatency)) {
+        sent_(stat(kStatSent)),
+        received_(stat(kStatReceived)),
+        latency_(stat(kStatLatency)) {
     params().check(params().get(kCount) >= 0, kCount, "must be >= 0");
   }
 
