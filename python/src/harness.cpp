@@ -4,11 +4,13 @@
 
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "block.hpp"
+#include "channel.hpp"
 #include "kbsim/testing.hpp"
 
 namespace py = pybind11;
@@ -61,6 +63,15 @@ testkit::Link link_of(const py::dict& d) {
   return l;
 }
 
+/// Run `fn`: a kbsim error it throws is raised as its kbsim.Error subclass (a bad parameter: kbsim.ConfigError).
+void guarded(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    raise(static_cast<int>(e.code()), e.what());
+  }
+}
+
 }  // namespace
 
 void bind_harness(py::module_& m) {
@@ -76,35 +87,43 @@ void bind_harness(py::module_& m) {
              for (const auto& p : plugins) o.plugin_dirs.emplace_back(p);
              for (const auto& c : components) o.components_files.emplace_back(c);
              o.id = id;
-             return PyHarness{std::make_unique<testkit::Harness>(std::move(o)), {}};
+             PyHarness h;
+             guarded([&] { h.h = std::make_unique<testkit::Harness>(std::move(o)); });
+             return h;
            }),
            py::arg("plugins"), py::arg("components"), py::arg("id"))
       .def("component", [](PyHarness& h, const std::string& impl,
-                           const py::dict& params) { h.h->component(impl, values_of(params)); })
+                           const py::dict& params) { guarded([&] { h.h->component(impl, values_of(params)); }); })
       .def("block",
            [](PyHarness& h, const std::string& file, const py::handle& declared, const py::dict& params) {
              ComponentType type = component_type(file, declared);
              const std::string name = type.info.type;
              const std::string library = std::filesystem::path(file).filename().string();
-             h.h->add_component_type(std::move(type), library);
-             h.h->component_type(library, name, values_of(params));
+             guarded([&] {
+               h.h->add_component_type(std::move(type), library);
+               h.h->component_type(library, name, values_of(params));
+             });
            })
       .def(
           "neighbour",
           [](PyHarness& h, const std::string& id, const std::string& kind, const py::dict& to, const py::dict& from) {
             Recorder& r = h.neighbours.emplace_back();
-            h.h->neighbour(id, kind, r, link_of(to), link_of(from));
+            guarded([&] { h.h->neighbour(id, kind, r, link_of(to), link_of(from)); });
             return &r;
           },
           py::return_value_policy::reference_internal)
-      .def("build", [](PyHarness& h) { h.h->build(); })
-      .def("inject", [](PyHarness& h, double at_ns, const std::string& from, const py::handle& msg,
-                        const std::string& to) { h.h->inject(ns_to_ticks(at_ns), from, message_ref(msg), to); })
-      .def("run", [](PyHarness& h, double until_ns) { h.h->run(until_ns < 0 ? kNever : ns_to_ticks(until_ns)); })
+      .def("build", [](PyHarness& h) { guarded([&] { h.h->build(); }); })
+      .def("inject",
+           [](PyHarness& h, double at_ns, const std::string& from, const py::handle& msg, const std::string& to) {
+             guarded([&] { h.h->inject(ns_to_ticks(at_ns), from, message_ref(msg), to); });
+           })
+      .def("run", [](PyHarness& h,
+                     double until_ns) { guarded([&] { h.h->run(until_ns < 0 ? kNever : ns_to_ticks(until_ns)); }); })
       .def_property_readonly("now_ns", [](const PyHarness& h) { return ticks_to_ns(h.h->now()); })
       .def("stat", [](const PyHarness& h, const std::string& name) {
-        const Stat& s = h.h->stat(name);
-        return py::make_tuple(s.count, s.value);
+        const Stat* s = nullptr;
+        guarded([&] { s = &h.h->stat(name); });
+        return py::make_tuple(s->count, s->value);
       });
 }
 

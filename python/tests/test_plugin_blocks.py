@@ -147,3 +147,34 @@ def test_a_split_run_of_python_blocks_gives_the_same_results(cli, tmp_path):
         split = json.load(f)
     for key in ("components", "links", "sim_time_ns", "events"):
         assert split[key] == whole[key]
+
+
+@kbsim.component("py_test_faulty", "raises on its first timer, or rejects its parameter",
+                 params=[kbsim.Param("reject", False, "refuse the parameter")])
+class Faulty(kbsim.Block):
+    def __init__(self):
+        if self.params["reject"]:
+            self.reject("reject", "must be false")
+
+    def setup(self):
+        self.schedule(1.5)
+
+    def on_timer(self, tag, msg):
+        raise KeyError("no such queue")
+
+
+def test_the_harness_raises_a_blocks_errors_as_kbsim_errors():
+    h = kbsim.testing.Harness()
+    h.block(Faulty, {"reject": True})
+    with pytest.raises(kbsim.ConfigError, match="parameter 'reject' must be false"):
+        h.build()
+    h = kbsim.testing.Harness()
+    h.block(Faulty)
+    h.build()
+    with pytest.raises(kbsim.SimulationError) as e:
+        h.run()
+    assert "t=1.5 ns: dut: component fault" in str(e.value)
+    assert "test_plugin_blocks.py:{} in on_timer: KeyError: 'no such queue'".format(
+        Faulty.on_timer.__code__.co_firstlineno + 1) in str(e.value)
+    with pytest.raises(kbsim.PluginError, match="kbsim.testing.Harness tests a block of a plugin file with block"):
+        kbsim.testing.Harness(plugins=[EXAMPLES])

@@ -130,7 +130,7 @@ void start_python(const fs::path& file) {
   if (!ours)
     throw PluginError(file.string() +
                       ": Python plugins run in a kbsim process, not in this interpreter (kbsim.run runs a run with "
-                      "Python plugins as one)");
+                      "Python plugins as one; kbsim.testing.Harness tests a block of a plugin file with block(cls))");
 }
 
 const PluginDescriptor* load_here(const fs::path& file);
