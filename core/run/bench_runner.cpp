@@ -75,6 +75,12 @@ void BenchRunner::start_observers() {
     }
 }
 
+void BenchRunner::loaded_section_files() const {
+  for (const auto& [name, src] : section_sources_)
+    if (!src.file.empty() && !sections_.count(name))
+      sections_.emplace(name, load_section(*src.info, src.file, src.overrides, registry_));
+}
+
 const Section& BenchRunner::section(std::string_view name) const {
   auto it = sections_.find(name);
   if (auto src = section_sources_.find(name); it == sections_.end() && src != section_sources_.end())
@@ -231,6 +237,7 @@ const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<s
   if (depth_ >= 4) throw BenchError("NESTING", who + " more than 4 levels deep (does a bench run itself?)");
   require_reads_topology("run_bench()");
   loaded_topology();  // the user's topology and --set errors are reported as such, before any nested run
+  loaded_section_files();
   RunOptions o = nested_options(std::string(name), params, overrides);
   try {
     // Only what the caller reads is kept: the nested systems go when the run ends.
@@ -282,6 +289,7 @@ std::vector<PointResult> BenchRunner::run_points(const std::vector<SweepPoint>& 
   if (depth_ >= 4) throw BenchError("NESTING", "bench '" + options_.bench + "' ran sweeps more than 4 levels deep");
   require_reads_topology("run_points()");
   loaded_topology();  // the user's topology and --set errors are reported as such, before any point
+  loaded_section_files();
   SweepOptions o;
   o.jobs = options_.jobs;
   o.across_processes = depth_ == 0;  // the top-level run shares its points out over the job; a nested one runs its own

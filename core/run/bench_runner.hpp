@@ -114,6 +114,8 @@ class BenchRunner final : public BenchContext {
   /// or the file beside the topology) are read when the bench first asks for them, so a run that uses none loads
   /// none of the plugins their entries come from (a Python plugin file's CCL algorithm would start an interpreter).
   void read_sections();
+  /// Read every section that has a file, before nested runs that would each meet its errors (as their own).
+  void loaded_section_files() const;
   /// Resolve the run flags against the observers' declarations; ask each observer whether it takes part.
   void start_observers();
   PointRecord run_point(const SweepPoint& p, const std::string& who);

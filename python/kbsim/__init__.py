@@ -21,7 +21,7 @@ from ._blocks import Block, Port, Stat  # noqa: E402
 from ._ccl import Collective, Launch, Pe, Setup, SystemShape, Wire  # noqa: E402
 from ._plugins import BenchContext, Param, algorithm, bench, component, kernel  # noqa: E402
 from ._kbsim import dtype_size  # noqa: E402
-Message = getattr(_kbsim, "Message", None)  # a block's message: only inside a kbsim process (Python plugins)
+from ._kbsim import Message  # noqa: E402  (a block's message)
 from ._run import Result, run  # noqa: E402
 from ._session import Distributed, LaunchResult, Placement, Runtime, Session, Tensor  # noqa: E402
 from ._sweep import PointError, frame, sweep  # noqa: E402

@@ -97,7 +97,7 @@ class Block:
 
     def fail(self, what):
         """End the run with a simulation error naming this node and the sim time, as a C++ component's fail()."""
-        raise SimulationError(str(what))  # kbsim puts the sim time and the node first
+        raise SimulationError(self._core().failure(str(what)))
 
     def setup(self):
         """Called once the whole system exists (routes can be computed)."""

@@ -135,16 +135,16 @@ def _short(v):
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _int(v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+def _int(v, lo=-2 ** 63, hi=2 ** 63 - 1):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
         raise TypeError
     return int(v)
 
 
 def _count(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and 1 <= v < 2 ** 32
 
 
 def _pe(v):
     sip, cube, pe = v
-    return _int(sip), _int(cube), _int(pe)
+    return tuple(_int(x, 0, 2 ** 32 - 1) for x in (sip, cube, pe))

@@ -228,7 +228,10 @@ def fault(error, file):
     if isinstance(error, _BadReturn):
         return str(error), 0
     text = str(error) if isinstance(error, Error) else _one_line(error)
-    return "{}: {}".format(_where(error, file), text), error.exit_code if isinstance(error, Error) else 0
+    code = error.exit_code if isinstance(error, Error) else 0
+    if text.startswith("t="):  # a block's fail(): the time and the node come first, as a C++ component's do
+        return "{} ({})".format(text, _where(error, file)), code
+    return "{}: {}".format(_where(error, file), text), code
 
 
 def make_block(file, type, core):

@@ -6,6 +6,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <string>
 
 #include "kbsim/component.hpp"
@@ -25,8 +26,12 @@ struct PyMessage final : Message {
   void save(ByteWriter& w) const override;
   void load(ByteReader& r) override;
 
-  PyObject* data = nullptr;  ///< a reference of its own; let go of the next time Python runs
+  PyObject* data = nullptr;  ///< a reference of its own
 };
+
+/// Whether the system a route, a statistic or a message's route belongs to still exists: Python may keep them
+/// longer (a block's attributes, a harness's records), and reading them then raises instead of reading freed memory.
+using Alive = std::shared_ptr<const bool>;
 
 class PythonBlock final : public Component {
  public:
@@ -55,9 +60,12 @@ class PythonBlock final : public Component {
   std::string_view name_of(NodeIndex n) const noexcept { return node_id(n); }
   Stat& statistic(const std::string& name);
   std::string rejection(const std::string& param, const std::string& what) const;
+  std::string failure(const std::string& what) const;
+  Alive alive() const noexcept { return alive_; }
 
  private:
   std::string file_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   pybind11::object obj_;  // the Python block (kbsim.Block)
 };
 
@@ -65,8 +73,8 @@ class PythonBlock final : public Component {
 /// params, (ports, stats)).
 ComponentType component_type(const std::string& file, const pybind11::handle& declared);
 
-/// A message as Python holds it (kbsim.Message), and back.
-pybind11::object message_object(Ref<Message> msg);
+/// A message as Python holds it (kbsim.Message; its route readable while `alive`), and back.
+pybind11::object message_object(Ref<Message> msg, Alive alive);
 Ref<Message> message_ref(const pybind11::handle& msg);
 
 /// The classes blocks use: BlockCore, Message, Route, StatValue.

@@ -535,6 +535,8 @@ void bind_calls(py::module_& m) {
   m.def(
       "sip_neighbors",
       [](const std::string& topology, unsigned sip_w, unsigned sip_h, unsigned world, unsigned rank) {
+        if (sip_w < 1 || sip_h < 1 || rank >= world)
+          throw py::value_error("sip_neighbors: the SIP grid is at least 1 x 1 and the rank is below the world size");
         ccl::SystemShape s;
         s.sips = sip_w * sip_h;
         s.sip_w = sip_w;

@@ -32,10 +32,14 @@ void throw_as(int code, const std::string& what) {
   }
 }
 
-void raise(int code, const std::string& message) {
+void set_error(int code, const std::string& message) {
   py::object type = error_types().contains(py::int_(code)) ? error_types()[py::int_(code)]
                                                            : py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
   PyErr_SetObject(type.ptr(), py::make_tuple(message, code).ptr());
+}
+
+void raise(int code, const std::string& message) {
+  set_error(code, message);
   throw py::error_already_set();
 }
 

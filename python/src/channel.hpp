@@ -157,6 +157,8 @@ class Channel {
 
 /// Raise the Python exception kbsim's exit code `code` maps to (kbsim.Error's subclasses), with `message`.
 [[noreturn]] void raise(int code, const std::string& message);
+/// The same, as Python's error indicator (an exception translator's way).
+void set_error(int code, const std::string& message);
 /// Hand over the exit code -> exception class table (kbsim/_errors.py).
 void register_errors(const pybind11::dict& types);
 

@@ -24,11 +24,18 @@ class Recorder final : public testkit::Neighbour {
  public:
   void received(Tick at, Message& msg) override { got.emplace_back(at, Ref<Message>(&msg)); }
   std::vector<std::pair<Tick, Ref<Message>>> got;
+  Alive alive;  ///< its harness's system
 };
 
 struct PyHarness {
+  std::deque<Recorder> neighbours;  // the harness keeps their addresses (so it goes first)
   std::unique_ptr<testkit::Harness> h;
-  std::deque<Recorder> neighbours;  // the harness keeps their addresses
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);  // of its system, for the routes of what it recorded
+  PyHarness() = default;
+  PyHarness(PyHarness&&) = default;
+  ~PyHarness() {
+    if (alive) *alive = false;
+  }
 };
 
 std::vector<std::pair<std::string, ParamValue>> values_of(const py::dict& params) {
@@ -77,7 +84,7 @@ void guarded(const std::function<void()>& fn) {
 void bind_harness(py::module_& m) {
   py::class_<Recorder>(m, "HarnessNeighbour").def_property_readonly("received", [](const Recorder& r) {
     py::list out;
-    for (const auto& [at, msg] : r.got) out.append(py::make_tuple(ticks_to_ns(at), message_object(msg)));
+    for (const auto& [at, msg] : r.got) out.append(py::make_tuple(ticks_to_ns(at), message_object(msg, r.alive)));
     return out;
   });
   py::class_<PyHarness>(m, "Harness")
@@ -108,6 +115,7 @@ void bind_harness(py::module_& m) {
           "neighbour",
           [](PyHarness& h, const std::string& id, const std::string& kind, const py::dict& to, const py::dict& from) {
             Recorder& r = h.neighbours.emplace_back();
+            r.alive = h.alive;
             guarded([&] { h.h->neighbour(id, kind, r, link_of(to), link_of(from)); });
             return &r;
           },

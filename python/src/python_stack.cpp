@@ -64,6 +64,8 @@ void call_python(const std::string& file, const std::function<void()>& fn) {
     try {
       fn();
       return;
+    } catch (const py::cast_error& e) {  // a value Python returned that the caller cannot take
+      message = file + ": " + e.what();
     } catch (py::error_already_set& e) {
       py::object error = e.value();
       if (e.trace()) error.attr("__traceback__") = e.trace();  // where it was raised, for its file:line

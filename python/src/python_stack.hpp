@@ -13,8 +13,9 @@ namespace kbsim::python {
 
 /// Run `fn` on this thread's Python stack: a stack of its own (a fiber) where every piece of Python code this
 /// thread runs for the simulation runs, whatever stack the caller is on (the event loop may run on a spawn
-/// worker's fiber). Greenlets switch only within one C stack: here it is always the same one, and the interpreter
-/// is never suspended across a switch of stacks (fn runs to its end before the caller's stack is back).
+/// worker's fiber). Greenlets switch only within one C stack: here it is always the same one, and Python code run
+/// here returns before the caller's stack is back (calls nest: a harness driven from pytest has the test's frames
+/// on the main stack meanwhile, which CPython 3.11 allows, as it does a greenlet's switch).
 void on_python_stack(const std::function<void()>& fn);
 
 /// Run `fn` (Python code of the plugin file `file`) on this thread's Python stack with the interpreter's lock; a

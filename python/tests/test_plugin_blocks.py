@@ -117,7 +117,7 @@ BAD = """
 
 @pytest.mark.parametrize("mode, code, message", [
     ("raise", 5, "t=2.5 ns: x: component fault (py.bad, library bad.py): {}:15 in on_timer: ZeroDivisionError"),
-    ("fail", 5, "t=2.5 ns: x: {}:14 in on_timer: out of credits"),
+    ("fail", 5, "t=2.5 ns: x: out of credits ({}:14 in on_timer)"),
     ("reject", 3, "{}:9 in __init__: {}:2:44: parameter 'mode' must not be reject"),
 ])
 def test_a_blocks_errors_are_one_line_naming_its_line_the_node_and_the_time(cli, tmp_path, mode, code, message):
@@ -178,3 +178,20 @@ def test_the_harness_raises_a_blocks_errors_as_kbsim_errors():
         Faulty.on_timer.__code__.co_firstlineno + 1) in str(e.value)
     with pytest.raises(kbsim.PluginError, match="kbsim.testing.Harness tests a block of a plugin file with block"):
         kbsim.testing.Harness(plugins=[EXAMPLES])
+
+
+def test_what_python_keeps_of_a_finished_run_says_so_and_a_bad_route_is_a_config_error():
+    h = kbsim.testing.Harness()
+    h.block(pinger.Pinger, {"send_to": "peer", "count": 1})
+    peer = h.neighbour("peer", "link")
+    h.build()
+    h.run()
+    (_, msg), = peer.received
+    assert msg.route.nodes[-1] != msg.route.nodes[0]  # dut to peer
+    del h, peer  # the system goes (its neighbours kept it); the message stays, its route does not
+    with pytest.raises(ValueError, match="no longer exists"):
+        msg.route.nodes
+    h = kbsim.testing.Harness()
+    h.block(pinger.Pinger, {"send_to": "nowhere"})
+    with pytest.raises(kbsim.ConfigError, match="nowhere"):
+        h.build()

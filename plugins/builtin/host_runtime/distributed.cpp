@@ -33,6 +33,8 @@ auto Distributed::ask(const std::string& name, const char* method, unsigned rank
     return ask();
   } catch (const Error&) {
     throw;
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory is the run's, not the algorithm's
   } catch (const std::exception& e) {
     throw PluginError("CCL algorithm " + name + " failed in its " + method + " (rank " + std::to_string(rank) +
                       ", sim time " + format_ns(ticks_to_ns(rt_.now())) + " ns): " + one_line(e.what()));

@@ -8,6 +8,7 @@
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -110,6 +111,12 @@ void start_python(const fs::path& file) {
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;  // Ctrl-C stays the run's (it stops the run)
     config.parse_argv = 0;
+    // Set and dict orders of strings are the same in every run and on every rank of a split run (what an
+    // algorithm's wiring or a block iterates), unless PYTHONHASHSEED says otherwise.
+    if (std::getenv("PYTHONHASHSEED") == nullptr) {
+      config.use_hash_seed = 1;
+      config.hash_seed = 0;
+    }
     // The interpreter this kbsim was built with (Debian's), whatever python3 comes first on PATH.
     PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, KBSIM_PYTHON_EXECUTABLE);
     if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
