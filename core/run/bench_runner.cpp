@@ -55,9 +55,15 @@ void BenchRunner::read_sections() {
                                          file == options_.section_files.end() ? std::filesystem::path() : file->second,
                                          take_section_overrides(options_.overrides, name)})
             .first->second;
-    if (options_.sections_given.count(name) || !src.overrides.empty())
-      sections_.emplace(name, load_section(*src.info, src.file, src.overrides, registry_));
+    if (options_.sections_given.count(name) || !src.overrides.empty()) loaded_section(name, src);
   }
+}
+
+const Section& BenchRunner::loaded_section(const std::string& name, const SectionSource& src) const {
+  auto it = sections_.find(name);
+  if (it == sections_.end())
+    it = sections_.emplace(name, load_section(*src.info, src.file, src.overrides, registry_)).first;
+  return it->second;
 }
 
 void BenchRunner::start_observers() {
@@ -77,23 +83,19 @@ void BenchRunner::start_observers() {
 
 void BenchRunner::loaded_section_files() const {
   for (const auto& [name, src] : section_sources_)
-    if (!src.file.empty() && !sections_.count(name))
-      sections_.emplace(name, load_section(*src.info, src.file, src.overrides, registry_));
+    if (!src.file.empty()) loaded_section(name, src);
 }
 
 const Section& BenchRunner::section(std::string_view name) const {
-  auto it = sections_.find(name);
-  if (auto src = section_sources_.find(name); it == sections_.end() && src != section_sources_.end())
-    it = sections_.emplace(name, load_section(*src->second.info, src->second.file, src->second.overrides, registry_))
-             .first;
-  if (it == sections_.end()) {
+  auto src = section_sources_.find(name);
+  if (src == section_sources_.end()) {
     std::vector<std::string> names;
     for (const auto& [n, s] : section_sources_) names.push_back(n);
     throw ConfigError("bench '" + options_.bench + "' read the configuration section '" + std::string(name) +
                       "', which no loaded plugin declares" + suggest(std::string(name), names));
   }
   sections_read_.emplace(name);
-  return it->second;
+  return loaded_section(src->first, src->second);
 }
 
 std::vector<std::string> BenchRunner::written() const {

@@ -114,8 +114,15 @@ class BenchRunner final : public BenchContext {
   /// or the file beside the topology) are read when the bench first asks for them, so a run that uses none loads
   /// none of the plugins their entries come from (a Python plugin file's CCL algorithm would start an interpreter).
   void read_sections();
+  struct SectionSource {
+    const SectionInfo* info;
+    std::filesystem::path file;
+    std::vector<std::string> overrides;
+  };
   /// Read every section that has a file, before nested runs that would each meet its errors (as their own).
   void loaded_section_files() const;
+  /// Section `name`, read from `src` the first time it is asked for.
+  const Section& loaded_section(const std::string& name, const SectionSource& src) const;
   /// Resolve the run flags against the observers' declarations; ask each observer whether it takes part.
   void start_observers();
   PointRecord run_point(const SweepPoint& p, const std::string& who);
@@ -126,11 +133,6 @@ class BenchRunner final : public BenchContext {
   const Registry& registry_;
   RunOptions options_;                      ///< its overrides: the topology's only
   std::vector<std::string> all_overrides_;  ///< every --set, as given
-  struct SectionSource {
-    const SectionInfo* info;
-    std::filesystem::path file;
-    std::vector<std::string> overrides;
-  };
   std::map<std::string, SectionSource, std::less<>> section_sources_;
   mutable std::map<std::string, Section, std::less<>> sections_;  ///< read so far
   mutable std::set<std::string, std::less<>> sections_read_;      ///< by the bench: recorded in results.json
