@@ -4,15 +4,13 @@ guide's C++ pinger, the harness from pytest, errors, and a split run."""
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 import pytest
 
 import kbsim
 import kbsim.testing
-from conftest import BUILD, SOURCE
+from conftest import BUILD, SOURCE, needs_mpirun
 from test_plugins import plugin_dir
 
 EXAMPLES = os.path.join(SOURCE, "examples", "python_plugins")
@@ -132,17 +130,14 @@ def test_a_blocks_errors_are_one_line_naming_its_line_the_node_and_the_time(cli,
     assert message.format(os.path.join(os.path.realpath(d), "bad.py"), topo) in err
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on this machine")
-def test_a_split_run_of_python_blocks_gives_the_same_results(cli, tmp_path):
+@needs_mpirun
+def test_a_split_run_of_python_blocks_gives_the_same_results(cli, mpirun_cli, tmp_path):
     whole = system_run(cli, tmp_path, "py.pinger", count=20)
     comps = tmp_path / "components.yaml"
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    p = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", "2", os.path.join(BUILD, "bin", "kbsim"), "run",
-                        "--plugins", EXAMPLES, "--plugins", CPP_PINGER, "--components", str(comps), "--topology",
-                        pingers(tmp_path, "py.pinger", count=20), "--out", str(tmp_path / "split")],
-                       capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
-    assert "split      2 ranks" in p.stdout  # the pings cross between the processes, pickled
+    code, out, err = mpirun_cli(2, "run", "--plugins", EXAMPLES, "--plugins", CPP_PINGER, "--components", str(comps),
+                                "--topology", pingers(tmp_path, "py.pinger", count=20), "--out", str(tmp_path / "split"))
+    assert code == 0, err
+    assert "split      2 ranks" in out  # the pings cross between the processes, pickled
     with open(tmp_path / "split" / "results.json") as f:
         split = json.load(f)
     for key in ("components", "links", "sim_time_ns", "events"):

@@ -4,12 +4,10 @@ C++ ring_allreduce on the 2-SIP and 6-SIP torus, an algorithm's own parameters, 
 import json
 import os
 import re
-import shutil
-import subprocess
 
 import pytest
 
-from conftest import BUILD, SOURCE
+from conftest import SOURCE, needs_mpirun
 from test_plugins import plugin_dir
 
 EXAMPLES = os.path.join(SOURCE, "examples", "python_plugins")
@@ -167,18 +165,16 @@ def test_a_python_kernel_that_blocks_forever_gets_the_stuck_run_report(cli, tmp_
     assert "sip1.cube0.pe0.pe_ipcq: holds 1 message(s) from sip0.cube0.pe0 in global_W that no recv took" in err
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on this machine")
-def test_a_split_run_of_a_python_algorithm_and_kernel_gives_the_same_times(cli, tmp_path):
+@needs_mpirun
+def test_a_split_run_of_a_python_algorithm_and_kernel_gives_the_same_times(cli, mpirun_cli, tmp_path):
     code, _, err, whole = allreduce(cli, tmp_path, "py_ring_allreduce", "--param", "n_elem=4096", "--verify-data",
                                     *TORUS[2])
     assert code == 0, err
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    p = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", "2", os.path.join(BUILD, "bin", "kbsim"), "run",
-                        "--bench", "ccl-allreduce", "--plugins", EXAMPLES, "--set", "ccl.algorithm=py_ring_allreduce",
-                        "--param", "n_elem=4096", "--verify-data", *TORUS[2], "--out", str(tmp_path / "split")],
-                       capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
-    assert "split      2 ranks" in p.stdout and "verified: every rank holds the sum" in p.stdout
+    code, out, err = mpirun_cli(2, "run", "--bench", "ccl-allreduce", "--plugins", EXAMPLES, "--set",
+                                "ccl.algorithm=py_ring_allreduce", "--param", "n_elem=4096", "--verify-data",
+                                *TORUS[2], "--out", str(tmp_path / "split"))
+    assert code == 0, err
+    assert "split      2 ranks" in out and "verified: every rank holds the sum" in out
     with open(tmp_path / "split" / "results.json") as f:
         split = json.load(f)
     assert split["metrics"]["crit_ns"] == whole["metrics"]["crit_ns"]

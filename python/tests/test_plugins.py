@@ -4,13 +4,12 @@ the kbsim command's embedded interpreter. The twin py-tp-mlp against the C++ tp-
 import json
 import os
 import shutil
-import subprocess
 import textwrap
 
 import pytest
 
 import kbsim
-from conftest import BUILD, SOURCE
+from conftest import SOURCE, needs_mpirun
 
 EXAMPLES = os.path.join(SOURCE, "examples", "python_plugins")
 TWIN_KEYS = ("world_size", "fc1_gemm_ns", "fc2_partial_gemm_ns", "allreduce_crit_ns", "forward_ns",
@@ -203,8 +202,8 @@ def test_a_session_in_this_interpreter_refuses_python_plugins_and_the_next_run_i
     assert kbsim.run("pe-dma-perf", quiet=True).metrics
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on this machine")
-def test_under_mpirun_a_python_bench_shares_its_points_over_the_ranks(cli, tmp_path):
+@needs_mpirun
+def test_under_mpirun_a_python_bench_shares_its_points_over_the_ranks(cli, mpirun_cli, tmp_path):
     d = plugin_dir(tmp_path, sweep="""\
         import kbsim
 
@@ -215,12 +214,9 @@ def test_under_mpirun_a_python_bench_shares_its_points_over_the_ranks(cli, tmp_p
         """)
     code, _, err = cli("run", "--bench", "py-mpi-sweep", "--plugins", d, "--out", str(tmp_path / "one"))
     assert code == 0, err
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    p = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", "2", os.path.join(BUILD, "bin", "kbsim"), "run",
-                        "--bench", "py-mpi-sweep", "--plugins", d, "--out", str(tmp_path / "two")],
-                       capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    assert "2 run over 2 MPI ranks" in p.stdout
+    code, out, err = mpirun_cli(2, "run", "--bench", "py-mpi-sweep", "--plugins", d, "--out", str(tmp_path / "two"))
+    assert code == 0, err
+    assert "2 run over 2 MPI ranks" in out
     assert results(tmp_path / "two")["metrics"] == results(tmp_path / "one")["metrics"]
 
 
