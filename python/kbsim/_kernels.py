@@ -90,14 +90,17 @@ class Tl:
     def num_programs(self, axis):
         return _issue(_C.num_programs(int(axis))).value
 
-    def load(self, ptr, shape, dtype="f16"):
-        return _tensor(_C.load(int(ptr), _shape(shape), dtype))
+    def load(self, ptr, shape, dtype="f16", row_stride=None):
+        """DMA_READ of ``shape`` at ``ptr``; with ``row_stride`` (elements from one row's start to the next, at
+        least the columns), a 2-D DMA of a (rows, cols) block of a wider matrix, packed in TCM."""
+        return _tensor(_C.load(int(ptr), _shape(shape), dtype, int(row_stride or 0)))
 
     def ref(self, ptr, shape, dtype="f16"):
         return _tensor(_C.ref(int(ptr), _shape(shape), dtype))
 
-    def store(self, ptr, value):
-        _issue(_C.store(int(ptr), _c(value)))
+    def store(self, ptr, value, row_stride=None):
+        """DMA_WRITE of ``value`` to ``ptr``; with ``row_stride``, its rows that many elements apart (2-D DMA)."""
+        _issue(_C.store(int(ptr), _c(value), int(row_stride or 0)))
 
     def dot(self, a, b):
         return _tensor(_C.dot(_c(a), _c(b)))
@@ -166,6 +169,10 @@ class Tl:
 
     def trans(self, x):
         return _tensor(_C.trans(_c(x)))
+
+    def reshape(self, x, shape):
+        """The same elements, row-major, under another shape (no command)."""
+        return _tensor(_C.reshape(_c(x), _shape(shape)))
 
     @staticmethod
     def cdiv(a, b):

@@ -273,6 +273,17 @@ class BenchContext:
         v = self._d._submit(_kbsim.Call.stat(str(node), str(name))).values
         return int(v[0]), float(v[1])
 
+    def param(self, node, name):
+        """A numeric parameter of a node of the configured system, as it was built (the topology's value, else
+        its component's default): e.g. ``ctx.param("sip0.cube0.pe0.pe_gemm", "macs_per_cycle")``."""
+        return self._d._submit(_kbsim.Call.param(str(node), str(name))).values[0]
+
+    def system_attr(self, name):
+        """A numeric attribute the system's topology published (``kbsim probe`` lists them, e.g.
+        ``"ahbm.hbm_channels_per_pe"``), or None when it published none of that name."""
+        v = self._d._submit(_kbsim.Call.system_attr(str(name))).values
+        return v[0] if v else None
+
     def note(self, line):
         """A line of the run's printed summary."""
         self._d._submit(_kbsim.Call.note(str(line)))

@@ -254,9 +254,11 @@ class Distributed:
     def __init__(self, session):
         self._s = session
 
-    def init_process_group(self, backend="ahbm"):
-        """Start the default process group with the session's CCL configuration (ccl.yaml, ``set={"ccl.…": …}``)."""
-        self._s._submit(_kbsim.Call.init_process_group(backend))
+    def init_process_group(self, backend="ahbm", fit_n_elem=0):
+        """Start the default process group with the session's CCL configuration (ccl.yaml, ``set={"ccl.…": …}``).
+        ``fit_n_elem``: raise the configured IPCQ slot size to what the algorithm needs to all_reduce shards of that
+        many f16 elements (as ccl-allreduce's fit_slot does), saying so in the run's notes."""
+        self._s._submit(_kbsim.Call.init_process_group(backend, int(fit_n_elem)))
 
     def _group(self):
         return self._s._submit(_kbsim.Call.process_group()).group_state

@@ -45,6 +45,24 @@ CallPtr make(std::function<void(Channel&, Call&)> work) {
   return c;
 }
 
+/// Raise `cfg`'s slot size to what its algorithm needs to all_reduce shards of `n_elem` f16 elements (a note says
+/// so), as ccl-allreduce's fit_slot does.
+void fit_slot(Channel& ss, ccl::Config& cfg, std::uint64_t n_elem) {
+  Params& ap = cfg.algorithms.at(cfg.algorithm).params;
+  const auto shape = ccl::SystemShape::from(ss.ctx().configured().attrs());
+  const std::unique_ptr<ccl::Algorithm> algo = cfg.create();
+  const std::uint64_t need =
+      algo->min_slot_size({{shape, shape.sips, ap}, 0, n_elem, DType::kF16, shape.cube_w, shape.cube_h});
+  if (ap.get(ccl::param::kSlotSize) >= static_cast<std::int64_t>(need)) return;
+  for (ParamEntry& e : ap.entries())
+    if (e.name == ccl::param::kSlotSize.name) {
+      e.value = static_cast<std::int64_t>(need);
+      e.origin = "init_process_group(fit_n_elem)";
+    }
+  ss.ctx().note("slot_size raised to " + std::to_string(need) + " bytes: " + cfg.algorithm +
+                " needs it for shards of " + std::to_string(n_elem) + " elements (fit_n_elem)");
+}
+
 rt::Split split_of(const std::string& s) {
   if (s == "replicate") return rt::Split::kReplicate;
   if (s == "column") return rt::Split::kColumnWise;
@@ -299,9 +317,11 @@ void bind_runtime_calls(py::class_<Call, CallPtr>& c) {
 /// The calls of the distributed runtime (rt::Distributed) and of the session's bench context.
 void bind_other_calls(py::class_<Call, CallPtr>& c) {
   c.def_static("init_process_group",
-               [](std::string backend) {
-                 return make([backend = std::move(backend)](Channel& ss, Call&) {
-                   ss.distributed().init_process_group(ccl::config(ss.ctx()), backend);
+               [](std::string backend, std::int64_t fit_n_elem) {
+                 return make([backend = std::move(backend), fit_n_elem](Channel& ss, Call&) {
+                   ccl::Config cfg = ccl::config(ss.ctx());
+                   if (fit_n_elem > 0) fit_slot(ss, cfg, static_cast<std::uint64_t>(fit_n_elem));
+                   ss.distributed().init_process_group(cfg, backend);
                  });
                })
       .def_static("process_group",
@@ -400,6 +420,24 @@ void bind_bench_calls(py::class_<Call, CallPtr>& c) {
                     return make([node = std::move(node), name = std::move(name)](Channel& ss, Call& c) {
                       const Stat& st = ss.ctx().configured().stat(node, name);
                       c.values = {static_cast<double>(st.count), st.value};
+                    });
+                  })
+      .def_static("param",
+                  [](std::string node, std::string name) {
+                    return make([node = std::move(node), name = std::move(name)](Channel& ss, Call& c) {
+                      const Params& p = ss.ctx().configured().component(node).params();
+                      if (!p.has(name))
+                        throw ConfigError("node '" + node + "' has no parameter '" + name + "'");
+                      c.values = {p.get_float(name)};
+                    });
+                  })
+      .def_static("system_attr",
+                  [](std::string name) {
+                    return make([name = std::move(name)](Channel& ss, Call& c) {
+                      const ParamValue* v = find_attr(ss.ctx().configured().attrs(), name);
+                      if (!v) return;
+                      if (const auto* i = std::get_if<std::int64_t>(v)) c.values = {static_cast<double>(*i)};
+                      if (const auto* d = std::get_if<double>(v)) c.values = {*d};
                     });
                   })
       .def_static(

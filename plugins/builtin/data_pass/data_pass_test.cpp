@@ -103,6 +103,20 @@ void dot_local_kernel(tl::Program& tl, const tl::Args& args) {
                                           tl.load(b.shard(cube, pe)->ptr, b.shape, b.dtype)));
 }
 
+/// 2-D DMA: a (4, 5) block of A (8, 12) at row 2, column 3, stored at row 1, column 4 of C (10, 16) as loaded, and
+/// doubled (a compute result) at row 6, column 10.
+void block_kernel(tl::Program& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &c = args.tensor(1);
+  const tl::Tensor blk = tl.load(a.ptr + (2 * 12 + 3) * 2, {4, 5}, a.dtype, 12);
+  tl.store(c.ptr + (1 * 16 + 4) * 2, blk, 16);
+  tl.store(c.ptr + (6 * 16 + 10) * 2, blk + blk, 16);
+}
+/// A row stride below the row's columns: refused.
+void bad_block_kernel(tl::Program& tl, const tl::Args& args) {
+  const tl::TensorArg& a = args.tensor(0);
+  tl.load(a.ptr, {4, 5}, a.dtype, 4);
+}
+
 // --- IPCQ (docs/model.md, "IPCQ"): sip0.cube0.pe0 sends east ("E") to sip0.cube1.pe0, which answers west ("W").
 // A is (n,) on cube 0's PE 0; C is (4, n) split row-wise over the two cubes (rows 0-1 on cube 0, rows 2-3 on cube 1).
 enum IpcqMode : std::int64_t { kPlainRecv, kCopyToHbm, kCopyToTcm, kCopyToSram, kRawSends, kCopyToAnotherPesTcm };
@@ -167,6 +181,8 @@ const testkit::Plugins& plugins() {
     add_kernel(here, "t-softmax-sum", &softmax_sum_kernel, "C = softmax(A), S = sum(A, 0)");
     add_kernel(here, "t-composite-exp", &composite_exp_kernel, "C = exp(A), tiled");
     add_kernel(here, "t-dot-local", &dot_local_kernel, "C = A x B on every PE");
+    add_kernel(here, "t-block", &block_kernel, "a block of A into C, as loaded and doubled (2-D DMA)");
+    add_kernel(here, "t-bad-block", &bad_block_kernel, "a row stride below the columns");
     add_kernel(here, "t-ipcq", &ipcq_kernel, "cube 0's PE 0 sends 2A to cube 1's PE 0 by IPCQ");
     p->add(std::move(here), "test");
     return p;
@@ -278,6 +294,33 @@ TEST(DataPass, GemmF16MatchesReference) {
   s.rt.wait(s.rt.launch("t-dot", {a, b, c}));
   expect_close(s.rt, c, matmul(va, vb, m, k, n, DType::kF16));
   EXPECT_EQ(s.data.stats().gemms, 1u);
+}
+
+TEST(DataPass, A2dDmaMovesABlockOfOneMatrixIntoAnother) {
+  DataSystem s;
+  const std::vector<double> va = values(8 * 12, 11);
+  auto a = s.put({8, 12}, DType::kF16, va, "A");
+  auto c = s.rt.zeros({10, 16}, DType::kF16, {}, "C");
+  s.rt.wait(s.rt.launch("t-block", {a, c}));
+  std::vector<double> want(10 * 16, 0.0);
+  for (int r = 0; r < 4; ++r)
+    for (int k = 0; k < 5; ++k) {
+      const double v = va[static_cast<std::size_t>((2 + r) * 12 + 3 + k)];
+      want[static_cast<std::size_t>((1 + r) * 16 + 4 + k)] = v;
+      want[static_cast<std::size_t>((6 + r) * 16 + 10 + k)] = 2 * v;
+    }
+  expect_close(s.rt, c, want);
+}
+
+TEST(DataPass, A2dDmaWhoseRowStrideIsBelowItsColumnsIsAKernelError) {
+  DataSystem s;
+  auto a = s.put({8, 12}, DType::kF16, values(8 * 12, 12), "A");
+  try {
+    s.rt.wait(s.rt.launch("t-bad-block", {a}));
+    FAIL() << "the launch did not fail";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the row stride 4 is less than the 5 columns of a row"));
+  }
 }
 
 TEST(DataPass, GemmF32MatchesReference) {

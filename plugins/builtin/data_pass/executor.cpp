@@ -26,10 +26,10 @@ struct Range {
 std::vector<Range> reads(const DataOp& op) {
   std::vector<Range> r;
   for (const OpTensor& t : op.in)
-    if (!t.value) r.push_back({memory_of(t.space), t.addr, t.addr + t.nbytes()});
+    if (!t.value) r.push_back({memory_of(t.space), t.addr, t.addr + t.span_bytes()});
   return r;
 }
-Range writes(const DataOp& op) { return {memory_of(op.out.space), op.out.addr, op.out.addr + op.out.nbytes()}; }
+Range writes(const DataOp& op) { return {memory_of(op.out.space), op.out.addr, op.out.addr + op.out.span_bytes()}; }
 
 /// RAW, WAR or WAW between two ops.
 bool conflict(const DataOp& a, const DataOp& b) {
@@ -205,8 +205,22 @@ const DataCompute* DataExecutor::custom(const DataOp& op) {
 Value DataExecutor::resolve(const OpTensor& t, Tick reader) const {
   Shape stored = t.shape;
   if (t.transposed) std::swap(stored[stored.rank() - 1], stored[stored.rank() - 2]);
-  Value v = t.value ? Value{t.value, stored, t.dtype}
-                    : store_.read(t.space, t.addr, stored, t.dtype, t.as_of == kNever ? reader : t.as_of);
+  const Tick as_of = t.as_of == kNever ? reader : t.as_of;
+  Value v;
+  if (t.value) {
+    v = Value{t.value, stored, t.dtype};
+  } else if (t.row_stride != 0) {  // a 2-D block: its rows, packed
+    const std::uint64_t row = static_cast<std::uint64_t>(stored.cols()) * dtype_size(t.dtype);
+    auto bytes = std::make_shared<Bytes>();
+    bytes->reserve(row * static_cast<std::uint64_t>(stored.rows()));
+    for (std::int64_t r = 0; r < stored.rows(); ++r) {
+      const BytesPtr part = store_.read(t.space, t.addr + static_cast<std::uint64_t>(r) * t.row_stride, row, as_of);
+      bytes->insert(bytes->end(), part->begin(), part->end());
+    }
+    v = Value{std::move(bytes), stored, t.dtype};
+  } else {
+    v = store_.read(t.space, t.addr, stored, t.dtype, as_of);
+  }
   return t.transposed ? transposed(v) : v;
 }
 
@@ -214,7 +228,17 @@ void DataExecutor::write(const OpRecord& r, const Value& v) {
   const DataOp& op = *op_of(r);
   // Known bytes are visible at issue; computed ones once the op ends.
   const bool known = op.kind == DataOp::Kind::kCopy && op.in.front().value;
-  store_.write(op.out.space, op.out.addr, known ? r.t_start : r.t_end, v.bytes);
+  const Tick t = known ? r.t_start : r.t_end;
+  if (op.out.row_stride == 0) {
+    store_.write(op.out.space, op.out.addr, t, v.bytes);
+    return;
+  }
+  const std::uint64_t row = static_cast<std::uint64_t>(op.out.shape.cols()) * dtype_size(op.out.dtype);
+  for (std::int64_t k = 0; k < op.out.shape.rows(); ++k) {  // a 2-D block: row by row
+    const auto first = v.bytes->begin() + static_cast<std::ptrdiff_t>(static_cast<std::uint64_t>(k) * row);
+    store_.write(op.out.space, op.out.addr + static_cast<std::uint64_t>(k) * op.out.row_stride, t,
+                 std::make_shared<const Bytes>(first, first + static_cast<std::ptrdiff_t>(row)));
+  }
 }
 
 std::vector<Value> DataExecutor::inputs(const OpRecord& r) const {

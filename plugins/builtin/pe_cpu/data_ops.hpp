@@ -54,6 +54,7 @@ class DataOps {
       o.space = d.loaded_space;
       o.addr = d.loaded_pa;
       o.as_of = d.loaded_at;
+      o.row_stride = d.loaded_row_stride;
     } else if (d.space == tl::Space::kTcm) {
       o.space = tl::Space::kTcm;
       o.addr = d.addr;

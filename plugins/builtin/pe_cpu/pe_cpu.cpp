@@ -458,6 +458,56 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
         std::move(call), std::move(op));
   }
 
+  /// The bytes a 2-D DMA spans: `shape`'s rows `row_stride` elements apart (checked: a (rows, cols) block whose
+  /// rows do not overlap).
+  static std::uint64_t span_2d(const std::string& call, const Shape& shape, DType dtype, std::uint64_t row_stride) {
+    if (shape.rank() != 2) throw tl::Error(call + ": a load or store with a row stride takes a (rows, cols) shape");
+    if (row_stride < static_cast<std::uint64_t>(shape.cols()))
+      throw tl::Error(call + ": the row stride " + std::to_string(row_stride) + " is less than the " +
+                      std::to_string(shape.cols()) + " columns of a row");
+    const std::uint64_t size = kbsim::dtype_size(dtype), rows = static_cast<std::uint64_t>(shape.rows());
+    return rows == 0 ? 0 : ((rows - 1) * row_stride + static_cast<std::uint64_t>(shape.cols())) * size;
+  }
+
+  tl::Tensor load(std::uint64_t ptr, const Shape& shape, DType dtype, std::uint64_t row_stride) override {
+    std::string call = "tl.load(" + hex(ptr) + ", " + shape.str() + ", " + std::string(kbsim::dtype_name(dtype)) +
+                       ", row_stride=" + std::to_string(row_stride) + ")";
+    const std::uint64_t span = span_2d(call, shape, dtype, row_stride);
+    if (row_stride == static_cast<std::uint64_t>(shape.cols())) return load(ptr, shape, dtype);
+    const std::uint64_t pa = ops_.physical(ptr, span, call), size = kbsim::dtype_size(dtype),
+                        row_bytes = static_cast<std::uint64_t>(shape.cols()) * size,
+                        bytes = row_bytes * static_cast<std::uint64_t>(shape.rows());
+    // One descriptor: the DMA moves the block's bytes from the memory behind ptr, as a 1-D one of that size does.
+    run(pe::CommandKind::kDmaRead, {.type = StageType::kDmaRead, .addr = ptr, .nbytes = bytes}, std::move(call));
+    auto data = std::make_shared<std::vector<std::byte>>(bytes);
+    for (std::uint64_t r = 0; r < static_cast<std::uint64_t>(shape.rows()); ++r)
+      memory_->read(pa + r * row_stride * size, std::span(*data).subspan(r * row_bytes, row_bytes));
+    tl::Tensor::Desc d{shape, dtype, ptr, tl::Space::kTcm, true, false, std::move(data), pa, now()};
+    d.loaded_row_stride = row_stride * size;
+    return tl::Tensor(this, std::move(d));
+  }
+
+  void store(std::uint64_t ptr, const tl::Tensor& value, std::uint64_t row_stride) override {
+    std::string call = "tl.store(" + hex(ptr) + ", " + value.shape().str() + ", row_stride=" +
+                       std::to_string(row_stride) + ")";
+    const std::uint64_t span = span_2d(call, value.shape(), value.dtype(), row_stride);
+    if (row_stride == static_cast<std::uint64_t>(value.shape().cols())) return store(ptr, value);
+    const std::uint64_t size = kbsim::dtype_size(value.dtype()),
+                        row_bytes = static_cast<std::uint64_t>(value.shape().cols()) * size;
+    kbsim::OpTensor out = ops_.to_hbm(ptr, {1, static_cast<std::int64_t>(span / size)}, value.dtype(), call);
+    out.shape = value.shape();
+    out.row_stride = row_stride * size;
+    auto op = DataOps::make(kbsim::DataOp::Kind::kCopy, std::move(out), {ops_.operand(value, call)});
+    if (!value.pending() && value.desc().data) {
+      const std::span<const std::byte> bytes(*value.desc().data);
+      for (std::uint64_t r = 0; r < static_cast<std::uint64_t>(value.shape().rows()); ++r)
+        write_virtual(ptr + r * row_stride * size, bytes.subspan(r * row_bytes, row_bytes));
+      if (value.desc().loaded_at == kbsim::kNever) op->in.front().value = value.desc().data;
+    }
+    run(pe::CommandKind::kDmaWrite, {.type = StageType::kDmaWrite, .addr = ptr, .nbytes = value.nbytes()},
+        std::move(call), std::move(op));
+  }
+
   tl::Tensor ref(std::uint64_t ptr, const Shape& shape, DType dtype) override {
     return tl::Tensor(this, {shape, dtype, ptr, tl::Space::kHbm, false, false, nullptr});
   }

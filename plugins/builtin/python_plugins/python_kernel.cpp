@@ -142,9 +142,11 @@ void bind_tl(py::module_& m) {
           "num_programs",
           [](int axis) { return make([axis](tl::Program& tl, TlCall& c) { c.value = tl.num_programs(axis); }); })
       .def_static("load",
-                  [](std::uint64_t ptr, const std::vector<std::int64_t>& shape, const std::string& dtype) {
-                    return make([ptr, s = shape_of(shape), t = dtype_of(dtype)](tl::Program& tl, TlCall& c) {
-                      c.tensor = tl.load(ptr, s, t);
+                  [](std::uint64_t ptr, const std::vector<std::int64_t>& shape, const std::string& dtype,
+                     std::uint64_t row_stride) {
+                    return make([ptr, s = shape_of(shape), t = dtype_of(dtype), row_stride](tl::Program& tl,
+                                                                                             TlCall& c) {
+                      c.tensor = row_stride == 0 ? tl.load(ptr, s, t) : tl.load(ptr, s, t, row_stride);
                     });
                   })
       .def_static("ref",
@@ -154,8 +156,13 @@ void bind_tl(py::module_& m) {
                     });
                   })
       .def_static("store",
-                  [](std::uint64_t ptr, T value) {
-                    return make([ptr, value](tl::Program& tl, TlCall&) { tl.store(ptr, value); });
+                  [](std::uint64_t ptr, T value, std::uint64_t row_stride) {
+                    return make([ptr, value, row_stride](tl::Program& tl, TlCall&) {
+                      if (row_stride == 0)
+                        tl.store(ptr, value);
+                      else
+                        tl.store(ptr, value, row_stride);
+                    });
                   })
       .def_static("dot", [](T a, T b) { return make([a, b](tl::Program& tl, TlCall& c) { c.tensor = tl.dot(a, b); }); })
       .def_static("math",
@@ -255,7 +262,10 @@ void bind_tl(py::module_& m) {
                       c.tensor = tl.arange(start, end, t);
                     });
                   })
-      .def_static("trans", [](T x) { return make([x](tl::Program& tl, TlCall& c) { c.tensor = tl.trans(x); }); });
+      .def_static("trans", [](T x) { return make([x](tl::Program& tl, TlCall& c) { c.tensor = tl.trans(x); }); })
+      .def_static("reshape", [](T x, const std::vector<std::int64_t>& shape) {
+        return make([x, s = shape_of(shape)](tl::Program& tl, TlCall& c) { c.tensor = tl.reshape(x, s); });
+      });
 }
 
 }  // namespace kbsim::python

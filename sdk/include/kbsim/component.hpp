@@ -161,10 +161,12 @@ class Component {
 
   std::string_view id() const noexcept { return sim_->node_id(index_); }
   NodeIndex index() const noexcept { return index_; }
+  /// Its parameters as configured (the topology's attributes over the declared defaults): read-only, for a
+  /// bench or a report that asks a block what it was built with (a roofline's peaks).
+  const Params& params() const noexcept { return *context().params; }
 
  protected:
   Tick now() const noexcept { return *clock_; }
-  const Params& params() const noexcept { return *context().params; }
   std::span<const Port> in_ports() const noexcept { return context().in_ports; }
   std::span<const Port> out_ports() const noexcept { return context().out_ports; }
 

@@ -53,8 +53,17 @@ struct OpTensor {
   BytesPtr value;
   /// A tl.trans view: the bytes hold the tensor with its last two dimensions swapped back.
   bool transposed = false;
+  /// A 2-D block in memory (tl.load / tl.store with a row stride): bytes from one row's start to the next; 0 =
+  /// packed rows.
+  std::uint64_t row_stride = 0;
 
   std::uint64_t nbytes() const noexcept { return static_cast<std::uint64_t>(shape.elements()) * dtype_size(dtype); }
+  /// The bytes of memory it lies in: nbytes(), or a 2-D block's rows with the gaps between them.
+  std::uint64_t span_bytes() const noexcept {
+    if (row_stride == 0 || shape.rank() < 2 || shape.rows() == 0) return nbytes();
+    return static_cast<std::uint64_t>(shape.rows() - 1) * row_stride +
+           static_cast<std::uint64_t>(shape.cols()) * dtype_size(dtype);
+  }
 
   /// As bytes, for a message that crosses between the processes of a split run.
   void save(ByteWriter& w) const {
@@ -64,6 +73,7 @@ struct OpTensor {
     w.put(dtype);
     w.put(as_of);
     w.put(transposed);
+    w.put(row_stride);
     w.put(value != nullptr);
     if (value) w.put_bytes(*value);
   }
@@ -74,6 +84,7 @@ struct OpTensor {
     dtype = r.get<DType>();
     as_of = r.get<Tick>();
     transposed = r.get<bool>();
+    row_stride = r.get<std::uint64_t>();
     value = nullptr;
     if (r.get<bool>()) {
       const std::string_view b = r.get_bytes();

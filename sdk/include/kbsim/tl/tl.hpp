@@ -81,6 +81,9 @@ class Tensor {
     /// The memory `loaded_pa` lies in: HBM (or cube SRAM, both physical memory) for a tl.load;
     /// for a received slot, its IPCQ buffer kind's.
     Space loaded_space = Space::kHbm;
+    /// A 2-D load (tl.load with a row stride): bytes from one row's start to the next at `loaded_pa`; 0 = the
+    /// rows are packed.
+    std::uint64_t loaded_row_stride = 0;
   };
   Tensor() = default;
   Tensor(Program* ctx, Desc d) : ctx_(ctx), d_(std::move(d)) {}
@@ -244,6 +247,13 @@ class Program {
   virtual Tensor load(std::uint64_t ptr, const Shape& shape, DType dtype = DType::kF16) = 0;
   /// DMA_WRITE of `value` to `ptr`. Known bytes are visible in memory at issue.
   virtual void store(std::uint64_t ptr, const Tensor& value) = 0;
+  /// 2-D DMA (one descriptor): the rows of a (rows, cols) block of a wider row-major matrix, whose rows start
+  /// `row_stride` elements apart (its leading dimension, >= cols). It costs what a 1-D DMA of the same bytes
+  /// from the same memory costs; the block lands packed in TCM. For a head's columns out of a fused projection,
+  /// or a slice into a KV cache.
+  virtual Tensor load(std::uint64_t ptr, const Shape& shape, DType dtype, std::uint64_t row_stride) = 0;
+  /// 2-D DMA_WRITE of `value` (rows, cols) into rows `row_stride` elements apart.
+  virtual void store(std::uint64_t ptr, const Tensor& value, std::uint64_t row_stride) = 0;
   /// A reference to memory without a load: a composite streams it tile by tile.
   virtual Tensor ref(std::uint64_t ptr, const Shape& shape, DType dtype = DType::kF16) = 0;
 
@@ -304,6 +314,9 @@ class Program {
 
   /// The last two dimensions swapped; same address and data.
   Tensor trans(const Tensor& x);
+  /// The same elements in row-major order under another shape of as many elements; same address and data. Not
+  /// for a tl.trans view or a 2-D load's block (their rows are not laid out in order).
+  Tensor reshape(const Tensor& x, const Shape& shape);
 
   // --- math conveniences ---
   Tensor exp(const Tensor& x) { return unary(MathOp::kExp, x); }
@@ -391,6 +404,17 @@ inline Tensor Program::trans(const Tensor& x) {
   if (d.shape.rank() < 2) throw Error("trans needs at least 2 dimensions, got " + d.shape.str());
   std::swap(d.shape[d.shape.rank() - 1], d.shape[d.shape.rank() - 2]);
   d.transposed = !d.transposed;
+  return Tensor(this, std::move(d));
+}
+
+inline Tensor Program::reshape(const Tensor& x, const Shape& shape) {
+  Tensor::Desc d = x.desc();
+  if (shape.elements() != d.shape.elements())
+    throw Error("reshape: " + d.shape.str() + " has " + std::to_string(d.shape.elements()) + " elements, " +
+                shape.str() + " " + std::to_string(shape.elements()));
+  if (d.transposed || d.loaded_row_stride != 0)
+    throw Error("reshape: a tl.trans view or a 2-D load's block is not in row-major order in memory");
+  d.shape = shape;
   return Tensor(this, std::move(d));
 }
 

@@ -1,0 +1,660 @@
+"""llama-layer: one transformer decoder layer (Llama-70B's shape by default), prefill or one decode step, tensor
+parallel over the SIPs (docs/evaluations.md, "A decoder layer").
+
+    kbsim run --bench llama-layer --param phase=decode --param context=4096
+    kbsim run --bench llama-layer --param scale=validation --verify-data
+
+The layer, on every rank (one per SIP), Megatron's layout: RMSNorm; the fused QKV projection, column-parallel (the
+rank's query heads and KV heads); rotary embedding; GQA attention against the KV cache in HBM (prefill writes it,
+decode reads it and appends the new token); the output projection, row-parallel, then an all_reduce; the residual;
+RMSNorm; the SwiGLU MLP (gate and up column-parallel, down row-parallel) and an all_reduce; the residual.
+
+Inside a SIP every GEMM is split over all its PEs by output columns, each PE streaming its slice of the weight from
+its own HBM slice with a composite GEMM; activations are kept per cube (each cube has a copy, on its pe0's HBM
+slice), so a PE reads them from its own cube. Heads are gathered with 2-D DMAs (tl.load/tl.store with a row stride).
+The kernels are written in Python, below; every time and byte count comes from the model's events.
+"""
+
+import math
+
+import numpy as np
+
+import kbsim
+
+# Llama-70B, and a small shape the data pass checks in seconds.
+HEADLINE = {"hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128, "ffn": 28672}
+VALIDATION = {"hidden": 512, "heads": 8, "kv_heads": 4, "head_dim": 64, "ffn": 1024, "context": 48, "seq": 32}
+PHASES = ("norm1", "qkv", "attention", "out_proj", "allreduce1", "norm2", "mlp", "allreduce2", "residual")
+EPS = 1e-5
+MASKED = -1.0e4  # a score the causal mask takes away (exp of it is 0 in f16)
+BLOCKS = kbsim.Placement("row", "row", 0, 0)  # block q = cube * PEs + pe: every PE can reach every block
+REPLICA = kbsim.Placement("replicate", "replicate", 0, 0)  # read-only tables, a copy on every PE
+
+
+class Plan:
+    """Who does what, from the layer's shape, the phase and the system: a rank's heads and FFN slice, each PE's
+    columns, and the attention items (a KV head, a sequence and a block of its tokens) with the PE that runs each."""
+
+    def __init__(self, p, world, cubes, pes):
+        self.H, self.nq, self.nkv, self.D, self.F = (p["hidden"], p["heads"], p["kv_heads"], p["head_dim"],
+                                                     p["ffn"])
+        self.t, self.C, self.P = world, cubes, pes
+        self.N = cubes * pes
+        self.decode = p["phase"] == "decode"
+        self.B = p["batch"]
+        self.S = 1 if self.decode else p["seq"]
+        self.ctx = p["context"] if self.decode else 0
+        self.T = self.B * self.S
+        t, N = self.t, self.N
+        need(self.nq % self.nkv == 0, "heads must be a multiple of kv_heads")
+        need(self.nq % t == 0, "heads ({}) must be a multiple of the SIPs used ({})".format(self.nq, t))
+        need(t <= self.nkv or t % self.nkv == 0, "with more SIPs than KV heads, SIPs must be a multiple of them")
+        self.group = self.nq // self.nkv
+        self.nq_l = self.nq // t
+        self.nkv_l = max(1, self.nkv // t)  # beyond nkv SIPs a KV head is replicated (Megatron)
+        self.G = min(self.group, self.nq_l)  # query heads of the rank per KV head
+        self.K_o = self.nq_l * self.D
+        self.n_qkv = self.cols((self.nq_l + 2 * self.nkv_l) * self.D, "the rank's Q, K and V columns")
+        need(self.n_qkv % 2 == 0 and self.D % 2 == 0, "rotary pairs: each PE's QKV columns must be even")
+        need(self.F % t == 0, "ffn must be a multiple of the SIPs used")
+        self.F_l = self.F // t
+        self.n_f = self.cols(self.F_l, "the rank's FFN columns")
+        self.n_o = self.cols(self.H, "hidden")
+        self.n_r = -(-self.H // pes)  # a cube's PE reduces this many columns of the down projection
+        need(self.H % pes == 0, "hidden must be a multiple of the PEs per cube")
+        per_seq = max(1, N // (self.nkv_l * self.B))  # attention items per (KV head, sequence)
+        if self.decode:
+            self.L = -(-(self.ctx + 1) // per_seq)  # cache rows per chunk
+            self.chunks = -(-(self.ctx + 1) // self.L)
+        else:
+            self.chunks = max(d for d in range(1, min(per_seq, self.S) + 1) if self.S % d == 0)
+            self.L = self.S // self.chunks
+        self.items = self.nkv_l * self.B * self.chunks
+        self.slots = -(-self.items // N)
+        self.seqs = self.nkv_l * self.B  # decode merges, one per (KV head, sequence)
+
+    def cols(self, n, what):
+        need(n % self.N == 0, "{} ({}) must split evenly over the SIP's {} PEs".format(what, n, self.N))
+        return n // self.N
+
+    def item(self, j, b, k):
+        """The PE (block) and slot of chunk k of KV head j's cache for sequence b, and of its attention item."""
+        i = (j * self.B + b) * self.chunks + k
+        return i % self.N, i // self.N
+
+    def merge(self, j, b):
+        """The PE (block) and slot of the decode merge of (j, b): where its chunks' partials go."""
+        i = j * self.B + b
+        return (i * self.chunks) % self.N, i * self.chunks // self.N
+
+    def rows(self, k):
+        """Cache rows held in chunk k: decode's last chunk holds the new token and what is left."""
+        n = self.ctx + 1 if self.decode else self.S
+        return min(self.L, n - k * self.L)
+
+
+def need(ok, what):
+    if not ok:
+        raise kbsim.ConfigError("llama-layer: " + what)
+
+
+def block(t, q, P):
+    return t.shard(q // P, q % P)["ptr"]
+
+
+def cube_copy(t, cube):
+    return t.shard(cube, 0)["ptr"]
+
+
+# --- kernels: every one runs on every PE of the rank's SIP (pe = program_id(0), cube = program_id(1)) ---
+
+def my_rows(tl, T):
+    """The token rows of its cube's copy this PE handles: a contiguous share."""
+    P = tl.num_programs(0)
+    per = -(-T // P)
+    r0 = tl.program_id(0) * per
+    return r0, max(0, min(T, r0 + per) - r0)
+
+
+def rms(tl, x, gamma, H):
+    ss = tl.sum(x * x, axis=1)
+    rstd = tl.full((1, 1), 1.0, "f32") / tl.sqrt(ss * tl.full((1, 1), 1.0 / H, "f32") + tl.full((1, 1), EPS, "f32"))
+    return x * rstd * gamma
+
+
+@kbsim.kernel("llama-rmsnorm", "xn = RMSNorm(x) * gamma on each cube's copy, rows shared by its PEs "
+              "(args X, XN, GAMMA, T, H)")
+def rmsnorm(tl, X, XN, GAMMA, T, H):
+    r0, n = my_rows(tl, T)
+    if n == 0:
+        return
+    cube, pe = tl.program_id(1), tl.program_id(0)
+    x = tl.load(cube_copy(X, cube) + r0 * H * 2, (n, H))
+    tl.store(cube_copy(XN, cube) + r0 * H * 2, rms(tl, x, tl.load(GAMMA.shard(cube, pe)["ptr"], (1, H)), H))
+
+
+@kbsim.kernel("llama-residual-norm", "x += y (the all_reduce's sum), then (norm 1) xn = RMSNorm(x) * gamma, on each "
+              "cube's copy (args X, Y, XN, GAMMA, T, H, norm)")
+def residual_norm(tl, X, Y, XN, GAMMA, T, H, norm):
+    r0, n = my_rows(tl, T)
+    if n == 0:
+        return
+    cube, pe = tl.program_id(1), tl.program_id(0)
+    x = tl.load(cube_copy(X, cube) + r0 * H * 2, (n, H)) + tl.load(cube_copy(Y, cube) + r0 * H * 2, (n, H))
+    tl.store(cube_copy(X, cube) + r0 * H * 2, x)
+    if norm:
+        tl.store(cube_copy(XN, cube) + r0 * H * 2, rms(tl, x, tl.load(GAMMA.shard(cube, pe)["ptr"], (1, H)), H))
+
+
+def rotate(tl, y, pos, freq, rot, c, p, rows, d0, n):
+    """Rotary embedding of y (rows, n), columns d0.. of a head, pairs (2i, 2i+1): y cos + (y R) sin, the angles
+    position x frequency computed here (f32)."""
+    angle = tl.load(pos.shard(c, p)["ptr"] + rows * 4, (y.shape[0], 1), "f32") * \
+        tl.load(freq.shard(c, p)["ptr"] + d0 * 4, (1, n), "f32")
+    r = tl.load(rot.shard(c, p)["ptr"] + (d0 * rot.shape[1] + d0) * 2, (n, n), "f16", rot.shape[1])
+    return y * tl.cos(angle) + tl.dot(y, r) * tl.sin(angle)
+
+
+@kbsim.kernel("llama-qkv", "the fused QKV projection over every PE's columns, rotary, Q to its group's buffer and "
+              "K, V into the KV cache (args XN, W, SCR, QB, KC, VC, POS, FREQ, ROT, plan ints)")
+def qkv(tl, XN, W, SCR, QB, KC, VC, POS, FREQ, ROT, H, D, nq_l, nkv_l, G, n, T, B, S, ctx, L, chunks, decode):
+    cube, pe, P = tl.program_id(1), tl.program_id(0), tl.num_programs(0)
+    q = cube * P + pe
+    C = tl.num_programs(1)
+    xn = tl.load(cube_copy(XN, cube), (T, H))
+    scr = block(SCR, q, P)
+    tl.wait(tl.composite(xn, tl.ref(block(W, q, P), (H, n)), out_ptr=scr, out_dtype="f16"))
+    lo = q * n
+    while lo < (q + 1) * n:  # the PE's columns, a piece per head
+        head, d0 = divmod(lo, D)
+        hi = min((q + 1) * n, (head + 1) * D)
+        w = hi - lo
+        src = scr + (lo - q * n) * 2
+        if head < nq_l:  # a query head: rotary, into its group's buffer (on the group's cube)
+            y = rotate(tl, tl.load(src, (T, w), "f16", n), POS, FREQ, ROT, cube, pe, 0, d0, w)
+            j, h = divmod(head, G)
+            tl.store(cube_copy(QB, j % C) + (h * D + d0) * 2, y, G * D)
+        else:
+            j = (head - nq_l) % nkv_l
+            cache = KC if head < nq_l + nkv_l else VC
+            for b in range(B):
+                for k in ([ctx // L] if decode else range(chunks)):
+                    r0 = ctx % L if decode else 0  # the chunk's first row written
+                    rows = 1 if decode else L
+                    tok = b * S + (0 if decode else k * L)
+                    y = tl.load(src + tok * n * 2, (rows, w), "f16", n)
+                    if cache is KC:
+                        y = rotate(tl, y, POS, FREQ, ROT, cube, pe, tok, d0, w)
+                    blk, slot = _item(j, b, k, B, chunks, P * C)
+                    tl.store(block(cache, blk, P) + ((slot * L + r0) * D + d0) * 2, y, D)
+        lo = hi
+
+
+def _item(j, b, k, B, chunks, N):
+    i = (j * B + b) * chunks + k
+    return i % N, i // N
+
+
+@kbsim.kernel("llama-attend-decode", "decode attention, one chunk of the cache per item: partial (m, l, o) to its "
+              "merge (args QB, KC, VC, PO, PM, PL, plan ints, scale)")
+def attend_decode(tl, QB, KC, VC, PO, PM, PL, D, G, B, ctx, L, chunks, nkv_l, scale):
+    cube, pe, P, C = tl.program_id(1), tl.program_id(0), tl.num_programs(0), tl.num_programs(1)
+    N, q = P * C, cube * P + pe
+    for i in range(q, nkv_l * B * chunks, N):
+        slot = i // N
+        jb, k = divmod(i, chunks)
+        j, b = divmod(jb, B)
+        rows = min(L, ctx + 1 - k * L)
+        qg = tl.load(cube_copy(QB, j % C) + b * G * D * 2, (G, D))
+        kt = tl.load(block(KC, q, P) + slot * L * D * 2, (rows, D))
+        v = tl.load(block(VC, q, P) + slot * L * D * 2, (rows, D))
+        s = tl.dot(qg, tl.trans(kt)) * tl.full((1, 1), scale)
+        m = tl.max(s, axis=1)
+        e = tl.exp(s - m)
+        mq, row = (jb * chunks) % N, (jb * chunks // N) * chunks + k  # the merge's block, and its row there
+        tl.store(block(PO, mq, P) + row * G * D * 2, tl.dot(e, v))
+        tl.store(block(PM, mq, P) + row * G * 2, m)
+        tl.store(block(PL, mq, P) + row * G * 2, tl.sum(e, axis=1))
+
+
+@kbsim.kernel("llama-merge-decode", "decode attention's merge of a sequence's chunks, into every cube's copy of the "
+              "attention output (args PO, PM, PL, EXPAND, OB, plan ints)")
+def merge_decode(tl, PO, PM, PL, EXPAND, OB, D, G, B, chunks, nkv_l, K_o):
+    cube, pe, P, C = tl.program_id(1), tl.program_id(0), tl.num_programs(0), tl.num_programs(1)
+    N, q = P * C, cube * P + pe
+    for jb in range(nkv_l * B):
+        mq, ms = (jb * chunks) % N, jb * chunks // N
+        if mq != q:
+            continue
+        j, b = divmod(jb, B)
+        at = ms * chunks
+        o = tl.load(block(PO, q, P) + at * G * D * 2, (chunks, G * D))
+        m = tl.load(block(PM, q, P) + at * G * 2, (chunks, G))
+        l_ = tl.load(block(PL, q, P) + at * G * 2, (chunks, G))
+        w = tl.exp(m - tl.max(m, axis=0))
+        expand = tl.load(EXPAND.shard(cube, pe)["ptr"], (G, G * D))
+        out = tl.sum(tl.dot(w, expand) * o, axis=0) / tl.dot(tl.sum(w * l_, axis=0), expand)
+        for c in range(C):
+            tl.store(cube_copy(OB, c) + (b * K_o + j * G * D) * 2, out)
+
+
+@kbsim.kernel("llama-attend-prefill", "causal prefill attention, one block of a sequence's queries per item against "
+              "its cache chunks so far, online softmax, into every cube's copy (args QB, KC, VC, MASK, OB, plan ints, "
+              "scale)")
+def attend_prefill(tl, QB, KC, VC, MASK, OB, D, G, B, S, L, chunks, nkv_l, K_o, scale):
+    cube, pe, P, C = tl.program_id(1), tl.program_id(0), tl.num_programs(0), tl.num_programs(1)
+    N, q = P * C, cube * P + pe
+    for i in range(q, nkv_l * B * chunks, N):
+        jb, r = divmod(i, chunks)
+        j, b = divmod(jb, B)
+        tok = b * S + r * L
+        qg = tl.load(cube_copy(QB, j % C) + tok * G * D * 2, (L * G, D))
+        sc = tl.full((1, 1), scale)
+        m = l_ = o = None
+        for k in range(r + 1):
+            blk, slot = _item(j, b, k, B, chunks, N)
+            kt = tl.load(block(KC, blk, P) + slot * L * D * 2, (L, D))
+            v = tl.load(block(VC, blk, P) + slot * L * D * 2, (L, D))
+            s = tl.dot(qg, tl.trans(kt)) * sc
+            if k == r:
+                s = s + tl.load(MASK.shard(cube, pe)["ptr"], (L * G, L))
+            mb = tl.max(s, axis=1)
+            if m is None:
+                m = mb
+                e = tl.exp(s - m)
+                l_, o = tl.sum(e, axis=1), tl.dot(e, v)
+            else:
+                m2 = tl.maximum(m, mb)
+                a = tl.exp(m - m2)
+                e = tl.exp(s - m2)
+                l_, o, m = l_ * a + tl.sum(e, axis=1), o * a + tl.dot(e, v), m2
+        out = tl.reshape(o / l_, (L, G * D))
+        for c in range(C):
+            tl.store(cube_copy(OB, c) + (tok * K_o + j * G * D) * 2, out, K_o)
+
+
+@kbsim.kernel("llama-out-proj", "the output projection's columns on every PE, into its cube's row of the all_reduce "
+              "(args OB, W, SCR, AR, T, K, n, H)")
+def out_proj(tl, OB, W, SCR, AR, T, K, n, H):
+    cube, pe, P = tl.program_id(1), tl.program_id(0), tl.num_programs(0)
+    q = cube * P + pe
+    o = tl.load(cube_copy(OB, cube), (T, K))
+    tl.wait(tl.composite(o, tl.ref(block(W, q, P), (K, n)), out_ptr=block(SCR, q, P), out_dtype="f16"))
+    tl.store(cube_copy(AR, cube) + q * n * 2, tl.load(block(SCR, q, P), (T, n)), H)
+
+
+@kbsim.kernel("llama-mlp", "SwiGLU's gate and up columns on every PE, h = silu(gate) * up, then the down "
+              "projection's partial over its h columns (args XN, WG, WU, WD, SG, SU, SD, T, H, n)")
+def mlp(tl, XN, WG, WU, WD, SG, SU, SD, T, H, n):
+    cube, pe, P = tl.program_id(1), tl.program_id(0), tl.num_programs(0)
+    q = cube * P + pe
+    xn = tl.load(cube_copy(XN, cube), (T, H))
+    tl.composite(xn, tl.ref(block(WG, q, P), (H, n)), out_ptr=block(SG, q, P), out_dtype="f16")
+    tl.composite(xn, tl.ref(block(WU, q, P), (H, n)), out_ptr=block(SU, q, P), out_dtype="f16")
+    tl.wait()
+    g = tl.load(block(SG, q, P), (T, n))
+    h = g * tl.sigmoid(g) * tl.load(block(SU, q, P), (T, n))
+    tl.wait(tl.composite(h, tl.ref(block(WD, q, P), (n, H)), out_ptr=block(SD, q, P), out_dtype="f16"))
+
+
+@kbsim.kernel("llama-reduce", "each cube's PEs sum the cube's down-projection partials, a column slice each, into "
+              "the cube's row of the all_reduce (args SD, AR, T, H, w)")
+def reduce_cube(tl, SD, AR, T, H, w):
+    cube, pe, P = tl.program_id(1), tl.program_id(0), tl.num_programs(0)
+    acc = None
+    for p in range(P):
+        part = tl.load(block(SD, cube * P + p, P) + pe * w * 2, (T, w), "f16", H)
+        acc = part if acc is None else acc + part
+    tl.store(cube_copy(AR, cube) + pe * w * 2, acc, H)
+
+
+# --- the host side: tensors, the phases, the counters, the check ---
+
+def values(shape, salt, scale):
+    """Deterministic small values k/64 * scale, k in -8..8, by position and salt."""
+    i = np.arange(int(np.prod(shape)), dtype=np.int64)
+    return (((i * 7 + salt * 13) % 17 - 8) / 64.0 * scale).reshape(shape)
+
+
+class Weights:
+    """The whole model's layer, as the host knows it (f16 values): what each rank's slices are cut from."""
+
+    def __init__(self, pl):
+        H, D, F = pl.H, pl.D, pl.F
+        s = 1.0 / math.sqrt(H)
+        self.wq = values((H, pl.nq * D), 2, 4 * s)
+        self.wk = values((H, pl.nkv * D), 3, 4 * s)
+        self.wv = values((H, pl.nkv * D), 4, 4 * s)
+        self.wo = values((pl.nq * D, H), 5, 4 / math.sqrt(pl.nq * D))
+        self.wg = values((H, F), 6, 4 * s)
+        self.wu = values((H, F), 7, 4 * s)
+        self.wd = values((F, H), 8, 4 / math.sqrt(F))
+        self.g1 = 1.0 + values((1, H), 9, 0.5)
+        self.g2 = 1.0 + values((1, H), 10, 0.5)
+        self.x = values((pl.T, H), 1, 16.0)
+        ctx = max(pl.ctx, 1)
+        self.kc = values((pl.nkv, pl.B, ctx, D), 11, 4.0)  # the cache before this step (decode)
+        self.vc = values((pl.nkv, pl.B, ctx, D), 12, 4.0)
+
+    def kv_heads(self, pl, rank):
+        first = rank * pl.nkv_l if pl.t <= pl.nkv else rank * pl.nq_l // pl.group
+        return list(range(first, first + pl.nkv_l))
+
+
+def f16(a):
+    return np.asarray(a, np.float64).astype(np.float16).astype(np.float64)
+
+
+def rope_tables(pl):
+    pos = np.full(pl.T, pl.ctx, np.float32) if pl.decode else np.tile(np.arange(pl.S, dtype=np.float32), pl.B)
+    freq = (10000.0 ** (-(np.arange(pl.D) // 2 * 2) / pl.D)).astype(np.float32)
+    rot = np.zeros((pl.D, pl.D))
+    for i in range(0, pl.D, 2):
+        rot[i + 1, i], rot[i, i + 1] = -1.0, 1.0  # (y R)[2i] = -y[2i+1], (y R)[2i+1] = y[2i]
+    return pos.reshape(-1, 1), freq.reshape(1, -1), rot
+
+
+def rope_ref(y, pos, freq):
+    """Rotary embedding of every head of y (T, heads * D), as the kernel computes it (angles in f32)."""
+    ang = np.tile((pos * freq).astype(np.float32).astype(np.float64), (1, y.shape[1] // freq.shape[1]))
+    sw = np.empty_like(y)
+    sw[:, 0::2], sw[:, 1::2] = -y[:, 1::2], y[:, 0::2]
+    return f16(f16(y * f16(np.cos(ang))) + f16(f16(sw) * f16(np.sin(ang))))
+
+
+def reference(pl, w):
+    """The whole layer computed directly (f16 operands, f32-or-better accumulation, f16 where the device stores)."""
+    H, D, G = pl.H, pl.D, pl.group
+
+    def norm(x, g):
+        return f16(x / np.sqrt((x * x).mean(axis=1, keepdims=True) + EPS) * f16(g))
+
+    pos, freq, _ = rope_tables(pl)
+    x = f16(w.x)
+    xn = norm(x, w.g1)
+    q = f16(rope_ref(f16(xn @ f16(w.wq)), pos, freq))
+    k = f16(rope_ref(f16(xn @ f16(w.wk)), pos, freq))
+    v = f16(xn @ f16(w.wv))
+    o = np.zeros((pl.T, pl.nq * D))
+    for h in range(pl.nq):
+        kvh = h // G
+        for b in range(pl.B):
+            rows = slice(b * pl.S, (b + 1) * pl.S)
+            kk, vv = k[rows, kvh * D:(kvh + 1) * D], v[rows, kvh * D:(kvh + 1) * D]
+            if pl.decode:
+                kk = np.vstack([f16(w.kc[kvh, b, :pl.ctx]), kk])
+                vv = np.vstack([f16(w.vc[kvh, b, :pl.ctx]), vv])
+            s = q[rows, h * D:(h + 1) * D] @ kk.T / math.sqrt(D)
+            if not pl.decode:
+                s = s + np.triu(np.full((pl.S, pl.S), -np.inf), 1)
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+            o[rows, h * D:(h + 1) * D] = f16(e @ vv / e.sum(axis=1, keepdims=True))
+    x1 = f16(x + f16(o @ f16(w.wo)))
+    xn2 = norm(x1, w.g2)
+    g, u = f16(xn2 @ f16(w.wg)), f16(xn2 @ f16(w.wu))
+    h = f16(f16(g / (1 + np.exp(-g))) * u)
+    return f16(x1 + f16(h @ f16(w.wd)))
+
+
+def blocks_of(a, N):
+    """(R, N * n) -> (N * R, n): block q holds columns q*n.. of every row (a PE's column slice, stored whole)."""
+    R, W = a.shape
+    return a.reshape(R, N, W // N).transpose(1, 0, 2).reshape(N * R, W // N)
+
+
+class RankTensors:
+    """One rank's tensors: activations (a copy per cube, on its pe0's block), weight slices (a block per PE),
+    scratch, the KV cache's chunks (on the PEs that attend to them) and the constant tables."""
+
+    def __init__(self, rt, pl, w, rank, verify):
+        N, T, H, D, G = pl.N, pl.T, pl.H, pl.D, pl.G
+        self.rt = rt
+
+        def blocks(rows, cols, name, dtype="f16"):
+            return rt.empty((N * rows, cols), dtype, BLOCKS, name)
+
+        def table(a, name, dtype="f16"):
+            return rt.tensor(np.asarray(a, np.float64), REPLICA, dtype=dtype, name=name)
+
+        self.X, self.XN = blocks(T, H, "x"), blocks(T, H, "xn")
+        self.QB, self.OB = blocks(T, G * D, "q"), blocks(T, pl.K_o, "attn_out")
+        self.KC, self.VC = blocks(pl.slots * pl.L, D, "k_cache"), blocks(pl.slots * pl.L, D, "v_cache")
+        self.SCR, self.SO = blocks(T, pl.n_qkv, "qkv_scratch"), blocks(T, pl.n_o, "out_scratch")
+        self.SG, self.SU, self.SD = blocks(T, pl.n_f, "gate"), blocks(T, pl.n_f, "up"), blocks(T, H, "down_partial")
+        self.AR1, self.AR2 = rt.empty((N, T * H), "f16", BLOCKS, "allreduce1"), rt.empty(
+            (N, T * H), "f16", BLOCKS, "allreduce2")
+        self.Wqkv, self.Wo = blocks(H, pl.n_qkv, "w_qkv"), blocks(pl.K_o, pl.n_o, "w_o")
+        self.Wg, self.Wu, self.Wd = blocks(H, pl.n_f, "w_gate"), blocks(H, pl.n_f, "w_up"), blocks(pl.n_f, H, "w_down")
+        pos, freq, rot = rope_tables(pl)
+        self.POS, self.FREQ, self.ROT = table(pos, "pos", "f32"), table(freq, "freq", "f32"), table(rot, "rot")
+        self.G1, self.G2 = table(w.g1 if verify else np.ones((1, H)), "g1"), table(
+            w.g2 if verify else np.ones((1, H)), "g2")
+        if pl.decode:
+            merges = (pl.seqs - 1) * pl.chunks // N + 1
+            self.PO = blocks(merges * pl.chunks, G * D, "partial_o")
+            self.PM, self.PL = blocks(merges * pl.chunks, G, "partial_m"), blocks(merges * pl.chunks, G, "partial_l")
+            self.EXPAND = table(np.kron(np.eye(G), np.ones((1, D))), "expand")
+        else:
+            s = np.arange(pl.L).repeat(G).reshape(-1, 1)
+            self.MASK = table(np.where(np.arange(pl.L).reshape(1, -1) <= s, 0.0, MASKED), "causal_mask")
+        if verify:  # timing runs leave values unset: the model's timing does not depend on them
+            self.fill(pl, w, rank)
+
+    def fill(self, pl, w, rank):
+        rt, N, H, D, P = self.rt, pl.N, pl.H, pl.D, pl.P
+        qh = list(range(rank * pl.nq_l, (rank + 1) * pl.nq_l))
+        kv = w.kv_heads(pl, rank)
+        cols = lambda m, heads: np.hstack([m[:, h * D:(h + 1) * D] for h in heads])  # noqa: E731
+        rt.write(self.Wqkv, f16(blocks_of(np.hstack([cols(w.wq, qh), cols(w.wk, kv), cols(w.wv, kv)]), N)))
+        rt.write(self.Wo, f16(blocks_of(w.wo[rank * pl.K_o:(rank + 1) * pl.K_o], N)))
+        f = slice(rank * pl.F_l, (rank + 1) * pl.F_l)
+        rt.write(self.Wg, f16(blocks_of(w.wg[:, f], N)))
+        rt.write(self.Wu, f16(blocks_of(w.wu[:, f], N)))
+        rt.write(self.Wd, f16(w.wd[f]))
+        for c in range(pl.C):
+            rt.write_slice(self.X, c * P * pl.T, 0, f16(w.x))
+        if pl.decode and pl.ctx:
+            kc, vc = np.zeros((N * pl.slots * pl.L, D)), np.zeros((N * pl.slots * pl.L, D))
+            for j, head in enumerate(kv):
+                for b in range(pl.B):
+                    for k in range(pl.chunks):
+                        q, slot = pl.item(j, b, k)
+                        n = max(0, min(pl.L, pl.ctx - k * pl.L))
+                        at = (q * pl.slots + slot) * pl.L
+                        kc[at:at + n], vc[at:at + n] = w.kc[head, b, k * pl.L:k * pl.L + n], w.vc[
+                            head, b, k * pl.L:k * pl.L + n]
+            rt.write(self.KC, f16(kc))
+            rt.write(self.VC, f16(vc))
+
+    def output(self, pl, cube):
+        return self.rt.read_slice(self.X, cube * pl.P * pl.T, 0, pl.T, pl.H)
+
+
+class Counters:
+    """The model's own counts, summed over the SIPs used: HBM bytes (every controller), GEMM MACs and MATH elements
+    (every PE)."""
+
+    def __init__(self, ctx, pl):
+        self.ctx = ctx
+        self.pes = ["sip{}.cube{}.pe{}".format(s, c, p) for s in range(pl.t) for c in range(pl.C)
+                    for p in range(pl.P)]
+        self.hbm = ["sip{}.cube{}.hbm_ctrl.pe{}".format(s, c, p) for s in range(pl.t) for c in range(pl.C)
+                    for p in range(pl.P)]
+
+    def read(self):
+        st = self.ctx.stat
+        return {"hbm_bytes": sum(st(n, "bytes")[0] for n in self.hbm),
+                "macs": sum(st(n + ".pe_gemm", "macs")[0] for n in self.pes),
+                "math_elements": sum(st(n + ".pe_math", "elements")[0] for n in self.pes)}
+
+
+def peaks(ctx, pl):
+    """The configured peaks of one PE, per ns: GEMM MACs, and bytes of its HBM slice."""
+    gemm, hbm = "sip0.cube0.pe0.pe_gemm", "sip0.cube0.hbm_ctrl.pe0"
+    macs = ctx.param(gemm, "macs_per_cycle") * ctx.param(gemm, "clock_ghz")
+    pcs = ctx.param(hbm, "num_pcs") or ctx.system_attr("ahbm.hbm_channels_per_pe")
+    pc_bw = ctx.param(hbm, "pc_bw_gbs") or ctx.system_attr("ahbm.hbm_channel_bw_gbs")
+    if pcs is None or pc_bw is None:
+        raise kbsim.ConfigError("llama-layer: the topology publishes no HBM channels (an AHBM system is needed)")
+    return macs, pcs * pc_bw * ctx.param(hbm, "efficiency")
+
+
+def run_layer(ctx, pl, w):
+    """Every rank runs the layer; a barrier at each phase's edge. Returns the edges' times (ns), the counters at
+    each edge, the launches' windows by phase and, with verify, every rank's output (one per cube)."""
+    rt, dist = ctx.runtime, ctx.dist
+    counters = Counters(ctx, pl)
+    marks, counts, outputs = [], [], {}
+    scale = 1.0 / math.sqrt(pl.D)
+    ints = (pl.D, pl.G, pl.B)
+
+    def edge(rank):
+        dist.barrier()
+        if rank == 0:
+            marks.append(rt.now_ps / 1000.0)
+            counts.append(counters.read())
+
+    def worker(rank):
+        rt.set_device(rank)
+        r = RankTensors(rt, pl, w, rank, ctx.verify_data)
+
+        def go(kernel, *args):
+            rt.launch(kernel, *args, auto_dim_remap=False).wait()
+
+        edge(rank)  # the layer starts on every rank at once, its tensors in place
+        go("llama-rmsnorm", r.X, r.XN, r.G1, pl.T, pl.H)
+        edge(rank)
+        go("llama-qkv", r.XN, r.Wqkv, r.SCR, r.QB, r.KC, r.VC, r.POS, r.FREQ, r.ROT, pl.H, pl.D, pl.nq_l, pl.nkv_l,
+           pl.G, pl.n_qkv, pl.T, pl.B, pl.S, pl.ctx, pl.L, pl.chunks, int(pl.decode))
+        edge(rank)
+        if pl.decode:
+            go("llama-attend-decode", r.QB, r.KC, r.VC, r.PO, r.PM, r.PL, *ints, pl.ctx, pl.L, pl.chunks, pl.nkv_l,
+               scale)
+            go("llama-merge-decode", r.PO, r.PM, r.PL, r.EXPAND, r.OB, *ints, pl.chunks, pl.nkv_l, pl.K_o)
+        else:
+            go("llama-attend-prefill", r.QB, r.KC, r.VC, r.MASK, r.OB, *ints, pl.S, pl.L, pl.chunks, pl.nkv_l,
+               pl.K_o, scale)
+        edge(rank)
+        go("llama-out-proj", r.OB, r.Wo, r.SO, r.AR1, pl.T, pl.K_o, pl.n_o, pl.H)
+        edge(rank)
+        dist.all_reduce(r.AR1)
+        edge(rank)
+        go("llama-residual-norm", r.X, r.AR1, r.XN, r.G2, pl.T, pl.H, 1)
+        edge(rank)
+        go("llama-mlp", r.XN, r.Wg, r.Wu, r.Wd, r.SG, r.SU, r.SD, pl.T, pl.H, pl.n_f)
+        go("llama-reduce", r.SD, r.AR2, pl.T, pl.H, pl.H // pl.P)
+        edge(rank)
+        dist.all_reduce(r.AR2)
+        edge(rank)
+        go("llama-residual-norm", r.X, r.AR2, r.XN, r.G2, pl.T, pl.H, 0)
+        edge(rank)
+        if ctx.verify_data:
+            outputs[rank] = [r.output(pl, c) for c in range(pl.C)]
+
+    dist.init_process_group(fit_n_elem=pl.T * pl.H)
+    need(dist.get_world_size() == pl.t, "tp={} but the system has {} SIPs in the process group: set "
+         "system.sips.count (or ccl.world_size) to tp".format(pl.t, dist.get_world_size()))
+    dist.spawn(worker, pl.t)
+    return marks, counts, outputs
+
+
+def attribute(pl, marks, counts, macs_per_ns, hbm_per_ns):
+    """Per phase: time on the critical path, the model's counts, the roofline bound and what sets it."""
+    pes = pl.t * pl.N
+    out = {}
+    for k, name in enumerate(PHASES):
+        ns = marks[k + 1] - marks[k]
+        d = {key: counts[k + 1][key] - counts[k][key] for key in counts[k]}
+        compute_ns = d["macs"] / (pes * macs_per_ns)
+        hbm_ns = d["hbm_bytes"] / (pes * hbm_per_ns)
+        bound = max(compute_ns, hbm_ns)
+        if name.startswith("allreduce"):
+            what = "inter-SIP link" if pl.t > 1 else "IPCQ"
+        elif bound <= 0 or ns > 4 * bound:
+            what = "latency (launch, DMA round trips, IPCQ)"
+        else:
+            what = "compute" if compute_ns >= hbm_ns else "HBM"
+        out[name] = {"ns": ns, "hbm_bytes": d["hbm_bytes"], "flops": 2 * d["macs"], "math_elements": d["math_elements"],
+                     "bound_ns": bound, "ratio": ns / bound if bound > 0 else None, "bottleneck": what,
+                     "hbm_gbs": d["hbm_bytes"] / ns if ns > 0 else 0.0,
+                     "gemm_util": d["macs"] / (ns * pes * macs_per_ns) if ns > 0 else 0.0}
+        if bound > ns * (1 + 1e-9):
+            raise kbsim.BenchError("llama-layer: phase {} took {:.1f} ns, below its roofline bound {:.1f} ns (a model "
+                                   "error)".format(name, ns, bound))
+    return out
+
+
+@kbsim.bench("llama-layer",
+             "one transformer decoder layer (Llama-70B by default), prefill or a decode step, tensor parallel over "
+             "the SIPs: latency, per-phase critical-path times with their HBM bytes, FLOPs and roofline bound; "
+             "--verify-data (scale=validation) checks every rank's output against the layer computed directly",
+             params=[kbsim.Param("phase", "decode", "prefill (the prompt; writes the KV cache) or decode (one token "
+                                                    "per sequence; reads the cache and appends to it)"),
+                     kbsim.Param("batch", 1, "sequences"),
+                     kbsim.Param("seq", 128, "prefill: tokens per sequence"),
+                     kbsim.Param("context", 4096, "decode: tokens already in the KV cache"),
+                     kbsim.Param("tp", 0, "tensor-parallel degree = SIPs used, 1-16 (0: every SIP of the system)"),
+                     kbsim.Param("scale", "headline", "headline (the shape below) or validation (hidden 512, 8 "
+                                                      "heads, 4 KV heads of 64, FFN 1024, context 48, seq 32)"),
+                     kbsim.Param("hidden", HEADLINE["hidden"], "model width"),
+                     kbsim.Param("heads", HEADLINE["heads"], "query heads"),
+                     kbsim.Param("kv_heads", HEADLINE["kv_heads"], "KV heads (GQA)"),
+                     kbsim.Param("head_dim", HEADLINE["head_dim"], "head size"),
+                     kbsim.Param("ffn", HEADLINE["ffn"], "SwiGLU hidden size"),
+                     kbsim.Param("dtype", "f16", "operand type (f16: weights, activations and the cache)")])
+def llama_layer(ctx):
+    p = dict(ctx.params)
+    need(p["phase"] in ("prefill", "decode"), "phase must be prefill or decode")
+    need(p["scale"] in ("headline", "validation"), "scale must be headline or validation")
+    need(p["dtype"] == "f16", "dtype: only f16 is modelled")
+    if p["scale"] == "validation":
+        p.update(VALIDATION)
+    for k in ("batch", "seq", "hidden", "heads", "kv_heads", "head_dim", "ffn"):
+        need(1 <= p[k] <= 1 << 20, "{} must be in 1..1048576".format(k))
+    need(0 <= p["context"] <= 1 << 20, "context must be in 0..1048576")
+    need(0 <= p["tp"] <= 16, "tp must be in 0..16")
+    rt = ctx.runtime
+    world = p["tp"] or int(ctx.system_attr("ahbm.sips") or 1)
+    pl = Plan(p, world, rt.cubes_per_sip, rt.pes_per_cube)
+    need(pl.nkv_l <= pl.C, "a rank's KV heads must not outnumber its cubes")
+    w = Weights(pl) if ctx.verify_data else None
+    if w is None:
+        w = type("NoWeights", (), {"g1": None, "g2": None})()
+    macs_per_ns, hbm_per_ns = peaks(ctx, pl)
+    marks, counts, outputs = run_layer(ctx, pl, w)
+    phases = attribute(pl, marks, counts, macs_per_ns, hbm_per_ns)
+    m = ctx.metrics
+    latency = marks[-1] - marks[0]
+    total = {k: sum(ph[k] for ph in phases.values()) for k in ("hbm_bytes", "flops")}
+    m.update({"latency_ns": latency, "phases": {k: v["ns"] for k, v in phases.items()}, "phase_detail": phases,
+              "tp": pl.t, "tokens": pl.T, "hbm_bytes": total["hbm_bytes"], "flops": total["flops"],
+              "hbm_gbs": total["hbm_bytes"] / latency, "hbm_peak_gbs": pl.t * pl.N * hbm_per_ns,
+              "gemm_util": total["flops"] / 2 / (latency * pl.t * pl.N * macs_per_ns),
+              "layout": {"q_heads_per_sip": pl.nq_l, "kv_heads_per_sip": pl.nkv_l, "ffn_per_sip": pl.F_l,
+                         "qkv_cols_per_pe": pl.n_qkv, "ffn_cols_per_pe": pl.n_f, "out_cols_per_pe": pl.n_o,
+                         "attention_items": pl.items, "cache_rows_per_item": pl.L}})
+    if pl.decode:
+        m["tokens_per_s"] = pl.B / latency * 1e9
+    worst = max(phases.values(), key=lambda v: v["ns"])
+    ctx.note("llama-layer {}: {} SIPs, {} tokens: {:.1f} ns ({} phases; longest {} {:.1f} ns, {}); HBM {:.0f} GB/s "
+             "of {:.0f}".format(p["phase"], pl.t, pl.T, latency, len(phases),
+                                [k for k, v in phases.items() if v is worst][0], worst["ns"], worst["bottleneck"],
+                                m["hbm_gbs"], m["hbm_peak_gbs"]))
+    if ctx.verify_data:
+        check(ctx, pl, w, outputs)
+
+
+def check(ctx, pl, w, outputs):
+    want = reference(pl, w)
+    tol = 0.03 * float(np.abs(want).max()) + 1e-3
+    worst = 0.0
+    for rank, cubes in outputs.items():
+        for c, got in enumerate(cubes):
+            err = float(np.abs(np.asarray(got, np.float64).reshape(want.shape) - want).max())
+            worst = max(worst, err)
+            if err > tol:
+                raise kbsim.BenchError("llama-layer: rank {} cube {}'s output is {:.4f} off the layer computed "
+                                       "directly (tolerance {:.4f})".format(rank, c, err, tol))
+    ctx.metrics["max_abs_error"] = worst
+    ctx.note("verified: every rank's output on every cube within {:.4f} of the layer computed directly (max error "
+             "{:.4f})".format(tol, worst))
