@@ -278,6 +278,15 @@ class BenchContext:
         its component's default): e.g. ``ctx.param("sip0.cube0.pe0.pe_gemm", "macs_per_cycle")``."""
         return self._d._submit(_kbsim.Call.param(str(node), str(name))).values[0]
 
+    def route_bw(self, src, dst):
+        """The bandwidth (GB/s) of the narrowest link on the route the system gives a message from node ``src`` to
+        node ``dst`` (0: no link on it is limited)."""
+        return self._d._submit(_kbsim.Call.route_bw(str(src), str(dst))).values[0]
+
+    def link_bytes(self, kind):
+        """Bytes carried so far by every link of ``kind`` (a topology's link kind, e.g. ``"pcie"``), both ways."""
+        return self._d._submit(_kbsim.Call.link_bytes(str(kind))).values[0]
+
     def system_attr(self, name):
         """A numeric attribute the system's topology published (``kbsim probe`` lists them, e.g.
         ``"ahbm.hbm_channels_per_pe"``), or None when it published none of that name."""

@@ -431,6 +431,24 @@ void bind_bench_calls(py::class_<Call, CallPtr>& c) {
                       c.values = {p.get_float(name)};
                     });
                   })
+      .def_static("route_bw",
+                  [](std::string from, std::string to) {
+                    return make([from = std::move(from), to = std::move(to)](Channel& ss, Call& c) {
+                      double bw = 0.0;  // the narrowest limited link on the route (0: none is limited)
+                      for (const RouteHop& h : ss.ctx().configured().route_info(from, to).hops)
+                        if (h.link_bw_gbs > 0 && (bw == 0.0 || h.link_bw_gbs < bw)) bw = h.link_bw_gbs;
+                      c.values = {bw};
+                    });
+                  })
+      .def_static("link_bytes",
+                  [](std::string kind) {
+                    return make([kind = std::move(kind)](Channel& ss, Call& c) {
+                      double bytes = 0.0;
+                      for (const LinkUse& u : ss.ctx().configured().link_use())
+                        if (u.kind == kind) bytes += static_cast<double>(u.bytes);
+                      c.values = {bytes};
+                    });
+                  })
       .def_static("system_attr",
                   [](std::string name) {
                     return make([name = std::move(name)](Channel& ss, Call& c) {

@@ -7,10 +7,12 @@ namespace kbsim::milestone {
 void add_milestone_ccl(PluginDescriptor& plugin);
 void add_milestone_gemm(PluginDescriptor& plugin);
 void add_milestone_gqa(PluginDescriptor& plugin);
+void add_milestone_llama(PluginDescriptor& plugin);
 }  // namespace kbsim::milestone
 
 KBSIM_PLUGIN("bench_milestone") {
   kbsim::milestone::add_milestone_ccl(plugin);
   kbsim::milestone::add_milestone_gemm(plugin);
   kbsim::milestone::add_milestone_gqa(plugin);
+  kbsim::milestone::add_milestone_llama(plugin);
 }

@@ -217,25 +217,33 @@ def attend_decode(tl, QB, KC, VC, PO, PM, PL, D, G, B, ctx, L, chunks, nkv_l, sc
         tl.store(block(PL, mq, P) + row * G * 2, tl.sum(e, axis=1))
 
 
-@kbsim.kernel("llama-merge-decode", "decode attention's merge of a sequence's chunks, into every cube's copy of the "
-              "attention output (args PO, PM, PL, EXPAND, OB, plan ints)")
+@kbsim.kernel("llama-merge-decode", "decode attention's merge of a sequence's chunks, on the PE holding their "
+              "partials, into cube 0's copy of the attention output (args PO, PM, PL, EXPAND, OB, plan ints)")
 def merge_decode(tl, PO, PM, PL, EXPAND, OB, D, G, B, chunks, nkv_l, K_o):
     cube, pe, P, C = tl.program_id(1), tl.program_id(0), tl.num_programs(0), tl.num_programs(1)
     N, q = P * C, cube * P + pe
     for jb in range(nkv_l * B):
-        mq, ms = (jb * chunks) % N, jb * chunks // N
+        mq, at = (jb * chunks) % N, (jb * chunks // N) * chunks  # the partials' block, and their first row there
         if mq != q:
             continue
         j, b = divmod(jb, B)
-        at = ms * chunks
         o = tl.load(block(PO, q, P) + at * G * D * 2, (chunks, G * D))
         m = tl.load(block(PM, q, P) + at * G * 2, (chunks, G))
         l_ = tl.load(block(PL, q, P) + at * G * 2, (chunks, G))
         w = tl.exp(m - tl.max(m, axis=0))
         expand = tl.load(EXPAND.shard(cube, pe)["ptr"], (G, G * D))
         out = tl.sum(tl.dot(w, expand) * o, axis=0) / tl.dot(tl.sum(w * l_, axis=0), expand)
-        for c in range(C):
-            tl.store(cube_copy(OB, c) + (b * K_o + j * G * D) * 2, out)
+        tl.store(cube_copy(OB, 0) + (b * K_o + j * G * D) * 2, out)
+
+
+@kbsim.kernel("llama-broadcast", "cube 0's copy of a (T, K) activation to every other cube's, rows shared by each "
+              "cube's PEs (args A, T, K)")
+def broadcast(tl, A, T, K):
+    cube = tl.program_id(1)
+    r0, n = my_rows(tl, T)
+    if cube == 0 or n == 0:
+        return
+    tl.store(cube_copy(A, cube) + r0 * K * 2, tl.load(cube_copy(A, 0) + r0 * K * 2, (n, K)))
 
 
 @kbsim.kernel("llama-attend-prefill", "causal prefill attention, one block of a sequence's queries per item against "
@@ -485,18 +493,21 @@ class Counters:
         st = self.ctx.stat
         return {"hbm_bytes": sum(st(n, "bytes")[0] for n in self.hbm),
                 "macs": sum(st(n + ".pe_gemm", "macs")[0] for n in self.pes),
-                "math_elements": sum(st(n + ".pe_math", "elements")[0] for n in self.pes)}
+                "math_elements": sum(st(n + ".pe_math", "elements")[0] for n in self.pes),
+                "link_bytes": self.ctx.link_bytes("pcie")}
 
 
 def peaks(ctx, pl):
-    """The configured peaks of one PE, per ns: GEMM MACs, and bytes of its HBM slice."""
+    """The configured peaks, per ns: one PE's GEMM MACs and its HBM slice's bytes, and the bytes of the narrowest
+    link between two SIPs (None with one SIP)."""
     gemm, hbm = "sip0.cube0.pe0.pe_gemm", "sip0.cube0.hbm_ctrl.pe0"
     macs = ctx.param(gemm, "macs_per_cycle") * ctx.param(gemm, "clock_ghz")
     pcs = ctx.param(hbm, "num_pcs") or ctx.system_attr("ahbm.hbm_channels_per_pe")
     pc_bw = ctx.param(hbm, "pc_bw_gbs") or ctx.system_attr("ahbm.hbm_channel_bw_gbs")
     if pcs is None or pc_bw is None:
         raise kbsim.ConfigError("llama-layer: the topology publishes no HBM channels (an AHBM system is needed)")
-    return macs, pcs * pc_bw * ctx.param(hbm, "efficiency")
+    link = ctx.route_bw("sip0.cube0.pe0.pe_dma", "sip1.cube0.pe0.pe_dma") if pl.t > 1 else None
+    return macs, pcs * pc_bw * ctx.param(hbm, "efficiency"), link
 
 
 def run_layer(ctx, pl, w):
@@ -508,9 +519,12 @@ def run_layer(ctx, pl, w):
     scale = 1.0 / math.sqrt(pl.D)
     ints = (pl.D, pl.G, pl.B)
 
+    passed = {}
+
     def edge(rank):
         dist.barrier()
-        if rank == 0:
+        k = passed[rank] = passed.get(rank, -1) + 1
+        if len(marks) == k:  # the first rank on from the barrier: no simulated time has passed since it opened
             marks.append(rt.now_ps / 1000.0)
             counts.append(counters.read())
 
@@ -531,6 +545,7 @@ def run_layer(ctx, pl, w):
             go("llama-attend-decode", r.QB, r.KC, r.VC, r.PO, r.PM, r.PL, *ints, pl.ctx, pl.L, pl.chunks, pl.nkv_l,
                scale)
             go("llama-merge-decode", r.PO, r.PM, r.PL, r.EXPAND, r.OB, *ints, pl.chunks, pl.nkv_l, pl.K_o)
+            go("llama-broadcast", r.OB, pl.T, pl.K_o)
         else:
             go("llama-attend-prefill", r.QB, r.KC, r.VC, r.MASK, r.OB, *ints, pl.S, pl.L, pl.chunks, pl.nkv_l,
                pl.K_o, scale)
@@ -558,8 +573,9 @@ def run_layer(ctx, pl, w):
     return marks, counts, outputs
 
 
-def attribute(pl, marks, counts, macs_per_ns, hbm_per_ns):
-    """Per phase: time on the critical path, the model's counts, the roofline bound and what sets it."""
+def attribute(pl, marks, counts, macs_per_ns, hbm_per_ns, link_per_ns):
+    """Per phase: time on the critical path, the model's counts, the roofline bound and what sets it. An all_reduce's
+    bound is also what its data needs on the link between SIPs: each rank receives at least (t - 1) / t of it."""
     pes = pl.t * pl.N
     out = {}
     for k, name in enumerate(PHASES):
@@ -567,14 +583,17 @@ def attribute(pl, marks, counts, macs_per_ns, hbm_per_ns):
         d = {key: counts[k + 1][key] - counts[k][key] for key in counts[k]}
         compute_ns = d["macs"] / (pes * macs_per_ns)
         hbm_ns = d["hbm_bytes"] / (pes * hbm_per_ns)
-        bound = max(compute_ns, hbm_ns)
+        link_ns = (pl.t - 1) / pl.t * pl.T * pl.H * 2 / link_per_ns if link_per_ns and name.startswith(
+            "allreduce") else 0.0
+        bound = max(compute_ns, hbm_ns, link_ns)
         if name.startswith("allreduce"):
-            what = "inter-SIP link" if pl.t > 1 else "IPCQ"
+            what = "inter-SIP link" if pl.t > 1 else "IPCQ (between the SIP's cubes)"
         elif bound <= 0 or ns > 4 * bound:
             what = "latency (launch, DMA round trips, IPCQ)"
         else:
             what = "compute" if compute_ns >= hbm_ns else "HBM"
         out[name] = {"ns": ns, "hbm_bytes": d["hbm_bytes"], "flops": 2 * d["macs"], "math_elements": d["math_elements"],
+                     "link_bytes": d["link_bytes"],
                      "bound_ns": bound, "ratio": ns / bound if bound > 0 else None, "bottleneck": what,
                      "hbm_gbs": d["hbm_bytes"] / ns if ns > 0 else 0.0,
                      "gemm_util": d["macs"] / (ns * pes * macs_per_ns) if ns > 0 else 0.0}
@@ -620,9 +639,9 @@ def llama_layer(ctx):
     w = Weights(pl) if ctx.verify_data else None
     if w is None:
         w = type("NoWeights", (), {"g1": None, "g2": None})()
-    macs_per_ns, hbm_per_ns = peaks(ctx, pl)
+    macs_per_ns, hbm_per_ns, link_per_ns = peaks(ctx, pl)
     marks, counts, outputs = run_layer(ctx, pl, w)
-    phases = attribute(pl, marks, counts, macs_per_ns, hbm_per_ns)
+    phases = attribute(pl, marks, counts, macs_per_ns, hbm_per_ns, link_per_ns)
     m = ctx.metrics
     latency = marks[-1] - marks[0]
     total = {k: sum(ph[k] for ph in phases.values()) for k in ("hbm_bytes", "flops")}
@@ -646,7 +665,7 @@ def llama_layer(ctx):
 
 def check(ctx, pl, w, outputs):
     want = reference(pl, w)
-    tol = 0.03 * float(np.abs(want).max()) + 1e-3
+    tol = 0.01 * float(np.abs(want).max()) + 1e-3  # 1% of the largest output
     worst = 0.0
     for rank, cubes in outputs.items():
         for c, got in enumerate(cubes):
