@@ -8,7 +8,7 @@ import sys
 import tempfile
 
 from . import _kbsim, _paths
-from ._errors import _BY_CODE, BenchError, Error, InterruptedRun
+from ._errors import _BY_CODE, BenchError, Error, InterruptedRun, PluginError
 from ._progress import display
 
 
@@ -123,6 +123,12 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
         shown = display(bench, progress)
         try:
             code = _kbsim.command_line(args, quiet=quiet, progress=shown)
+        except PluginError as e:
+            # The run needs a Python plugin file among kbsim's own (llama-layer): refused before anything ran, it
+            # runs as a kbsim process of its own, as a run with a plugin directory of Python plugins does.
+            if _IN_A_KBSIM_PROCESS not in str(e):
+                raise
+            code = _child(args, quiet)
         finally:
             if shown is not None:
                 shown.close()
@@ -139,6 +145,9 @@ def run(bench, params=None, set=None, topology=None, plugins=(), verify_data=Fal
         e.result = result
         raise e
     return result
+
+
+_IN_A_KBSIM_PROCESS = "Python plugins run in a kbsim process, not in this interpreter"
 
 
 def _python_plugins(dirs):

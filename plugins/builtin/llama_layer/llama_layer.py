@@ -511,7 +511,7 @@ def peaks(ctx, pl):
 
 
 def run_layer(ctx, pl, w):
-    """Every rank runs the layer; a barrier at each phase's edge. Returns the edges' times (ns), the counters at
+    """Every rank runs the layer; a barrier at each phase's edge. Returns the edges' times (ps), the counters at
     each edge, the launches' windows by phase and, with verify, every rank's output (one per cube)."""
     rt, dist = ctx.runtime, ctx.dist
     counters = Counters(ctx, pl)
@@ -525,7 +525,7 @@ def run_layer(ctx, pl, w):
         dist.barrier()
         k = passed[rank] = passed.get(rank, -1) + 1
         if len(marks) == k:  # the first rank on from the barrier: no simulated time has passed since it opened
-            marks.append(rt.now_ps / 1000.0)
+            marks.append(rt.now_ps)
             counts.append(counters.read())
 
     def worker(rank):
@@ -579,7 +579,7 @@ def attribute(pl, marks, counts, macs_per_ns, hbm_per_ns, link_per_ns):
     pes = pl.t * pl.N
     out = {}
     for k, name in enumerate(PHASES):
-        ns = marks[k + 1] - marks[k]
+        ns = (marks[k + 1] - marks[k]) / 1000.0
         d = {key: counts[k + 1][key] - counts[k][key] for key in counts[k]}
         compute_ns = d["macs"] / (pes * macs_per_ns)
         hbm_ns = d["hbm_bytes"] / (pes * hbm_per_ns)
@@ -633,7 +633,9 @@ def llama_layer(ctx):
     need(0 <= p["context"] <= 1 << 20, "context must be in 0..1048576")
     need(0 <= p["tp"] <= 16, "tp must be in 0..16")
     rt = ctx.runtime
-    world = p["tp"] or int(ctx.system_attr("ahbm.sips") or 1)
+    sips = int(ctx.system_attr("ahbm.sips") or 1)
+    world = p["tp"] or sips
+    need(world <= sips, "tp={} but the system has {} SIPs: set system.sips.count".format(world, sips))
     pl = Plan(p, world, rt.cubes_per_sip, rt.pes_per_cube)
     need(pl.nkv_l <= pl.C, "a rank's KV heads must not outnumber its cubes")
     w = Weights(pl) if ctx.verify_data else None
@@ -643,7 +645,7 @@ def llama_layer(ctx):
     marks, counts, outputs = run_layer(ctx, pl, w)
     phases = attribute(pl, marks, counts, macs_per_ns, hbm_per_ns, link_per_ns)
     m = ctx.metrics
-    latency = marks[-1] - marks[0]
+    latency = (marks[-1] - marks[0]) / 1000.0
     total = {k: sum(ph[k] for ph in phases.values()) for k in ("hbm_bytes", "flops")}
     m.update({"latency_ns": latency, "phases": {k: v["ns"] for k, v in phases.items()}, "phase_detail": phases,
               "tp": pl.t, "tokens": pl.T, "hbm_bytes": total["hbm_bytes"], "flops": total["flops"],
