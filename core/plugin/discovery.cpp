@@ -207,10 +207,20 @@ void Registry::load_pending(const std::function<bool(const Offer&)>& want, bool 
     if (p.loaded || std::none_of(p.offers.begin(), p.offers.end(), want)) continue;
     p.loaded = true;  // (a library that fails to load is not tried again)
     spdlog::debug("loading plugin {} on first use", p.file.string());
-    if (p.by_loader)
-      self.load_plugin_file(p.file);
-    else
+    if (!p.by_loader) {
       self.load_library(p.file);
+    } else if (first_only) {
+      self.load_plugin_file(p.file);
+    } else {
+      // Everything of a kind (a listing, the names an error message offers): a plugin file that cannot load here (a
+      // Python one, in a Python interpreter of a user's own) is left out, as broken, instead of failing the listing.
+      // Asked for by name, it fails.
+      try {
+        self.load_plugin_file(p.file);
+      } catch (const PluginError& e) {
+        self.broken_.emplace_back(e.what());
+      }
+    }
     if (first_only) return;
   }
 }

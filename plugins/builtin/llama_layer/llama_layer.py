@@ -26,6 +26,7 @@ HEADLINE = {"hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128, "ffn": 
 VALIDATION = {"hidden": 512, "heads": 8, "kv_heads": 4, "head_dim": 64, "ffn": 1024, "context": 48, "seq": 32}
 PHASES = ("norm1", "qkv", "attention", "out_proj", "allreduce1", "norm2", "mlp", "allreduce2", "residual")
 EPS = 1e-5
+ALLREDUCE_BYTES = 128 * 1024  # the largest shard the default all_reduce sums in a PE's TCM scratch
 MASKED = -1.0e4  # a score the causal mask takes away (exp of it is 0 in f16)
 BLOCKS = kbsim.Placement("row", "row", 0, 0)  # block q = cube * PEs + pe: every PE can reach every block
 REPLICA = kbsim.Placement("replicate", "replicate", 0, 0)  # read-only tables, a copy on every PE
@@ -638,6 +639,10 @@ def llama_layer(ctx):
     need(world <= sips, "tp={} but the system has {} SIPs: set system.sips.count".format(world, sips))
     pl = Plan(p, world, rt.cubes_per_sip, rt.pes_per_cube)
     need(pl.nkv_l <= pl.C, "a rank's KV heads must not outnumber its cubes")
+    need(pl.T * pl.H * 2 <= ALLREDUCE_BYTES,
+         "{} tokens x hidden {} is {} KiB per cube to all_reduce, above the {} KiB a shard may be (the collective "
+         "sends a shard per message and sums it in 1 MiB of TCM scratch; docs/evaluations.md, 'Limits')".format(
+             pl.T, pl.H, pl.T * pl.H * 2 // 1024, ALLREDUCE_BYTES // 1024))
     w = Weights(pl) if ctx.verify_data else None
     if w is None:
         w = type("NoWeights", (), {"g1": None, "g2": None})()
