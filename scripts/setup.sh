@@ -154,8 +154,9 @@ run() {
   else
     # The main job on the default AHBM system: every memory path, the PE DMA
     # bench, a 512^3 composite GEMM on one PE, verified, with its timeline, an
-    # allreduce over both SIPs, verified, the tensor-parallel MLP, verified,
-    # the GEMM and GQA milestone sweeps with their figures (verified), and every
+    # allreduce over both SIPs, verified, the tensor-parallel MLP, verified, a
+    # Llama-70B decoder layer's decode step over both SIPs, the GEMM and GQA milestone
+    # sweeps with their figures (verified), and every
     # figure the reference measured against this system.
     say "running: kbsim probe"
     "$bin" probe
@@ -170,6 +171,8 @@ run() {
     "$bin" run --bench ccl-allreduce --verify-data --out "$REPO/kbsim-out/allreduce"
     say "running: kbsim run --bench tp-mlp --verify-data --out $REPO/kbsim-out/tp-mlp"
     "$bin" run --bench tp-mlp --verify-data --out "$REPO/kbsim-out/tp-mlp"
+    say "running: kbsim run --bench llama-layer --out $REPO/kbsim-out/llama-layer"
+    "$bin" run --bench llama-layer --out "$REPO/kbsim-out/llama-layer"
     for m in gemm gqa; do
       say "running: kbsim run --bench milestone-$m --verify-data --out $REPO/kbsim-out/milestone-$m"
       "$bin" run --bench "milestone-$m" --verify-data --out "$REPO/kbsim-out/milestone-$m"
