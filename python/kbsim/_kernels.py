@@ -170,6 +170,12 @@ class Tl:
     def trans(self, x):
         return _tensor(_C.trans(_c(x)))
 
+    def free(self, *tensors):
+        """Give the TCM scratch of compute results or constants back to this kernel run (no command); they must not
+        be used afterwards."""
+        for t in tensors:
+            _issue(_C.free(_c(t)))
+
     def reshape(self, x, shape):
         """The same elements, row-major, under another shape (no command)."""
         return _tensor(_C.reshape(_c(x), _shape(shape)))

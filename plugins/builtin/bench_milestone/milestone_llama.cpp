@@ -17,12 +17,15 @@ const char* const kPhases[] = {"norm1", "qkv",  "attention", "out_proj", "allred
 
 constexpr StringParam kSips{"sips", "1,2,4,8,16", "SIPs used (tensor-parallel degrees) of the decode points"};
 constexpr StringParam kContexts{"contexts", "1024,4096,16384", "decode: KV context lengths"};
-constexpr StringParam kSeqs{"seqs", "1,2,4,8", "prefill: prompt lengths (on the smallest SIP count above 1)"};
+constexpr StringParam kSeqs{"seqs", "16,32,64,128", "prefill: prompt lengths (on the smallest SIP count above 1)"};
+constexpr StringParam kPrefillAlgorithms{"prefill_algorithms", "lrab_hierarchical_allreduce,ring_allreduce",
+                                         "prefill: the all_reduce algorithms compared (ccl.algorithm)"};
 constexpr IntParam kFocus{"focus_context", 4096, "the context of the breakdown and roofline figures"};
 
 struct Point {
   bool decode = true;
   std::int64_t sips = 1, len = 0;  ///< len: context (decode) or prompt (prefill)
+  std::string algorithm;           ///< the all_reduce's (empty: the configured one)
 };
 
 double num(const PointResult& r, const std::string& key) { return r.metrics.number(key).value_or(0.0); }
@@ -33,7 +36,7 @@ class MilestoneLlama final : public Bench {
     BenchInfo i{"milestone-llama",
                 "a Llama-70B decoder layer (llama-layer) over 1-16 SIPs and the KV context (decode) and the prompt "
                 "(prefill); writes llama_points.csv, latency, tokens/s, per-phase and roofline figures, index.html",
-                {kSips, kContexts, kSeqs, kFocus}};
+                {kSips, kContexts, kSeqs, kPrefillAlgorithms, kFocus}};
     i.reads_topology = true;  // its points run on the configured topology, with their SIP count set
     return i;
   }
@@ -52,22 +55,26 @@ class MilestoneLlama final : public Bench {
     std::vector<Point> cases;
     std::vector<SweepPoint> points;
     auto add = [&](Point c) {
-      cases.push_back(c);
+      std::vector<std::string> set{"system.sips.count=" + std::to_string(c.sips)};
+      if (!c.algorithm.empty()) set.push_back("ccl.algorithm=" + c.algorithm);
       points.push_back({"llama-layer",
                         {std::string("phase=") + (c.decode ? "decode" : "prefill"), "tp=" + std::to_string(c.sips),
                          (c.decode ? "context=" : "seq=") + std::to_string(c.len)},
-                        {"system.sips.count=" + std::to_string(c.sips)}});
+                        std::move(set)});
+      cases.push_back(std::move(c));
     };
     for (std::int64_t ctx_len : contexts)
-      for (std::int64_t s : sips) add({true, s, ctx_len});
+      for (std::int64_t s : sips) add({true, s, ctx_len, ""});
     std::int64_t prefill_sips = 1;
     for (std::int64_t s : sips)
       if (s > 1 && (prefill_sips == 1 || s < prefill_sips)) prefill_sips = s;
-    for (std::int64_t s : seqs) add({false, prefill_sips, s});
+    const std::vector<std::string> algorithms = word_list(p, kPrefillAlgorithms);
+    for (const std::string& a : algorithms)
+      for (std::int64_t s : seqs) add({false, prefill_sips, s, a});
     const std::vector<PointResult> results = ctx.run_points(points);
     const std::size_t failed = note_failures(ctx, results);
 
-    fig::Table table{"Points", {"phase", "sips", "context", "seq", "latency_ns", "tokens_per_s", "hbm_gbs",
+    fig::Table table{"Points", {"phase", "sips", "context", "seq", "algorithm", "latency_ns", "tokens_per_s", "hbm_gbs",
                                 "hbm_peak_gbs", "gemm_util"}, {}};
     for (const char* ph : kPhases) table.header.push_back(std::string(ph) + "_ns");
     table.header.push_back("status");
@@ -80,7 +87,8 @@ class MilestoneLlama final : public Bench {
       const Point& c = cases[i];
       const PointResult& r = results[i];
       std::vector<std::string> row{c.decode ? "decode" : "prefill", std::to_string(c.sips),
-                                   c.decode ? std::to_string(c.len) : "", c.decode ? "" : std::to_string(c.len)};
+                                   c.decode ? std::to_string(c.len) : "", c.decode ? "" : std::to_string(c.len),
+                                   c.algorithm};
       for (const char* k : {"latency_ns", "tokens_per_s", "hbm_gbs", "hbm_peak_gbs"})
         row.push_back(r.ok ? fmt(num(r, k), "%.1f") : "");
       row.push_back(r.ok ? fmt(num(r, "gemm_util"), "%.4f") : "");
@@ -116,14 +124,16 @@ class MilestoneLlama final : public Bench {
     fig::LinePlot pre{"prefill latency against the prompt, " + std::to_string(prefill_sips) + " SIPs",
                       {"prompt (tokens)", true, std::nullopt, std::nullopt, 2, {}},
                       {"latency (µs)", true, std::nullopt, std::nullopt, 10, {}}, {}, {}, {}};
-    fig::Series ps;
-    ps.name = "prefill";
-    for (std::size_t i = 0; i < cases.size(); ++i)
-      if (!cases[i].decode && results[i].ok) {
-        ps.x.push_back(static_cast<double>(cases[i].len));
-        ps.y.push_back(num(results[i], "latency_ns") / 1000.0);
-      }
-    pre.series.push_back(std::move(ps));
+    for (const std::string& a : algorithms) {
+      fig::Series ps;
+      ps.name = "all_reduce " + a;
+      for (std::size_t i = 0; i < cases.size(); ++i)
+        if (!cases[i].decode && cases[i].algorithm == a && results[i].ok) {
+          ps.x.push_back(static_cast<double>(cases[i].len));
+          ps.y.push_back(num(results[i], "latency_ns") / 1000.0);
+        }
+      pre.series.push_back(std::move(ps));
+    }
 
     // Where the time goes: the phases of each decode point at the focus context, stacked.
     fig::BarChart stack;
@@ -155,7 +165,9 @@ class MilestoneLlama final : public Bench {
     folder.figure("llama_decode_latency.svg", "Decode step latency against the SIPs used, per KV context",
                   fig::svg(lat));
     folder.figure("llama_decode_tokens.svg", "Decode tokens/s (batch 1) against the SIPs used", fig::svg(tps));
-    folder.figure("llama_prefill_latency.svg", "Prefill latency against the prompt length", fig::svg(pre));
+    folder.figure("llama_prefill_latency.svg",
+                  "Prefill latency against the prompt length, per all_reduce algorithm (buckets of 128 KiB per cube)",
+                  fig::svg(pre));
     folder.figure("llama_phases.svg", "Where a decode step's time goes, per SIP count (critical path per phase)",
                   fig::svg(stack));
     folder.figure("llama_roofline.svg",
@@ -171,7 +183,7 @@ class MilestoneLlama final : public Bench {
     for (std::size_t i = 0; i < cases.size(); ++i)
       if (results[i].ok)
         m.object(cases[i].decode ? "decode_latency_ns" : "prefill_latency_ns")
-            .object(std::to_string(cases[i].sips) + "_sips")
+            .object(cases[i].decode ? std::to_string(cases[i].sips) + "_sips" : cases[i].algorithm)
             .set(std::to_string(cases[i].len), num(results[i], "latency_ns"));
     ctx.note(std::to_string(points.size()) + " points written as llama_points.csv, 5 figures and index.html");
   }

@@ -111,6 +111,18 @@ void block_kernel(tl::Program& tl, const tl::Args& args) {
   tl.store(c.ptr + (1 * 16 + 4) * 2, blk, 16);
   tl.store(c.ptr + (6 * 16 + 10) * 2, blk + blk, 16);
 }
+/// x + x stored, freed, then x * x made in the same scratch and stored: each store keeps its own values.
+void free_kernel(tl::Program& tl, const tl::Args& args) {
+  const tl::TensorArg &a = args.tensor(0), &twice = args.tensor(1), &square = args.tensor(2);
+  const tl::Tensor x = tl.load(a.ptr, a.shape, a.dtype);
+  const tl::Tensor sum = x + x;
+  tl.store(twice.ptr, sum);
+  tl.free(sum);
+  const tl::Tensor product = x * x;
+  if (product.addr() != sum.addr()) throw tl::Error("the freed scratch was not reused");
+  tl.store(square.ptr, product);
+  if (args.i64(3)) tl.free(sum);  // twice: refused
+}
 /// A row stride below the row's columns: refused.
 void bad_block_kernel(tl::Program& tl, const tl::Args& args) {
   const tl::TensorArg& a = args.tensor(0);
@@ -183,6 +195,7 @@ const testkit::Plugins& plugins() {
     add_kernel(here, "t-dot-local", &dot_local_kernel, "C = A x B on every PE");
     add_kernel(here, "t-block", &block_kernel, "a block of A into C, as loaded and doubled (2-D DMA)");
     add_kernel(here, "t-bad-block", &bad_block_kernel, "a row stride below the columns");
+    add_kernel(here, "t-free", &free_kernel, "x + x and x * x in the same scratch, one after the other");
     add_kernel(here, "t-ipcq", &ipcq_kernel, "cube 0's PE 0 sends 2A to cube 1's PE 0 by IPCQ");
     p->add(std::move(here), "test");
     return p;
@@ -320,6 +333,27 @@ TEST(DataPass, A2dDmaWhoseRowStrideIsBelowItsColumnsIsAKernelError) {
     FAIL() << "the launch did not fail";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("the row stride 4 is less than the 5 columns of a row"));
+  }
+}
+
+TEST(DataPass, ScratchAKernelFreesIsReusedAndEachResultKeepsItsValues) {
+  DataSystem s;
+  const std::vector<double> va = values(4 * 8, 13);
+  auto a = s.put({4, 8}, DType::kF16, va, "A");
+  auto twice = s.rt.zeros({4, 8}, DType::kF16, {}, "twice"), square = s.rt.zeros({4, 8}, DType::kF16, {}, "square");
+  s.rt.wait(s.rt.launch("t-free", {a, twice, square, std::int64_t{0}}));
+  std::vector<double> want2(va.size()), want_sq(va.size());
+  for (std::size_t i = 0; i < va.size(); ++i) {
+    want2[i] = 2 * va[i];
+    want_sq[i] = round_to(va[i] * va[i], DType::kF16);
+  }
+  expect_close(s.rt, twice, want2);
+  expect_close(s.rt, square, want_sq);
+  try {
+    s.rt.wait(s.rt.launch("t-free", {a, twice, square, std::int64_t{1}}));
+    FAIL() << "a second free was taken";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("not a compute result or constant this kernel run still holds"));
   }
 }
 

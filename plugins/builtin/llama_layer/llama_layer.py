@@ -26,7 +26,6 @@ HEADLINE = {"hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128, "ffn": 
 VALIDATION = {"hidden": 512, "heads": 8, "kv_heads": 4, "head_dim": 64, "ffn": 1024, "context": 48, "seq": 32}
 PHASES = ("norm1", "qkv", "attention", "out_proj", "allreduce1", "norm2", "mlp", "allreduce2", "residual")
 EPS = 1e-5
-ALLREDUCE_BYTES = 128 * 1024  # the largest shard the default all_reduce sums in a PE's TCM scratch
 MASKED = -1.0e4  # a score the causal mask takes away (exp of it is 0 in f16)
 BLOCKS = kbsim.Placement("row", "row", 0, 0)  # block q = cube * PEs + pe: every PE can reach every block
 REPLICA = kbsim.Placement("replicate", "replicate", 0, 0)  # read-only tables, a copy on every PE
@@ -46,6 +45,8 @@ class Plan:
         self.S = 1 if self.decode else p["seq"]
         self.ctx = p["context"] if self.decode else 0
         self.T = self.B * self.S
+        self.Tb = max(1, min(self.T, p["bucket_kib"] * 1024 // (self.H * 2)))  # token rows per all_reduce bucket
+        self.buckets = [min(self.Tb, self.T - r) for r in range(0, self.T, self.Tb)]
         t, N = self.t, self.N
         need(self.nq % self.nkv == 0, "heads must be a multiple of kv_heads")
         need(self.nq % t == 0, "heads ({}) must be a multiple of the SIPs used ({})".format(self.nq, t))
@@ -202,9 +203,11 @@ class RankTensors:
         self.QB, self.OB = blocks(T, G * D, "q"), blocks(T, pl.K_o, "attn_out")
         self.KC, self.VC = blocks(pl.slots * pl.L, D, "k_cache"), blocks(pl.slots * pl.L, D, "v_cache")
         self.SCR, self.SO = blocks(T, pl.n_qkv, "qkv_scratch"), blocks(T, pl.n_o, "out_scratch")
-        self.SG, self.SU, self.SD = blocks(T, pl.n_f, "gate"), blocks(T, pl.n_f, "up"), blocks(T, H, "down_partial")
-        self.AR1, self.AR2 = rt.empty((N, T * H), "f16", BLOCKS, "allreduce1"), rt.empty(
-            (N, T * H), "f16", BLOCKS, "allreduce2")
+        self.SG, self.SU, self.SH = blocks(T, pl.n_f, "gate"), blocks(T, pl.n_f, "up"), blocks(T, pl.n_f, "h")
+        self.SD = blocks(T, H, "down_partial")
+        # The all_reduces' tensors: one row per cube (on its pe0's block), a tensor per bucket of Tb tokens.
+        self.AR1 = [rt.empty((N, rows * H), "f16", BLOCKS, "allreduce1") for rows in pl.buckets]
+        self.AR2 = [rt.empty((N, rows * H), "f16", BLOCKS, "allreduce2") for rows in pl.buckets]
         self.Wqkv, self.Wo = blocks(H, pl.n_qkv, "w_qkv"), blocks(pl.K_o, pl.n_o, "w_o")
         self.Wg, self.Wu, self.Wd = blocks(H, pl.n_f, "w_gate"), blocks(H, pl.n_f, "w_up"), blocks(pl.n_f, H, "w_down")
         pos, freq, rot = rope_tables(pl)
@@ -310,7 +313,7 @@ def run_layer(ctx, pl, w):
             rt.launch(kernel, *args, auto_dim_remap=False).wait()
 
         edge(rank)  # the layer starts on every rank at once, its tensors in place
-        go("llama-rmsnorm", r.X, r.XN, r.G1, pl.T, pl.H)
+        go("llama-rmsnorm", r.X, r.XN, r.G1, pl.T, pl.H, pl.Tb)
         edge(rank)
         go("llama-qkv", r.XN, r.Wqkv, r.SCR, r.QB, r.KC, r.VC, r.POS, r.FREQ, r.ROT, pl.H, pl.D, pl.nq_l, pl.nkv_l,
            pl.G, pl.n_qkv, pl.T, pl.B, pl.S, pl.ctx, pl.L, pl.chunks, int(pl.decode))
@@ -324,23 +327,25 @@ def run_layer(ctx, pl, w):
             go("llama-attend-prefill", r.QB, r.KC, r.VC, r.MASK, r.OB, *ints, pl.S, pl.L, pl.chunks, pl.nkv_l,
                pl.K_o, scale)
         edge(rank)
-        go("llama-out-proj", r.OB, r.Wo, r.SO, r.AR1, pl.T, pl.K_o, pl.n_o, pl.H)
+        go("llama-out-proj", r.OB, r.Wo, r.SO, pl.T, pl.K_o, pl.n_o, pl.H, pl.Tb, *r.AR1)
         edge(rank)
-        dist.all_reduce(r.AR1)
+        for t in r.AR1:
+            dist.all_reduce(t)
         edge(rank)
-        go("llama-residual-norm", r.X, r.AR1, r.XN, r.G2, pl.T, pl.H, 1)
+        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 1, pl.Tb, *r.AR1)
         edge(rank)
-        go("llama-mlp", r.XN, r.Wg, r.Wu, r.Wd, r.SG, r.SU, r.SD, pl.T, pl.H, pl.n_f)
-        go("llama-reduce", r.SD, r.AR2, pl.T, pl.H, pl.H // pl.P)
+        go("llama-mlp", r.XN, r.Wg, r.Wu, r.Wd, r.SG, r.SU, r.SH, r.SD, pl.T, pl.H, pl.n_f)
+        go("llama-reduce", r.SD, pl.T, pl.H, pl.H // pl.P, pl.Tb, *r.AR2)
         edge(rank)
-        dist.all_reduce(r.AR2)
+        for t in r.AR2:
+            dist.all_reduce(t)
         edge(rank)
-        go("llama-residual-norm", r.X, r.AR2, r.XN, r.G2, pl.T, pl.H, 0)
+        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 0, pl.Tb, *r.AR2)
         edge(rank)
         if ctx.verify_data:
             outputs[rank] = [r.output(pl, c) for c in range(pl.C)]
 
-    dist.init_process_group(fit_n_elem=pl.T * pl.H)
+    dist.init_process_group(fit_n_elem=pl.Tb * pl.H)
     need(dist.get_world_size() == pl.t, "tp={} but the system has {} SIPs in the process group: set "
          "system.sips.count (or ccl.world_size) to tp".format(pl.t, dist.get_world_size()))
     dist.spawn(worker, pl.t)
@@ -394,7 +399,9 @@ def attribute(pl, marks, counts, macs_per_ns, hbm_per_ns, link_per_ns):
                      kbsim.Param("kv_heads", HEADLINE["kv_heads"], "KV heads (GQA)"),
                      kbsim.Param("head_dim", HEADLINE["head_dim"], "head size"),
                      kbsim.Param("ffn", HEADLINE["ffn"], "SwiGLU hidden size"),
-                     kbsim.Param("dtype", "f16", "operand type (f16: weights, activations and the cache)")])
+                     kbsim.Param("dtype", "f16", "operand type (f16: weights, activations and the cache)"),
+                     kbsim.Param("bucket_kib", 128, "all_reduce buckets of at most this many KiB per cube (the "
+                                                    "default algorithm sums a whole shard in TCM scratch)")])
 def llama_layer(ctx):
     p = dict(ctx.params)
     need(p["phase"] in ("prefill", "decode"), "phase must be prefill or decode")
@@ -406,16 +413,13 @@ def llama_layer(ctx):
         need(1 <= p[k] <= 1 << 20, "{} must be in 1..1048576".format(k))
     need(0 <= p["context"] <= 1 << 20, "context must be in 0..1048576")
     need(0 <= p["tp"] <= 16, "tp must be in 0..16")
+    need(1 <= p["bucket_kib"] <= 1024, "bucket_kib must be in 1..1024")
     rt = ctx.runtime
     sips = int(ctx.system_attr("ahbm.sips") or 1)
     world = p["tp"] or sips
     need(world <= sips, "tp={} but the system has {} SIPs: set system.sips.count".format(world, sips))
     pl = Plan(p, world, rt.cubes_per_sip, rt.pes_per_cube)
     need(pl.nkv_l <= pl.C, "a rank's KV heads must not outnumber its cubes")
-    need(pl.T * pl.H * 2 <= ALLREDUCE_BYTES,
-         "{} tokens x hidden {} is {} KiB per cube to all_reduce, above the {} KiB a shard may be (the collective "
-         "sends a shard per message and sums it in 1 MiB of TCM scratch; docs/evaluations.md, 'Limits')".format(
-             pl.T, pl.H, pl.T * pl.H * 2 // 1024, ALLREDUCE_BYTES // 1024))
     w = Weights(pl) if ctx.verify_data else None
     if w is None:
         w = type("NoWeights", (), {"g1": None, "g2": None})()

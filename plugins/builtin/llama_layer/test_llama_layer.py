@@ -1,8 +1,14 @@
 """llama-layer's checks (ctest llama_layer.pytest): the layer verified against numpy on 1, 2 and 4 SIPs, its phases,
 its roofline, the headline decode step's bottleneck, and its errors."""
 
+import os
+import shutil
+import subprocess
+
 import kbsim
 import pytest
+
+BUILD = os.environ.get("KBSIM_BUILD_DIR", "build")
 
 VALIDATION = {"scale": "validation"}
 
@@ -20,7 +26,7 @@ def check_phases(m):
         assert d["ns"] >= d["bound_ns"] > 0, name
 
 
-@pytest.mark.parametrize("sips,latency_ns", [(1, 9316.357), (2, 10543.547), (4, 12373.912)])
+@pytest.mark.parametrize("sips,latency_ns", [(1, 9322.266), (2, 10548.293), (4, 12380.787)])
 def test_a_decode_step_matches_the_layer_computed_directly_on_every_rank(sips, latency_ns):
     r = run(VALIDATION, sips)
     m = r.metrics
@@ -37,6 +43,14 @@ def test_prefill_writes_the_cache_and_matches_the_layer_computed_directly():
     m = run(dict(VALIDATION, phase="prefill"), 2).metrics
     assert m["tokens"] == 32 and m["max_abs_error"] < 0.1
     check_phases(m)
+
+
+def test_all_reduce_buckets_and_row_blocks_give_the_same_output():
+    # 8 KiB buckets of 8 tokens: 4 all_reduces per phase, kernels walking their rows a bucket at a time.
+    one = run(dict(VALIDATION, phase="prefill"), 2).metrics
+    four = run(dict(VALIDATION, phase="prefill", bucket_kib=8), 2).metrics
+    assert four["max_abs_error"] == one["max_abs_error"]
+    assert four["phases"]["allreduce1"] > one["phases"]["allreduce1"]  # four collectives, one after another
 
 
 def test_values_do_not_change_the_timing():
@@ -59,3 +73,25 @@ def test_bad_parameters_are_one_line_errors(tmp_path):
         run(dict(VALIDATION, tp=2), 1, verify=False)
     with pytest.raises(kbsim.ConfigError, match="heads .* must be a multiple of the SIPs used"):
         run({"heads": 60, "kv_heads": 4}, 8, verify=False)
+
+
+SMALL_SWEEP = {"sips": "1,2", "contexts": "256", "seqs": "16", "prefill_algorithms": "ring_allreduce",
+               "focus_context": 256}
+
+
+def test_the_sweep_writes_its_figures_and_the_same_points_under_mpirun(tmp_path):
+    r = kbsim.run("milestone-llama", params=SMALL_SWEEP, jobs=2, out=tmp_path / "j2", quiet=True)
+    assert r.metrics["points"] == 3 and r.metrics["failed"] == 0
+    for f in ("index.html", "llama_points.csv", "llama_decode_latency.svg", "llama_decode_tokens.svg",
+              "llama_prefill_latency.svg", "llama_phases.svg", "llama_roofline.svg"):
+        assert (tmp_path / "j2" / f).stat().st_size > 0, f
+    assert set(r.metrics["decode_latency_ns"]) == {"1_sips", "2_sips"}
+    if shutil.which("mpirun") is None:
+        return
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    args = [w for k, v in SMALL_SWEEP.items() for w in ("--param", "{}={}".format(k, v))]
+    p = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", "2", os.path.join(BUILD, "bin", "kbsim"), "run",
+                        "--bench", "milestone-llama", *args, "--out", str(tmp_path / "mpi")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "mpi" / "llama_points.csv").read_text() == (tmp_path / "j2" / "llama_points.csv").read_text()

@@ -203,7 +203,10 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
 
   /// State of one kernel run.
   struct Run {
-    std::uint64_t scratch_used = 0;
+    std::map<std::uint64_t, std::uint64_t> scratch_free;  ///< offset -> bytes: free blocks (empty: all free)
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> scratch_live;  ///< offset -> bytes, its id
+    std::uint64_t scratch_ids = 0;
+    bool scratch_started = false;
     std::map<std::uint64_t, std::string> in_flight;  ///< command id -> the tl call, for errors
     std::set<std::uint64_t> composites;              ///< open composite handles
     std::array<Tick, pe::kStageTypes> busy{};
@@ -363,17 +366,59 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     return cmd;
   }
 
-  std::uint64_t scratch(std::uint64_t nbytes) {
-    std::uint64_t at = (run_.scratch_used + 15) & ~std::uint64_t{15};
-    if (at + nbytes > scratch_bytes_)
-      throw tl::Error("TCM scratch exhausted: " + std::to_string(nbytes) + " bytes more do not fit in " +
-                      std::to_string(scratch_bytes_) + " (pe_cpu.scratch_kib)");
-    run_.scratch_used = at + nbytes;
-    return scratch_base_ + at;
+  /// TCM scratch for a result or a constant: the first free block that fits, in 16-byte granules (a kernel that
+  /// frees nothing gets consecutive addresses).
+  std::pair<std::uint64_t, std::uint64_t> scratch(std::uint64_t nbytes) {
+    if (!run_.scratch_started) {
+      run_.scratch_free = {{0, scratch_bytes_}};
+      run_.scratch_started = true;
+    }
+    const std::uint64_t size = std::max<std::uint64_t>(16, (nbytes + 15) & ~std::uint64_t{15});
+    for (auto it = run_.scratch_free.begin(); it != run_.scratch_free.end(); ++it) {
+      if (it->second < size) continue;
+      const auto [at, have] = *it;
+      run_.scratch_free.erase(it);
+      if (have > size) run_.scratch_free.emplace(at + size, have - size);
+      run_.scratch_live.emplace(at, std::pair{size, ++run_.scratch_ids});
+      return {scratch_base_ + at, run_.scratch_ids};
+    }
+    std::uint64_t largest = 0;
+    for (const auto& [at, have] : run_.scratch_free) largest = std::max(largest, have);
+    throw tl::Error("TCM scratch exhausted: " + std::to_string(nbytes) + " bytes more do not fit in " +
+                    std::to_string(scratch_bytes_) + " (pe_cpu.scratch_kib; the largest free block is " +
+                    std::to_string(largest) + " bytes; tl.free what a loop no longer needs)");
+  }
+
+  void free(const tl::Tensor& t) override {
+    alive();
+    const std::uint64_t at = t.addr() - scratch_base_;
+    auto live = run_.scratch_live.find(at);
+    if (t.desc().scratch_id == 0 || live == run_.scratch_live.end() || live->second.second != t.desc().scratch_id)
+      throw tl::Error("tl.free(" + t.shape().str() + "): not a compute result or constant this kernel run still "
+                      "holds (freed already, or loaded or received: those take no scratch)");
+    std::uint64_t from = at, size = live->second.first;
+    run_.scratch_live.erase(live);
+    auto next = run_.scratch_free.lower_bound(from);
+    if (next != run_.scratch_free.end() && next->first == from + size) {  // join the block after
+      size += next->second;
+      next = run_.scratch_free.erase(next);
+    }
+    if (next != run_.scratch_free.begin()) {  // and the one before
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == from) {
+        from = prev->first;
+        size += prev->second;
+        run_.scratch_free.erase(prev);
+      }
+    }
+    run_.scratch_free.emplace(from, size);
   }
   tl::Tensor pending(const Shape& shape, DType dtype) {
     std::uint64_t bytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
-    return tl::Tensor(this, {shape, dtype, scratch(bytes), tl::Space::kTcm, false, true, nullptr});
+    const auto [addr, id] = scratch(bytes);
+    tl::Tensor::Desc d{shape, dtype, addr, tl::Space::kTcm, false, true, nullptr};
+    d.scratch_id = id;
+    return tl::Tensor(this, std::move(d));
   }
   static void need_tcm(const std::string& call, const tl::Tensor& t) {
     if (t.space() != tl::Space::kTcm)
@@ -794,8 +839,10 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     return constant({end - start}, dtype, std::move(data));
   }
   tl::Tensor constant(const Shape& shape, DType dtype, std::shared_ptr<std::vector<std::byte>> data) {
-    std::uint64_t addr = scratch(data->size());
-    return tl::Tensor(this, {shape, dtype, addr, tl::Space::kTcm, true, false, std::move(data)});
+    const auto [addr, id] = scratch(data->size());
+    tl::Tensor::Desc d{shape, dtype, addr, tl::Space::kTcm, true, false, std::move(data)};
+    d.scratch_id = id;
+    return tl::Tensor(this, std::move(d));
   }
 
   Tick dispatch_;

@@ -263,6 +263,7 @@ void bind_tl(py::module_& m) {
                     });
                   })
       .def_static("trans", [](T x) { return make([x](tl::Program& tl, TlCall& c) { c.tensor = tl.trans(x); }); })
+      .def_static("free", [](T x) { return make([x](tl::Program& tl, TlCall&) { tl.free(x); }); })
       .def_static("reshape", [](T x, const std::vector<std::int64_t>& shape) {
         return make([x, s = shape_of(shape)](tl::Program& tl, TlCall& c) { c.tensor = tl.reshape(x, s); });
       });

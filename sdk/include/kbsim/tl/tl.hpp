@@ -84,6 +84,8 @@ class Tensor {
     /// A 2-D load (tl.load with a row stride): bytes from one row's start to the next at `loaded_pa`; 0 = the
     /// rows are packed.
     std::uint64_t loaded_row_stride = 0;
+    /// The TCM scratch allocation a compute result or constant holds (tl.free gives it back); 0: none.
+    std::uint64_t scratch_id = 0;
   };
   Tensor() = default;
   Tensor(Program* ctx, Desc d) : ctx_(ctx), d_(std::move(d)) {}
@@ -300,6 +302,11 @@ class Program {
   /// Wait for one composite, or (no argument) for all outstanding ones.
   virtual void wait(Handle h) = 0;
   virtual void wait() = 0;
+
+  /// Give the TCM scratch of `t` (a compute result or a constant) back for later results of this kernel run (no
+  /// command). `t` and every view of it must not be used afterwards. A long loop frees what it no longer needs;
+  /// scratch not freed is released when the kernel returns.
+  virtual void free(const Tensor& t) = 0;
 
   // --- TCM placeholders (no command) ---
   virtual Tensor full(const Shape& shape, double value, DType dtype = DType::kF16) = 0;
