@@ -426,8 +426,7 @@ void bind_bench_calls(py::class_<Call, CallPtr>& c) {
                   [](std::string node, std::string name) {
                     return make([node = std::move(node), name = std::move(name)](Channel& ss, Call& c) {
                       const Params& p = ss.ctx().configured().component(node).params();
-                      if (!p.has(name))
-                        throw ConfigError("node '" + node + "' has no parameter '" + name + "'");
+                      if (!p.has(name)) throw ConfigError("node '" + node + "' has no parameter '" + name + "'");
                       c.values = {p.get_float(name)};
                     });
                   })

@@ -12,8 +12,8 @@ namespace kbsim::milestone {
 
 namespace {
 
-const char* const kPhases[] = {"norm1", "qkv",  "attention", "out_proj", "allreduce1",
-                               "norm2", "mlp",  "allreduce2", "residual"};
+const char* const kPhases[] = {"norm1", "qkv", "attention",  "out_proj", "allreduce1",
+                               "norm2", "mlp", "allreduce2", "residual"};
 
 constexpr StringParam kSips{"sips", "1,2,4,8,16", "SIPs used (tensor-parallel degrees) of the decode points"};
 constexpr StringParam kContexts{"contexts", "1024,4096,16384", "decode: KV context lengths"};
@@ -74,8 +74,10 @@ class MilestoneLlama final : public Bench {
     const std::vector<PointResult> results = ctx.run_points(points);
     const std::size_t failed = note_failures(ctx, results);
 
-    fig::Table table{"Points", {"phase", "sips", "context", "seq", "algorithm", "latency_ns", "tokens_per_s", "hbm_gbs",
-                                "hbm_peak_gbs", "gemm_util"}, {}};
+    fig::Table table{"Points",
+                     {"phase", "sips", "context", "seq", "algorithm", "latency_ns", "tokens_per_s", "hbm_gbs",
+                      "hbm_peak_gbs", "gemm_util"},
+                     {}};
     for (const char* ph : kPhases) table.header.push_back(std::string(ph) + "_ns");
     table.header.push_back("status");
     auto fmt = [](double v, const char* f) {
@@ -104,10 +106,18 @@ class MilestoneLlama final : public Bench {
                   "cache of the given context; prefill writes the cache for a prompt. Phase edges are barriers "
                   "across the ranks, so the phases add up to the latency.");
     fig::Axis sips_axis{"SIPs (tensor-parallel degree)", true, std::nullopt, std::nullopt, 2, {}};
-    fig::LinePlot lat{"decode step latency against SIPs", sips_axis, {"latency (µs)", true, std::nullopt,
-                                                                      std::nullopt, 10, {}}, {}, {}, {}};
-    fig::LinePlot tps{"decode tokens/s against SIPs (batch 1)", sips_axis, {"tokens/s", true, std::nullopt,
-                                                                            std::nullopt, 10, {}}, {}, {}, {}};
+    fig::LinePlot lat{"decode step latency against SIPs",
+                      sips_axis,
+                      {"latency (µs)", true, std::nullopt, std::nullopt, 10, {}},
+                      {},
+                      {},
+                      {}};
+    fig::LinePlot tps{"decode tokens/s against SIPs (batch 1)",
+                      sips_axis,
+                      {"tokens/s", true, std::nullopt, std::nullopt, 10, {}},
+                      {},
+                      {},
+                      {}};
     for (std::int64_t ctx_len : contexts) {
       fig::Series l, t;
       l.name = t.name = "context " + std::to_string(ctx_len);
@@ -123,7 +133,10 @@ class MilestoneLlama final : public Bench {
     }
     fig::LinePlot pre{"prefill latency against the prompt, " + std::to_string(prefill_sips) + " SIPs",
                       {"prompt (tokens)", true, std::nullopt, std::nullopt, 2, {}},
-                      {"latency (µs)", true, std::nullopt, std::nullopt, 10, {}}, {}, {}, {}};
+                      {"latency (µs)", true, std::nullopt, std::nullopt, 10, {}},
+                      {},
+                      {},
+                      {}};
     for (const std::string& a : algorithms) {
       fig::Series ps;
       ps.name = "all_reduce " + a;
@@ -158,8 +171,7 @@ class MilestoneLlama final : public Bench {
     for (const char* ph : kPhases) roof.categories.push_back(ph);
     for (std::size_t i : focus_points) {
       fig::BarChart::Group g{std::to_string(cases[i].sips) + " SIPs", {}, ""};
-      for (const char* ph : kPhases)
-        g.values.push_back(num(results[i], std::string("phase_detail.") + ph + ".ratio"));
+      for (const char* ph : kPhases) g.values.push_back(num(results[i], std::string("phase_detail.") + ph + ".ratio"));
       roof.groups.push_back(std::move(g));
     }
     folder.figure("llama_decode_latency.svg", "Decode step latency against the SIPs used, per KV context",

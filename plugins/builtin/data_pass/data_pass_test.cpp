@@ -316,11 +316,11 @@ TEST(DataPass, A2dDmaMovesABlockOfOneMatrixIntoAnother) {
   auto c = s.rt.zeros({10, 16}, DType::kF16, {}, "C");
   s.rt.wait(s.rt.launch("t-block", {a, c}));
   std::vector<double> want(10 * 16, 0.0);
-  for (int r = 0; r < 4; ++r)
-    for (int k = 0; k < 5; ++k) {
-      const double v = va[static_cast<std::size_t>((2 + r) * 12 + 3 + k)];
-      want[static_cast<std::size_t>((1 + r) * 16 + 4 + k)] = v;
-      want[static_cast<std::size_t>((6 + r) * 16 + 10 + k)] = 2 * v;
+  for (std::size_t r = 0; r < 4; ++r)
+    for (std::size_t k = 0; k < 5; ++k) {
+      const double v = va[(2 + r) * 12 + 3 + k];
+      want[(1 + r) * 16 + 4 + k] = v;
+      want[(6 + r) * 16 + 10 + k] = 2 * v;
     }
   expect_close(s.rt, c, want);
 }

@@ -394,7 +394,8 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     const std::uint64_t at = t.addr() - scratch_base_;
     auto live = run_.scratch_live.find(at);
     if (t.desc().scratch_id == 0 || live == run_.scratch_live.end() || live->second.second != t.desc().scratch_id)
-      throw tl::Error("tl.free(" + t.shape().str() + "): not a compute result or constant this kernel run still "
+      throw tl::Error("tl.free(" + t.shape().str() +
+                      "): not a compute result or constant this kernel run still "
                       "holds (freed already, or loaded or received: those take no scratch)");
     std::uint64_t from = at, size = live->second.first;
     run_.scratch_live.erase(live);
@@ -533,8 +534,8 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   }
 
   void store(std::uint64_t ptr, const tl::Tensor& value, std::uint64_t row_stride) override {
-    std::string call = "tl.store(" + hex(ptr) + ", " + value.shape().str() + ", row_stride=" +
-                       std::to_string(row_stride) + ")";
+    std::string call =
+        "tl.store(" + hex(ptr) + ", " + value.shape().str() + ", row_stride=" + std::to_string(row_stride) + ")";
     const std::uint64_t span = span_2d(call, value.shape(), value.dtype(), row_stride);
     if (row_stride == static_cast<std::uint64_t>(value.shape().cols())) return store(ptr, value);
     const std::uint64_t size = kbsim::dtype_size(value.dtype()),

@@ -141,14 +141,14 @@ void bind_tl(py::module_& m) {
       .def_static(
           "num_programs",
           [](int axis) { return make([axis](tl::Program& tl, TlCall& c) { c.value = tl.num_programs(axis); }); })
-      .def_static("load",
-                  [](std::uint64_t ptr, const std::vector<std::int64_t>& shape, const std::string& dtype,
-                     std::uint64_t row_stride) {
-                    return make([ptr, s = shape_of(shape), t = dtype_of(dtype), row_stride](tl::Program& tl,
-                                                                                             TlCall& c) {
-                      c.tensor = row_stride == 0 ? tl.load(ptr, s, t) : tl.load(ptr, s, t, row_stride);
-                    });
-                  })
+      .def_static(
+          "load",
+          [](std::uint64_t ptr, const std::vector<std::int64_t>& shape, const std::string& dtype,
+             std::uint64_t row_stride) {
+            return make([ptr, s = shape_of(shape), t = dtype_of(dtype), row_stride](tl::Program& tl, TlCall& c) {
+              c.tensor = row_stride == 0 ? tl.load(ptr, s, t) : tl.load(ptr, s, t, row_stride);
+            });
+          })
       .def_static("ref",
                   [](std::uint64_t ptr, const std::vector<std::int64_t>& shape, const std::string& dtype) {
                     return make([ptr, s = shape_of(shape), t = dtype_of(dtype)](tl::Program& tl, TlCall& c) {
