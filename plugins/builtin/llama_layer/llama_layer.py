@@ -436,6 +436,8 @@ def llama_layer(ctx):
               "layout": {"q_heads_per_sip": pl.nq_l, "kv_heads_per_sip": pl.nkv_l, "ffn_per_sip": pl.F_l,
                          "qkv_cols_per_pe": pl.n_qkv, "ffn_cols_per_pe": pl.n_f, "out_cols_per_pe": pl.n_o,
                          "attention_items": pl.items, "cache_rows_per_item": pl.L}})
+    streaming = [phases[k] for k in ("qkv", "out_proj", "mlp")]  # the phases that stream the weights
+    m["weights_hbm_gbs"] = sum(d["hbm_bytes"] for d in streaming) / sum(d["ns"] for d in streaming)
     if pl.decode:
         m["tokens_per_s"] = pl.B / latency * 1e9
     worst = max(phases.values(), key=lambda v: v["ns"])

@@ -63,6 +63,7 @@ def test_the_headline_decode_step_streams_the_weights_at_close_to_the_hbm_peak()
     mlp = m["phase_detail"]["mlp"]
     assert mlp["bottleneck"] == "HBM" and mlp["ratio"] < 1.5
     assert m["hbm_gbs"] > 0.6 * m["hbm_peak_gbs"]
+    assert m["weights_hbm_gbs"] > 0.75 * m["hbm_peak_gbs"]  # while the projections stream their weights
     assert m["tokens_per_s"] == pytest.approx(1e9 / m["latency_ns"])
 
 
