@@ -8,7 +8,6 @@ and scattered with 2-D DMAs (tl.load / tl.store with a row stride).
 
 import kbsim
 
-EPS = 1e-5
 STEP = 64  # rows a rotary pass takes at a time
 
 
@@ -38,12 +37,12 @@ def steps(r0, n, Tb):
         row += k
 
 
-def rms(tl, x, gamma, H):
+def rms(tl, x, gamma, H, eps):
     """RMSNorm(x) * gamma; what it makes on the way is freed (a kernel normalises its rows a step at a time)."""
     xx = tl.mul(x, x)
     ss = tl.sum(xx, axis=1)
     ms = ss * tl.full((1, 1), 1.0 / H, "f32")
-    var = ms + tl.full((1, 1), EPS, "f32")
+    var = ms + tl.full((1, 1), eps, "f32")
     root = tl.sqrt(var)
     rstd = tl.full((1, 1), 1.0, "f32") / root
     y = x * rstd
@@ -53,20 +52,20 @@ def rms(tl, x, gamma, H):
 
 
 @kbsim.kernel("llama-rmsnorm", "xn = RMSNorm(x) * gamma on each cube's copy, rows shared by its PEs, Tb at a time "
-              "(args X, XN, GAMMA, T, H, Tb)")
-def rmsnorm(tl, X, XN, GAMMA, T, H, Tb):
+              "(args X, XN, GAMMA, T, H, eps, Tb)")
+def rmsnorm(tl, X, XN, GAMMA, T, H, eps, Tb):
     cube, pe = tl.program_id(1), tl.program_id(0)
     r0, n = my_rows(tl, T)
     gamma = tl.load(GAMMA.shard(cube, pe)["ptr"], (1, H)) if n else None
     for row, k, _, _ in steps(r0, n, Tb):
-        y = rms(tl, tl.load(cube_copy(X, cube) + row * H * 2, (k, H)), gamma, H)
+        y = rms(tl, tl.load(cube_copy(X, cube) + row * H * 2, (k, H)), gamma, H, eps)
         tl.store(cube_copy(XN, cube) + row * H * 2, y)
         tl.free(y)
 
 
 @kbsim.kernel("llama-residual-norm", "x += y (the all_reduce's sum, one tensor per bucket of Tb rows), then (norm 1) "
-              "xn = RMSNorm(x) * gamma, on each cube's copy (args X, XN, GAMMA, T, H, norm, Tb, Y buckets...)")
-def residual_norm(tl, X, XN, GAMMA, T, H, norm, Tb, *Y):
+              "xn = RMSNorm(x) * gamma, on each cube's copy (args X, XN, GAMMA, T, H, norm, eps, Tb, Y buckets...)")
+def residual_norm(tl, X, XN, GAMMA, T, H, norm, eps, Tb, *Y):
     cube, pe = tl.program_id(1), tl.program_id(0)
     r0, n = my_rows(tl, T)
     gamma = tl.load(GAMMA.shard(cube, pe)["ptr"], (1, H)) if n and norm else None
@@ -74,7 +73,7 @@ def residual_norm(tl, X, XN, GAMMA, T, H, norm, Tb, *Y):
         x = tl.load(cube_copy(X, cube) + row * H * 2, (k, H)) + tl.load(cube_copy(Y[b], cube) + at * H * 2, (k, H))
         tl.store(cube_copy(X, cube) + row * H * 2, x)
         if norm:
-            y = rms(tl, x, gamma, H)
+            y = rms(tl, x, gamma, H, eps)
             tl.store(cube_copy(XN, cube) + row * H * 2, y)
             tl.free(y)
         tl.free(x)

@@ -25,7 +25,7 @@ import kbsim
 HEADLINE = {"hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128, "ffn": 28672}
 VALIDATION = {"hidden": 512, "heads": 8, "kv_heads": 4, "head_dim": 64, "ffn": 1024, "context": 48, "seq": 32}
 PHASES = ("norm1", "qkv", "attention", "out_proj", "allreduce1", "norm2", "mlp", "allreduce2", "residual")
-EPS = 1e-5
+EPS = 1e-5  # RMSNorm's epsilon (the kernels take it as an argument)
 MASKED = -1.0e4  # a score the causal mask takes away (exp of it is 0 in f16)
 BLOCKS = kbsim.Placement("row", "row", 0, 0)  # block q = cube * PEs + pe: every PE can reach every block
 REPLICA = kbsim.Placement("replicate", "replicate", 0, 0)  # read-only tables, a copy on every PE
@@ -62,7 +62,6 @@ class Plan:
         self.F_l = self.F // t
         self.n_f = self.cols(self.F_l, "the rank's FFN columns")
         self.n_o = self.cols(self.H, "hidden")
-        self.n_r = -(-self.H // pes)  # a cube's PE reduces this many columns of the down projection
         need(self.H % pes == 0, "hidden must be a multiple of the PEs per cube")
         per_seq = max(1, N // (self.nkv_l * self.B))  # attention items per (KV head, sequence)
         if self.decode:
@@ -313,7 +312,7 @@ def run_layer(ctx, pl, w):
             rt.launch(kernel, *args, auto_dim_remap=False).wait()
 
         edge(rank)  # the layer starts on every rank at once, its tensors in place
-        go("llama-rmsnorm", r.X, r.XN, r.G1, pl.T, pl.H, pl.Tb)
+        go("llama-rmsnorm", r.X, r.XN, r.G1, pl.T, pl.H, EPS, pl.Tb)
         edge(rank)
         go("llama-qkv", r.XN, r.Wqkv, r.SCR, r.QB, r.KC, r.VC, r.POS, r.FREQ, r.ROT, pl.H, pl.D, pl.nq_l, pl.nkv_l,
            pl.G, pl.n_qkv, pl.T, pl.B, pl.S, pl.ctx, pl.L, pl.chunks, int(pl.decode))
@@ -332,7 +331,7 @@ def run_layer(ctx, pl, w):
         for t in r.AR1:
             dist.all_reduce(t)
         edge(rank)
-        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 1, pl.Tb, *r.AR1)
+        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 1, EPS, pl.Tb, *r.AR1)
         edge(rank)
         go("llama-mlp", r.XN, r.Wg, r.Wu, r.Wd, r.SG, r.SU, r.SH, r.SD, pl.T, pl.H, pl.n_f)
         go("llama-reduce", r.SD, pl.T, pl.H, pl.H // pl.P, pl.Tb, *r.AR2)
@@ -340,7 +339,7 @@ def run_layer(ctx, pl, w):
         for t in r.AR2:
             dist.all_reduce(t)
         edge(rank)
-        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 0, pl.Tb, *r.AR2)
+        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 0, EPS, pl.Tb, *r.AR2)
         edge(rank)
         if ctx.verify_data:
             outputs[rank] = [r.output(pl, c) for c in range(pl.C)]
