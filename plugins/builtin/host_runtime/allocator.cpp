@@ -9,46 +9,6 @@
 
 namespace kbsim::host_runtime {
 
-FreeList::FreeList(std::uint64_t base, std::uint64_t size, std::uint64_t granule) : granule_(granule) {
-  if (size > 0) free_.emplace(base, size);
-}
-
-std::optional<std::uint64_t> FreeList::allocate(std::uint64_t nbytes) {
-  const std::uint64_t n = round_up(nbytes);
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    auto [start, size] = *it;
-    if (size < n) continue;
-    free_.erase(it);
-    if (size > n) free_.emplace(start + n, size - n);
-    return start;
-  }
-  return std::nullopt;
-}
-
-void FreeList::release(std::uint64_t start, std::uint64_t nbytes) {
-  std::uint64_t n = round_up(nbytes);
-  auto next = free_.lower_bound(start);
-  if (next != free_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == start) {
-      start = prev->first;
-      n += prev->second;
-      free_.erase(prev);
-    }
-  }
-  if (next != free_.end() && start + n == next->first) {
-    n += next->second;
-    free_.erase(next);
-  }
-  free_.emplace(start, n);
-}
-
-std::uint64_t FreeList::largest_free() const noexcept {
-  std::uint64_t best = 0;
-  for (const auto& [start, size] : free_) best = std::max(best, size);
-  return best;
-}
-
 namespace {
 [[noreturn]] void exhausted(const std::string& what, std::uint64_t need, std::uint64_t largest, Tick now) {
   throw SimError("allocator: " + what + " exhausted: need " + std::to_string(need) + " bytes, largest free block " +

@@ -11,27 +11,13 @@
 #include <tuple>
 
 #include "kbsim/ahbm/memory_map.hpp"
+#include "kbsim/free_list.hpp"
 #include "kbsim/time.hpp"
 #include "kbsim/tl/tl.hpp"
 
 namespace kbsim::host_runtime {
 
-/// First fit over [base, base + size); freeing coalesces with the neighbours.
-class FreeList {
- public:
-  FreeList(std::uint64_t base, std::uint64_t size, std::uint64_t granule);
-
-  std::uint64_t round_up(std::uint64_t nbytes) const noexcept { return (nbytes + granule_ - 1) / granule_ * granule_; }
-  /// The start of the first free block that holds round_up(nbytes), or nothing.
-  std::optional<std::uint64_t> allocate(std::uint64_t nbytes);
-  /// Return a block given by allocate (same nbytes). Not checked: the caller is trusted.
-  void release(std::uint64_t start, std::uint64_t nbytes);
-  std::uint64_t largest_free() const noexcept;
-
- private:
-  std::uint64_t granule_;
-  std::map<std::uint64_t, std::uint64_t> free_;  ///< start -> size, sorted by start
-};
+using kbsim::FreeList;
 
 /// Every allocator of one device. Exhaustion throws SimError naming what ran
 /// out, the size needed and the largest free block.

@@ -22,6 +22,7 @@
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/fiber.hpp"
+#include "kbsim/free_list.hpp"
 #include "kbsim/pe/command.hpp"
 #include "kbsim/pe/ipcq.hpp"
 #include "kbsim/pe/kernels.hpp"
@@ -179,6 +180,7 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
     start_ = now();
     ++launches_.count;
     run_ = Run{};
+    run_.scratch = kbsim::FreeList(0, scratch_bytes_, 16);
     fiber_ = bctx::fiber(std::allocator_arg, kbsim::fiber::RecordingStack{bctx::fixedsize_stack(stack_bytes_), &stack_},
                          [this](bctx::fiber&& main) {
                            kbsim::fiber::finish_switch(nullptr, &main_stack_);
@@ -203,10 +205,9 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
 
   /// State of one kernel run.
   struct Run {
-    std::map<std::uint64_t, std::uint64_t> scratch_free;  ///< offset -> bytes: free blocks (empty: all free)
+    kbsim::FreeList scratch{0, 0, 16};                                              ///< set as the kernel starts
     std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> scratch_live;  ///< offset -> bytes, its id
     std::uint64_t scratch_ids = 0;
-    bool scratch_started = false;
     std::map<std::uint64_t, std::string> in_flight;  ///< command id -> the tl call, for errors
     std::set<std::uint64_t> composites;              ///< open composite handles
     std::array<Tick, pe::kStageTypes> busy{};
@@ -369,24 +370,14 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   /// TCM scratch for a result or a constant: the first free block that fits, in 16-byte granules (a kernel that
   /// frees nothing gets consecutive addresses).
   std::pair<std::uint64_t, std::uint64_t> scratch(std::uint64_t nbytes) {
-    if (!run_.scratch_started) {
-      run_.scratch_free = {{0, scratch_bytes_}};
-      run_.scratch_started = true;
-    }
-    const std::uint64_t size = std::max<std::uint64_t>(16, (nbytes + 15) & ~std::uint64_t{15});
-    for (auto it = run_.scratch_free.begin(); it != run_.scratch_free.end(); ++it) {
-      if (it->second < size) continue;
-      const auto [at, have] = *it;
-      run_.scratch_free.erase(it);
-      if (have > size) run_.scratch_free.emplace(at + size, have - size);
-      run_.scratch_live.emplace(at, std::pair{size, ++run_.scratch_ids});
-      return {scratch_base_ + at, run_.scratch_ids};
-    }
-    std::uint64_t largest = 0;
-    for (const auto& [at, have] : run_.scratch_free) largest = std::max(largest, have);
-    throw tl::Error("TCM scratch exhausted: " + std::to_string(nbytes) + " bytes more do not fit in " +
-                    std::to_string(scratch_bytes_) + " (pe_cpu.scratch_kib; the largest free block is " +
-                    std::to_string(largest) + " bytes; tl.free what a loop no longer needs)");
+    const std::uint64_t size = std::max<std::uint64_t>(nbytes, 1);  // (an empty result still has an address)
+    const std::optional<std::uint64_t> at = run_.scratch.allocate(size);
+    if (!at)
+      throw tl::Error("TCM scratch exhausted: " + std::to_string(nbytes) + " bytes more do not fit in " +
+                      std::to_string(scratch_bytes_) + " (pe_cpu.scratch_kib; the largest free block is " +
+                      std::to_string(run_.scratch.largest_free()) + " bytes; tl.free what a loop no longer needs)");
+    run_.scratch_live.emplace(*at, std::pair{size, ++run_.scratch_ids});
+    return {scratch_base_ + *at, run_.scratch_ids};
   }
 
   void free(const tl::Tensor& t) override {
@@ -397,22 +388,8 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
       throw tl::Error("tl.free(" + t.shape().str() +
                       "): not a compute result or constant this kernel run still "
                       "holds (freed already, or loaded or received: those take no scratch)");
-    std::uint64_t from = at, size = live->second.first;
+    run_.scratch.release(at, live->second.first);
     run_.scratch_live.erase(live);
-    auto next = run_.scratch_free.lower_bound(from);
-    if (next != run_.scratch_free.end() && next->first == from + size) {  // join the block after
-      size += next->second;
-      next = run_.scratch_free.erase(next);
-    }
-    if (next != run_.scratch_free.begin()) {  // and the one before
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == from) {
-        from = prev->first;
-        size += prev->second;
-        run_.scratch_free.erase(prev);
-      }
-    }
-    run_.scratch_free.emplace(from, size);
   }
   tl::Tensor pending(const Shape& shape, DType dtype) {
     std::uint64_t bytes = static_cast<std::uint64_t>(shape.elements()) * kbsim::dtype_size(dtype);
