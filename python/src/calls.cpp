@@ -45,24 +45,6 @@ CallPtr make(std::function<void(Channel&, Call&)> work) {
   return c;
 }
 
-/// Raise `cfg`'s slot size to what its algorithm needs to all_reduce shards of `n_elem` f16 elements (a note says
-/// so), as ccl-allreduce's fit_slot does.
-void fit_slot(Channel& ss, ccl::Config& cfg, std::uint64_t n_elem) {
-  Params& ap = cfg.algorithms.at(cfg.algorithm).params;
-  const auto shape = ccl::SystemShape::from(ss.ctx().configured().attrs());
-  const std::unique_ptr<ccl::Algorithm> algo = cfg.create();
-  const std::uint64_t need =
-      algo->min_slot_size({{shape, shape.sips, ap}, 0, n_elem, DType::kF16, shape.cube_w, shape.cube_h});
-  if (ap.get(ccl::param::kSlotSize) >= static_cast<std::int64_t>(need)) return;
-  for (ParamEntry& e : ap.entries())
-    if (e.name == ccl::param::kSlotSize.name) {
-      e.value = static_cast<std::int64_t>(need);
-      e.origin = "init_process_group(fit_n_elem)";
-    }
-  ss.ctx().note("slot_size raised to " + std::to_string(need) + " bytes: " + cfg.algorithm +
-                " needs it for shards of " + std::to_string(n_elem) + " elements (fit_n_elem)");
-}
-
 rt::Split split_of(const std::string& s) {
   if (s == "replicate") return rt::Split::kReplicate;
   if (s == "column") return rt::Split::kColumnWise;
@@ -320,7 +302,14 @@ void bind_other_calls(py::class_<Call, CallPtr>& c) {
                [](std::string backend, std::int64_t fit_n_elem) {
                  return make([backend = std::move(backend), fit_n_elem](Channel& ss, Call&) {
                    ccl::Config cfg = ccl::config(ss.ctx());
-                   if (fit_n_elem > 0) fit_slot(ss, cfg, static_cast<std::uint64_t>(fit_n_elem));
+                   const auto need =
+                       fit_n_elem <= 0
+                           ? 0
+                           : cfg.fit_slot(ccl::SystemShape::from(ss.ctx().configured().attrs()),
+                                          static_cast<std::uint64_t>(fit_n_elem), "init_process_group(fit_n_elem)");
+                   if (need)
+                     ss.ctx().note("slot_size raised to " + std::to_string(need) + " bytes: " + cfg.algorithm +
+                                   " needs it for shards of " + std::to_string(fit_n_elem) + " elements (fit_n_elem)");
                    ss.distributed().init_process_group(cfg, backend);
                  });
                })

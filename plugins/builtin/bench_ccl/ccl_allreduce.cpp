@@ -59,23 +59,11 @@ class CclAllreduce final : public Bench {
     ccl::Config cfg = ccl::config(ctx);
     const std::uint64_t shard_bytes = static_cast<std::uint64_t>(n) * 2;
     System& sys = ctx.configured();
-    Params& ap = cfg.algorithms.at(cfg.algorithm).params;
-    if (p.get(kFitSlot)) {
-      // The slot the algorithm needs for this collective (one shard, for one that sends a shard per message).
-      const auto shape = ccl::SystemShape::from(sys.attrs());
-      const std::unique_ptr<ccl::Algorithm> algo = cfg.create();
-      const std::uint64_t need = algo->min_slot_size(
-          {{shape, shape.sips, ap}, 0, static_cast<std::uint64_t>(n), DType::kF16, shape.cube_w, shape.cube_h});
-      if (ap.get(ccl::param::kSlotSize) < static_cast<std::int64_t>(need)) {
-        for (ParamEntry& e : ap.entries())
-          if (e.name == ccl::param::kSlotSize.name) {
-            e.value = static_cast<std::int64_t>(need);
-            e.origin = "ccl-allreduce fit_slot";
-          }
+    if (p.get(kFitSlot))
+      if (const std::uint64_t need = cfg.fit_slot(ccl::SystemShape::from(sys.attrs()), static_cast<std::uint64_t>(n),
+                                                  "ccl-allreduce fit_slot"))
         ctx.note("slot_size raised to " + std::to_string(need) + " bytes: " + cfg.algorithm +
                  " sends one shard per message (fit_slot)");
-      }
-    }
 
     auto& rt = sys.service<rt::Runtime>();
     auto& dist = sys.service<rt::Distributed>();

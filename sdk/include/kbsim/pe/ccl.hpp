@@ -306,6 +306,22 @@ struct Config {
     return std::unique_ptr<Algorithm>(entry(name).create());
   }
 
+  /// Raise the selected algorithm's slot size to what it needs to all_reduce f16 shards of `n_elem` elements
+  /// spread over the cube grid of `shape` (an algorithm that sends a shard per message needs a shard), the value's
+  /// origin saying `why`. Returns the new slot size, or 0 when the configured one is enough.
+  std::uint64_t fit_slot(const SystemShape& shape, std::uint64_t n_elem, const std::string& why) {
+    Params& ap = algorithms.at(algorithm).params;
+    const std::uint64_t need =
+        create()->min_slot_size({{shape, shape.sips, ap}, 0, n_elem, DType::kF16, shape.cube_w, shape.cube_h});
+    if (ap.get(param::kSlotSize) >= static_cast<std::int64_t>(need)) return 0;
+    for (ParamEntry& e : ap.entries())
+      if (e.name == param::kSlotSize.name) {
+        e.value = static_cast<std::int64_t>(need);
+        e.origin = why;
+      }
+    return need;
+  }
+
   static Config from(const Section& section) {
     Config c;
     c.source = section.source;
