@@ -304,13 +304,20 @@ def run_layer(ctx, pl, w):
             marks.append(rt.now_ps)
             counts.append(counters.read())
 
+    def go(kernel, *args):
+        rt.launch(kernel, *args, auto_dim_remap=False).wait()
+
+    def all_reduce_then_residual(rank, r, buckets, norm):
+        """Two phases: the all_reduce of a row-parallel output (bucket by bucket), then the residual (and a norm)."""
+        for t in buckets:
+            dist.all_reduce(t)
+        edge(rank)
+        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, norm, EPS, pl.Tb, *buckets)
+        edge(rank)
+
     def worker(rank):
         rt.set_device(rank)
         r = RankTensors(rt, pl, w, rank, ctx.verify_data)
-
-        def go(kernel, *args):
-            rt.launch(kernel, *args, auto_dim_remap=False).wait()
-
         edge(rank)  # the layer starts on every rank at once, its tensors in place
         go("llama-rmsnorm", r.X, r.XN, r.G1, pl.T, pl.H, EPS, pl.Tb)
         edge(rank)
@@ -328,19 +335,11 @@ def run_layer(ctx, pl, w):
         edge(rank)
         go("llama-out-proj", r.OB, r.Wo, r.SO, pl.T, pl.K_o, pl.n_o, pl.H, pl.Tb, *r.AR1)
         edge(rank)
-        for t in r.AR1:
-            dist.all_reduce(t)
-        edge(rank)
-        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 1, EPS, pl.Tb, *r.AR1)
-        edge(rank)
+        all_reduce_then_residual(rank, r, r.AR1, norm=1)  # allreduce1; norm2 (with the residual)
         go("llama-mlp", r.XN, r.Wg, r.Wu, r.Wd, r.SG, r.SU, r.SH, r.SD, pl.T, pl.H, pl.n_f)
         go("llama-reduce", r.SD, pl.T, pl.H, pl.H // pl.P, pl.Tb, *r.AR2)
         edge(rank)
-        for t in r.AR2:
-            dist.all_reduce(t)
-        edge(rank)
-        go("llama-residual-norm", r.X, r.XN, r.G2, pl.T, pl.H, 0, EPS, pl.Tb, *r.AR2)
-        edge(rank)
+        all_reduce_then_residual(rank, r, r.AR2, norm=0)  # allreduce2; residual
         if ctx.verify_data:
             outputs[rank] = [r.output(pl, c) for c in range(pl.C)]
 
