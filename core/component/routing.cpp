@@ -105,10 +105,57 @@ const RouteTable::Stamped* Router::search(RouteTable& table, NodeIndex from, Nod
   return marks;
 }
 
+const std::vector<std::uint32_t>& Router::only_exits(ViewId view) {
+  if (exits_.size() <= view) exits_.resize(view + 1u);
+  std::vector<std::uint32_t>& e = exits_[view];
+  if (e.empty()) {
+    const std::uint32_t excluded = 1u << view;
+    e.assign(el_.nodes.size(), kNoExit);
+    for (NodeIndex u = 0; u < el_.nodes.size(); ++u) {
+      std::uint32_t ways = 0;
+      for (std::uint32_t p = el_.port_begin[u]; p < el_.port_begin[u + 1]; ++p)
+        if (!(el_.steps[p].exclude_views & excluded) && ++ways == 1) e[u] = p;
+      if (ways != 1) e[u] = kNoExit;
+    }
+  }
+  return e;
+}
+
 const Route* Router::route(NodeIndex from, NodeIndex to, ViewId view) {
   std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
   RouteTable& t = table();
   if (auto it = t.routes.find(key); it != t.routes.end()) return it->second.get();
+  // A node with one way out (a PE's engine, an IO CPU) routes through the node it leads to: its search would
+  // settle that node first and then find, shifted by one step, what that node's own search finds (ties included,
+  // as they compare distances). So its routes are its steps out and that node's route, and its search is not run.
+  const std::vector<std::uint32_t>& exits = only_exits(view);
+  const bool distance = el_.metric == RouteMetric::kDistance;
+  NodeIndex v = from;
+  Tick cost = 0;
+  std::size_t steps = 0;
+  while (v != to && exits[v] != kNoExit && steps <= el_.nodes.size()) {  // (a cycle of single ways: search)
+    const Elaboration::Step& step = el_.steps[exits[v]];
+    v = step.dst;
+    cost += step.cost + (v == to || distance ? 0 : transit_[v]);
+    ++steps;
+  }
+  if (v != from && steps <= el_.nodes.size()) {
+    const Route* rest = v == to ? nullptr : route(v, to, view);
+    if (v != to && rest == nullptr) return nullptr;
+    auto r = std::make_unique<Route>();
+    r->cost = cost + (rest ? rest->cost : 0);
+    for (NodeIndex u = from; u != v; u = el_.steps[exits[u]].dst) {
+      r->nodes.push_back(u);
+      r->ports.push_back(static_cast<PortIndex>(exits[u] - el_.port_begin[u]));
+    }
+    if (rest) {
+      r->nodes.insert(r->nodes.end(), rest->nodes.begin(), rest->nodes.end());
+      r->ports.insert(r->ports.end(), rest->ports.begin(), rest->ports.end());
+    } else {
+      r->nodes.push_back(to);
+    }
+    return t.routes.emplace(key, std::move(r)).first->second.get();
+  }
   const RouteTable::Stamped* marks = search(t, from, to, view);
   if (to != from && !(marks[to].stamp == t.stamp && marks[to].mark.settled())) return nullptr;
   auto r = std::make_unique<Route>();

@@ -54,6 +54,28 @@ TEST(Routing, LatencyTakesTheQuickestPathDistanceTheShortestWire) {
   EXPECT_DOUBLE_EQ(n.latency_ns(), 0.05 + 50 + 0.05);
 }
 
+TEST(Routing, ANodeWithOneWayOutRoutesThroughItsNeighbourAndACycleOfThemStillEnds) {
+  // a -> b -> c -> a, one way out each (b's is through the 3 ns switch s); d reaches them but nothing reaches d.
+  auto sys = test::build_system(test::shared_registry(), R"(
+nodes:
+  - { id: a, impl: builtin.forwarding }
+  - { id: b, impl: builtin.forwarding, params: { overhead_ns: 2 } }
+  - { id: s, impl: builtin.forwarding, params: { overhead_ns: 3 } }
+  - { id: c, impl: builtin.endpoint }
+  - { id: d, impl: builtin.endpoint }
+edges:
+  - { src: a, dst: b, latency_ns: 1 }
+  - { src: b, dst: s, latency_ns: 1 }
+  - { src: s, dst: c, latency_ns: 1 }
+  - { src: c, dst: a, latency_ns: 1 }
+  - { src: d, dst: a, latency_ns: 1 }
+)");
+  EXPECT_THAT(path(*sys, "a", "c"), ::testing::ElementsAre("a", "b", "s", "c"));
+  EXPECT_DOUBLE_EQ(sys->route_info("a", "c", "all").cost, 3 + 2 + 3);  // three links, passing b and s
+  EXPECT_THAT(path(*sys, "b", "a"), ::testing::ElementsAre("b", "s", "c", "a"));
+  EXPECT_THAT([&] { path(*sys, "a", "d"); }, ::testing::ThrowsMessage<ConfigError>(HasSubstr("no path from a to d")));
+}
+
 TEST(Routing, WithoutARoutingKeyRoutesAreQuickest) {
   std::string yaml = two_ways("latency");
   yaml.erase(0, yaml.find('\n') + 1);
