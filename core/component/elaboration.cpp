@@ -87,6 +87,16 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     n.library = lib == registry.impls().end() ? "?" : lib->second.library;
     n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin,
                               [&] { return registry.mapping_note(spec.impl); });
+    n.send_delay = 0;
+    if (const std::string& promise = n.type->info.send_delay_param; !promise.empty()) {
+      const double ns = n.params.get_float(promise);
+      if (!(ns >= 0.0) || ns > 1e9)
+        throw ConfigError(spec.origin + ": " + n.id + ": " + promise +
+                          ": must be between 0 and 1e9 ns (it is the least time between the component acting and "
+                          "anything it sends leaving it), got " +
+                          format_ns(ns));
+      n.send_delay = ns_to_ticks(ns);
+    }
   }
 
   el.view_names.push_back("all");

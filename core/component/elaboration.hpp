@@ -29,6 +29,7 @@ struct Elaboration {
     std::string group;    ///< NodeSpec::group
     const ComponentType* type = nullptr;
     Params params;
+    Tick send_delay = 0;  ///< its component's promise (ComponentInfo::send_delay_param): 0 when it makes none
     std::vector<Port> in, out;
   };
   std::vector<Node> nodes;

@@ -76,6 +76,21 @@ void check_bench_info(const BenchInfo& info, const std::string& library) {
     throw PluginError(library + ": bench '" + n + "' has no summary (BenchInfo::summary, shown by kbsim list)");
 }
 
+/// A component's send_delay_param names one of its float parameters, whose default is not negative.
+void check_send_delay(const ComponentInfo& info, const std::string& library) {
+  const std::string& name = info.send_delay_param;
+  if (name.empty()) return;
+  for (const ParamSpec& p : info.params)
+    if (p.name == name) {
+      if (p.type != ParamType::kFloat)
+        throw PluginError(library + ": component type '" + info.type + "' promises its send delay in parameter '" +
+                          name + "', which is not a float (ComponentInfo::send_delay_param names one in ns)");
+      return;
+    }
+  throw PluginError(library + ": component type '" + info.type + "' promises its send delay in parameter '" + name +
+                    "', which it does not declare (ComponentInfo::send_delay_param names one of its params)");
+}
+
 }  // namespace
 
 void Registry::register_descriptor(const PluginDescriptor& d, const Provided& from) {
@@ -83,9 +98,11 @@ void Registry::register_descriptor(const PluginDescriptor& d, const Provided& fr
   auto dup = [&](const std::string& kind, const std::string& name, const std::string& other) {
     throw PluginError(from.path + ": " + kind + " '" + name + "' is already provided by " + other);
   };
-  for (const auto& c : d.components)
+  for (const auto& c : d.components) {
     if (auto it = components_.find(c.info.type); it != components_.end())
       dup("component type", c.info.type, it->second.from.path);
+    check_send_delay(c.info, from.path);
+  }
   for (const auto& b : d.benches) {
     if (auto it = benches_.find(b.info.name); it != benches_.end()) dup("bench", b.info.name, it->second.from.path);
     check_bench_info(b.info, from.path);
@@ -166,6 +183,7 @@ void Registry::add_component_type(ComponentType type, const std::string& library
   if (auto it = components_.find(type.info.type); it != components_.end())
     throw PluginError(library + ": component type '" + type.info.type + "' is already provided by " +
                       it->second.from.path);
+  check_send_delay(type.info, library);
   own_components_.push_back(std::move(type));
   components_.emplace(own_components_.back().info.type, ComponentEntry{&own_components_.back(), {library, library}});
 }

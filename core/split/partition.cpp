@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -41,7 +42,7 @@ std::string_view prefix(std::string_view group, unsigned level) {
 Sets parts(const Elaboration& el, unsigned level) {
   Sets s(el.nodes.size());
   for (const Link& l : el.links)
-    if (l.latency == 0) s.join(l.src, l.dst);
+    if (link_lookahead(el, l) == 0) s.join(l.src, l.dst);
   if (level > 0) {
     std::unordered_map<std::string_view, NodeIndex> first;
     for (NodeIndex n = 0; n < el.nodes.size(); ++n) {
@@ -62,52 +63,28 @@ std::size_t count_parts(Sets& s) {
 
 }  // namespace
 
+Tick link_lookahead(const Elaboration& el, const Link& l) noexcept { return l.latency + el.nodes[l.src].send_delay; }
+
 PartitionMethod partition_method(const std::string& name) {
   if (name == "structure") return PartitionMethod::kStructure;
   if (name == "nodes") return PartitionMethod::kNodes;
   throw UsageError("--partition " + name + ": expected 'structure' (by SIP, then cube) or 'nodes' (node order)");
 }
 
-Partition partition(const Elaboration& el, unsigned ranks, PartitionMethod method) {
+namespace {
+
+/// `s`'s parts dealt out to `ranks` ranks (at least as many parts), with the links cut and their least lookahead.
+Partition deal(const Elaboration& el, Sets& s, unsigned ranks) {
   const std::size_t n = el.nodes.size();
-  if (ranks == 0) throw ConfigError("a job has at least one rank");
   Partition p;
   p.ranks = ranks;
   p.rank_of.assign(n, 0);
   p.nodes_per_rank.assign(ranks, 0);
-  if (ranks == 1) {
-    p.nodes_per_rank[0] = n;
-    return p;
-  }
-  // The shallowest group level with enough parts; past the deepest, groups are ignored.
-  unsigned depth = 0;
-  if (method == PartitionMethod::kStructure)
-    for (const auto& node : el.nodes)
-      if (!node.group.empty())
-        depth = std::max(depth, 1u + static_cast<unsigned>(std::count(node.group.begin(), node.group.end(), '/')));
-  // By the outermost group level with at least as many groups as ranks (by SIP, else by cube, ...); none if no
-  // level has enough.
-  Sets s = parts(el, 0);
-  for (unsigned level = 1; level <= depth; ++level) {
-    std::unordered_map<std::string_view, bool> groups;
-    for (const auto& node : el.nodes)
-      if (!node.group.empty()) groups.emplace(prefix(node.group, level), true);
-    if (groups.size() >= ranks) {
-      s = parts(el, level);
-      p.group_level = level;
-      break;
-    }
-  }
-  const std::size_t available = count_parts(s);
-  if (available < ranks)
-    throw ConfigError("the system cannot be split over " + std::to_string(ranks) +
-                      " ranks: links without latency (or " + "groups) join its " + std::to_string(n) + " nodes into " +
-                      std::to_string(available) + (available == 1 ? " part" : " parts"));
   // Parts in order of their lowest node, dealt out in contiguous runs of about n / ranks nodes; every rank gets one.
   std::vector<std::size_t> size(n, 0);
   for (NodeIndex x = 0; x < n; ++x) ++size[s.find(x)];
   std::vector<unsigned> rank_of_part(n, 0);
-  std::size_t done = 0, parts_left = available;
+  std::size_t done = 0, parts_left = count_parts(s);
   unsigned rank = 0;
   for (NodeIndex x = 0; x < n; ++x) {
     if (s.find(x) != x) continue;
@@ -123,9 +100,50 @@ Partition partition(const Elaboration& el, unsigned ranks, PartitionMethod metho
   for (const Link& l : el.links)
     if (p.rank_of[l.src] != p.rank_of[l.dst]) {
       ++p.cut_links;
-      p.lookahead = std::min(p.lookahead, l.latency);
+      p.lookahead = std::min(p.lookahead, link_lookahead(el, l));
     }
   return p;
+}
+
+}  // namespace
+
+Partition partition(const Elaboration& el, unsigned ranks, PartitionMethod method) {
+  const std::size_t n = el.nodes.size();
+  if (ranks == 0) throw ConfigError("a job has at least one rank");
+  if (ranks == 1) {
+    Partition p;
+    p.rank_of.assign(n, 0);
+    p.nodes_per_rank.assign(1, n);
+    return p;
+  }
+  unsigned depth = 0;
+  if (method == PartitionMethod::kStructure)
+    for (const auto& node : el.nodes)
+      if (!node.group.empty())
+        depth = std::max(depth, 1u + static_cast<unsigned>(std::count(node.group.begin(), node.group.end(), '/')));
+  // Every group level with at least as many groups as ranks is a candidate (by SIP, by cube, ...): the one whose cut
+  // leaves the largest lookahead wins, the outermost on a tie. With no such level, groups are ignored.
+  std::optional<Partition> best;
+  for (unsigned level = 1; level <= depth; ++level) {
+    std::unordered_map<std::string_view, bool> groups;
+    for (const auto& node : el.nodes)
+      if (!node.group.empty()) groups.emplace(prefix(node.group, level), true);
+    if (groups.size() < ranks) continue;
+    Sets s = parts(el, level);
+    if (count_parts(s) < ranks) continue;
+    Partition p = deal(el, s, ranks);
+    p.group_level = level;
+    if (!best || p.lookahead > best->lookahead) best = std::move(p);
+  }
+  if (best) return std::move(*best);
+  Sets s = parts(el, 0);
+  if (const std::size_t available = count_parts(s); available < ranks)
+    throw ConfigError("the system cannot be split over " + std::to_string(ranks) +
+                      " ranks: links without lookahead (no latency, and a sender that promises no delay) or groups "
+                      "join its " +
+                      std::to_string(n) + " nodes into " + std::to_string(available) +
+                      (available == 1 ? " part" : " parts"));
+  return deal(el, s, ranks);
 }
 
 std::string describe(const Partition& p) {

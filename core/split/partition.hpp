@@ -3,8 +3,10 @@
 // (a cut link must leave time to exchange what crosses it), and so do the nodes
 // of one group at the level that gives every rank a part ("sip0/cube3": by SIP
 // while there are at least as many SIPs as ranks, else by cube). Parts are
-// dealt out in node order, in contiguous runs of about equal node counts. The
-// lookahead is the smallest latency of a cut link.
+// dealt out in node order, in contiguous runs of about equal node counts. A
+// cut link's lookahead is its latency plus its sender's promised delay; the
+// split's is the smallest of its cut links', and among the group levels that
+// fill the ranks the one with the largest wins.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +22,13 @@ struct Partition {
   std::vector<unsigned> rank_of;  ///< per node
   std::vector<std::size_t> nodes_per_rank;
   std::size_t cut_links = 0;
-  Tick lookahead = kNever;   ///< the smallest latency of a cut link (kNever: none is cut)
+  Tick lookahead = kNever;   ///< the smallest link_lookahead of a cut link (kNever: none is cut)
   unsigned group_level = 0;  ///< the group depth kept together (0: groups were not used)
 };
+
+/// What link `l` leaves a window when it is cut: its latency plus its sender's promise (the least time between the
+/// sender acting and anything it sends leaving it: ComponentInfo::send_delay_param, checked as messages cross).
+Tick link_lookahead(const Elaboration& el, const Link& l) noexcept;
 
 /// How parts are formed: kStructure keeps groups whole (above; a graph without groups is split as kNodes does);
 /// kNodes ignores groups and keeps together only what links without latency join.

@@ -55,6 +55,8 @@ class SplitExecutor final : public Executor {
  private:
   // What crosses (split_outbox.cpp).
   /// Start a record for the rank across `link`: what arrives at `at`, of kind `kind`.
+  /// A message crossing sooner than its sender promised (the link's lookahead): SimError naming the sender.
+  [[noreturn]] void broken_promise(const Link& link, Tick after) const;
   ByteWriter remote_record(const Link& link, Tick at, std::uint8_t kind);
   /// A message's bytes for another rank, with whose object it is, and the message they make here.
   void encode_crossing(const Message& msg, ByteWriter& w);

@@ -1,6 +1,8 @@
 // What crosses a cut link of a split system (split_executor.hpp): each as one record in the outbox of the receiving
 // rank, exchanged at the window's end, and scheduled there with the order its sender gave it.
+#include "component/crash.hpp"
 #include "component/simulation.hpp"
+#include "kbsim/text.hpp"
 #include "split/said.hpp"
 #include "split/split_executor.hpp"
 
@@ -14,6 +16,9 @@ enum class Record : std::uint8_t { kWhole, kTrain, kFlit };
 
 ByteWriter SplitExecutor::remote_record(const Link& link, Tick at, std::uint8_t kind) {
   // Arrival time and order key (the one a local event of that arrival would get), the link, the kind.
+  // The windows rely on it: nothing crossing arrives sooner than the link's latency plus its sender's promise.
+  if (const Tick now = engine_.now(); at < now + link_lookahead(*sim_.elaboration(), link)) [[unlikely]]
+    broken_promise(link, at - now);
   const Order order = order_for(sim_, at, link.src);
   outbox_next_ = std::min(outbox_next_, at);
   std::string& box = outbox_[split_.partition->rank_of[link.dst]];
@@ -26,6 +31,19 @@ ByteWriter SplitExecutor::remote_record(const Link& link, Tick at, std::uint8_t 
   w.put(static_cast<std::uint32_t>(&link - sim_.elaboration()->links.data()));
   w.put(kind);
   return w;
+}
+
+void SplitExecutor::broken_promise(const Link& link, Tick after) const {
+  const Elaboration& el = *sim_.elaboration();
+  const Elaboration::Node& n = el.nodes[link.src];
+  fail(sim_, link.src,
+       "sends a message to " + el.nodes[link.dst].id + ", on another rank of this split run, arriving " +
+           format_ns(ticks_to_ns(after)) + " ns after it acted; but its type '" + n.type->info.type + "' (" +
+           crash::library_of(sim_, link.src) + ") promises (parameter '" + n.type->info.send_delay_param +
+           "' = " + format_ns(ticks_to_ns(n.send_delay)) +
+           " ns) to send nothing sooner than that after it acts, so over this " + format_ns(ticks_to_ns(link.latency)) +
+           " ns link it must arrive at least " + format_ns(ticks_to_ns(link_lookahead(el, link))) +
+           " ns later: the split run's windows rely on the promise (docs/scale-out.md, \"Lookahead\")");
 }
 
 void SplitExecutor::encode_crossing(const Message& msg, ByteWriter& w) {

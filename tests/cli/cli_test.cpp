@@ -328,8 +328,8 @@ edges:
 )");
   auto bad = test::run_kbsim("topology --ranks 2 --topology " + (dir / "t.yaml").string());
   EXPECT_EQ(bad.code, 3);
-  EXPECT_THAT(bad.err, HasSubstr("cannot be split over 2 ranks: links without latency (or groups) join its 2 nodes "
-                                 "into 1 part"));
+  EXPECT_THAT(bad.err, HasSubstr("cannot be split over 2 ranks: links without lookahead (no latency, and a sender "
+                                 "that promises no delay) or groups join its 2 nodes into 1 part"));
 }
 
 // Swapping: the same topology with implementation A, then B, of one component,

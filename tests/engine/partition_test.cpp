@@ -64,6 +64,20 @@ TEST(Partition, EveryRankGetsAPartAndNoMoreRanksThanParts) {
   }
 }
 
+TEST(Partition, ASendersPromisedDelayAddsToTheLookaheadAndLetsALinkWithoutLatencyBeCut) {
+  // Two mesh nodes that hold what they receive for 1.5 and 2 ns, joined both ways by a link without latency: cut, with
+  // the smaller promise as the lookahead. Without the promises they are one part.
+  auto pair = [](const char* a, const char* b) {
+    return std::string("nodes:\n  - { id: a, impl: builtin.mesh_node, params: { delay_ns: ") + a +
+           " } }\n  - { id: b, impl: builtin.mesh_node, params: { delay_ns: " + b +
+           " } }\nedges:\n  - { src: a, dst: b, latency_ns: 0, kind: mesh, bidir: true }\n";
+  };
+  const core::Partition p = split(pair("1.5", "2"), 2);
+  EXPECT_EQ(p.cut_links, 2u);
+  EXPECT_EQ(p.lookahead, ns_to_ticks(1.5));
+  EXPECT_THROW(split(pair("0", "2"), 2), ConfigError);  // a sends to b at once: they stay together
+}
+
 TEST(Partition, GroupsStayWholeAtTheShallowestLevelThatFillsTheRanks) {
   // Groups g0..g3, two nodes each: 2 ranks split by group, never inside one.
   const core::Partition p = split(ring(8, "g"), 2);

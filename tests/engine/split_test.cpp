@@ -16,11 +16,13 @@
 namespace kbsim {
 namespace {
 
-/// An x-by-y torus of message-mesh nodes, 1 ns links, ports +x, -x, +y, -y.
-std::string torus(unsigned x, unsigned y) {
+/// An x-by-y torus of message-mesh nodes, 1 ns links, ports +x, -x, +y, -y; each node holds an event `delay`
+/// before sending it on (its promise to split runs).
+std::string torus(unsigned x, unsigned y, const std::string& delay = "0") {
   std::string t = "nodes:\n";
   auto id = [&](unsigned i, unsigned j) { return "n" + std::to_string(j * x + i); };
-  for (unsigned k = 0; k < x * y; ++k) t += "  - { id: n" + std::to_string(k) + ", impl: builtin.mesh_node }\n";
+  for (unsigned k = 0; k < x * y; ++k)
+    t += "  - { id: n" + std::to_string(k) + ", impl: builtin.mesh_node, params: { delay_ns: " + delay + " } }\n";
   t += "edges:\n";
   for (unsigned j = 0; j < y; ++j)
     for (unsigned i = 0; i < x; ++i)
@@ -76,6 +78,99 @@ void expect_split_runs_like_one(const std::string& topology, double ns) {
 }
 
 TEST(Split, AMeshOverTwoToFourRanksGivesTheStatisticsOfOneProcess) { expect_split_runs_like_one(torus(6, 6), 200.0); }
+
+TEST(Split, ASendersPromisedDelayWidensTheWindowsAndTheRunIsStillOneProcesssRun) {
+  // Nodes promising 2.5 ns over 1 ns links: windows of 3.5 ns, each holding several instants of the mesh.
+  auto sys = test::build_system(test::shared_registry(), torus(6, 6, "2.5"));
+  EXPECT_EQ(core::partition(*sys->simulation().elaboration(), 2).lookahead, ns_to_ticks(3.5));
+  expect_split_runs_like_one(torus(6, 6, "2.5"), 200.0);
+}
+
+struct Ball final : Message {
+  static constexpr std::string_view kName = "test.split.Ball";
+  static constexpr TypeId kType = type_id(kName);
+  Ball() : Message(kType) {}
+  void save(ByteWriter&) const override {}
+  void load(ByteReader&) override {}
+};
+
+/// A mesh node that promises more than it keeps: it says it holds what it receives for `promise_ns`, and sends it
+/// on after `actual_ns`.
+class Liar final : public Component {
+ public:
+  static constexpr FloatParam kPromise{"promise_ns", 2.0, "what it promises"};
+  static constexpr FloatParam kActual{"actual_ns", 0.5, "what it does"};
+  explicit Liar(const ComponentContext& c) : Component(c), actual_(ns_to_ticks(params().get(kActual))) {}
+  static ComponentInfo info() {
+    ComponentInfo i;
+    i.type = "test_liar";
+    i.summary = "promises a send delay it does not keep";
+    i.params = {kPromise, kActual};
+    i.ports = {{"mesh", "to the other"}};
+    i.send_delay_param = kPromise.name;
+    return i;
+  }
+  void setup() override { send(0, make_message<Ball>(), ns_to_ticks(params().get(kPromise))); }
+  void on_message(PortIndex, Ref<Message> msg) override { send(0, std::move(msg), actual_); }
+
+ private:
+  Tick actual_;
+};
+
+TEST(Split, APromiseMustNameAFloatParameterOfTheComponent) {
+  auto reg = test::builtin_registry();
+  ComponentType t{Liar::info(), [](const ComponentContext& c) -> Component* { return new Liar(c); }};
+  t.info.send_delay_param = "promise";
+  try {
+    reg->add_component_type(t, "liar.so");
+    FAIL() << "a promise in a parameter it does not have";
+  } catch (const PluginError& e) {
+    EXPECT_STREQ(e.what(),
+                 "liar.so: component type 'test_liar' promises its send delay in parameter 'promise', which "
+                 "it does not declare (ComponentInfo::send_delay_param names one of its params)");
+  }
+}
+
+TEST(Split, ASenderThatBreaksItsPromiseAcrossRanksIsAnErrorNamingIt) {
+  auto reg = test::builtin_registry();
+  reg->add_component_type({Liar::info(), [](const ComponentContext& c) -> Component* { return new Liar(c); }});
+  reg->map_impl("test.liar", "(in-process)", "test_liar", "test");
+  reg->add_message_type({Ball::kName, Ball::kType, []() -> Ref<Message> { return make_message<Ball>(); }});
+  const std::string pair =
+      "nodes:\n  - { id: a, impl: test.liar }\n  - { id: b, impl: test.liar }\n"
+      "edges:\n  - { src: a, dst: b, latency_ns: 1, kind: mesh, bidir: true }\n";
+  auto serial = test::build_system(*reg, pair);
+  serial->run_until(ns_to_ticks(20.0));  // in one process nothing depends on the promise
+  const auto& el = serial->simulation().elaboration();
+  const core::Partition part = core::partition(*el, 2);
+  EXPECT_EQ(part.lookahead, ns_to_ticks(3.0));
+  test::ThreadTransport::Shared shared(2);
+  std::vector<std::string> ended(2);
+  std::vector<std::thread> threads;
+  for (unsigned r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      std::lock_guard hold(shared.baton);
+      test::ThreadTransport net(shared, r);
+      core::Split split{&part, r, &net};
+      core::Simulation sim(el, *reg, nullptr, core::split_executor(split));
+      try {
+        sim.system().run_until(ns_to_ticks(20.0));
+      } catch (const Error& e) {
+        ended[r] = e.what();
+        core::leave_split(net, r, 2, e.code(), e.what(), true);
+      }
+    });
+  for (auto& t : threads) t.join();
+  // Each one's ball reaches the other at 3 ns, and its answer, leaving at 3.5 ns, would arrive 1.5 ns after it acted:
+  // the lower rank's error ends both.
+  for (const std::string& e : ended)
+    EXPECT_THAT(e, ::testing::HasSubstr(
+                       "rank 0 of 2: t=3 ns: a: sends a message to b, on another rank of this split run, arriving 1.5 "
+                       "ns after it acted; but its type 'test_liar' (test.liar, library (in-process)) promises "
+                       "(parameter 'promise_ns' = 2 ns) to "
+                       "send nothing sooner than that after it acts, so over this 1 ns link it must arrive at least "
+                       "3 ns later"));
+}
 
 /// Two endpoints at each end of a chain of six routers (builtin.forwarding, flit by flit), all sending multi-flit
 /// packets across it both ways: the cuts fall between an endpoint and a router (a train of flits crosses), between

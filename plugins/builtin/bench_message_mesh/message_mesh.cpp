@@ -16,6 +16,8 @@ constexpr kbsim::IntParam kStopNs{"stop_ns", 10000, "simulated time to run"};
 constexpr kbsim::IntParam kSeed{"seed", 1, "base seed of the nodes' generators"};
 constexpr kbsim::IntParam kLatencyNs{
     "latency_ns", 1, "latency of every link (the lookahead when the torus is split over mpirun's ranks)"};
+constexpr kbsim::IntParam kDelayNs{
+    "delay_ns", 0, "time every node holds an event before sending it on (a split run's lookahead grows by it)"};
 constexpr kbsim::StringParam kImpl{"impl", "builtin.mesh_node", "implementation of the nodes"};
 
 class MessageMesh final : public kbsim::Bench {
@@ -23,19 +25,27 @@ class MessageMesh final : public kbsim::Bench {
   static kbsim::BenchInfo info() {
     kbsim::BenchInfo i{"message-mesh",
                        "engine throughput: random event forwarding on an x-by-y torus of 1 ns links (latency_ns)",
-                       {kX, kY, kStopNs, kSeed, kLatencyNs, kImpl}};
+                       {kX, kY, kStopNs, kSeed, kLatencyNs, kDelayNs, kImpl}};
     i.splits = true;  // it only runs the system and reads statistics
     return i;
+  }
+
+  /// A node's parameters: the seed, and the delay when there is one (an implementation without it still runs).
+  static std::vector<kbsim::RawParam> node_params(std::int64_t seed, std::int64_t delay_ns) {
+    std::vector<kbsim::RawParam> v{{"seed", seed, "--param seed"}};
+    if (delay_ns > 0) v.push_back({"delay_ns", static_cast<double>(delay_ns), "--param delay_ns"});
+    return v;
   }
 
   void run(kbsim::BenchContext& ctx) override {
     const auto& p = ctx.params();
     const std::int64_t x = p.get(kX), y = p.get(kY), stop_ns = p.get(kStopNs);
-    const std::int64_t latency_ns = p.get(kLatencyNs);
+    const std::int64_t latency_ns = p.get(kLatencyNs), delay_ns = p.get(kDelayNs);
     p.check(x >= 1 && x <= 4096, kX, "must be in 1..4096");
     p.check(y >= 1 && y <= 4096, kY, "must be in 1..4096");
     p.check(stop_ns >= 0 && stop_ns <= 1000000000000000, kStopNs, "must be in 0..1e15 (the 64-bit picosecond clock)");
     p.check(latency_ns >= 1 && latency_ns <= 1000000, kLatencyNs, "must be in 1..1000000");
+    p.check(delay_ns >= 0 && delay_ns <= 1000000, kDelayNs, "must be in 0..1000000");
     // About 3 KB per node (its graph entry, the simulation's node and links, the component), measured at 300x300.
     kbsim::require_memory(
         3e3 * static_cast<double>(x * y),
@@ -48,7 +58,7 @@ class MessageMesh final : public kbsim::Bench {
     g.edges.reserve(static_cast<std::size_t>(4 * x * y));
     for (std::int64_t j = 0; j < y; ++j)
       for (std::int64_t i = 0; i < x; ++i)
-        g.nodes.push_back({id(i, j), p.get(kImpl), {{"seed", p.get(kSeed), "--param seed"}}, "message-mesh"});
+        g.nodes.push_back({id(i, j), p.get(kImpl), node_params(p.get(kSeed), delay_ns), "message-mesh"});
     for (std::int64_t j = 0; j < y; ++j) {
       for (std::int64_t i = 0; i < x; ++i) {
         const std::string self = id(i, j);
@@ -72,7 +82,7 @@ class MessageMesh final : public kbsim::Bench {
     }
     auto& m = ctx.metrics();
     m.set("delivered", delivered);
-    m.set("expected", static_cast<std::uint64_t>(4 * x * y * (stop_ns / latency_ns)));
+    m.set("expected", static_cast<std::uint64_t>(4 * x * y * (stop_ns / (latency_ns + delay_ns))));
     m.set("nodes", static_cast<std::uint64_t>(x * y));
     m.set("per_node_min", lo);
     m.set("per_node_max", hi);

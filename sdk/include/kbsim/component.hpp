@@ -292,6 +292,11 @@ struct ComponentInfo {
   std::vector<PortSpec> ports;
   std::vector<StatSpec> stats;
   bool flit_aware = false;  ///< receives on_flit per flit instead of on_message per message
+  /// The component's promise about time, for runs split over processes (docs/scale-out.md, "Lookahead"): the name of
+  /// one of its float parameters, in ns, such that nothing it sends leaves sooner than that after the moment it acts
+  /// (an event it handles, a call it gets). A link it sends on then gives a split run's windows its latency plus
+  /// this value. Empty: no promise (0). A message sent across ranks sooner than promised is an error naming it.
+  std::string send_delay_param;
 };
 
 }  // namespace kbsim
