@@ -25,12 +25,13 @@ Metrics::Scalar scalar_of(const ParamValue& v) {
 }
 }  // namespace
 
-BenchRunner::BenchRunner(const Registry& registry, RunOptions options, unsigned depth)
+BenchRunner::BenchRunner(const Registry& registry, RunOptions options, unsigned depth, std::shared_ptr<RunCache> cache)
     : registry_(registry),
       options_(std::move(options)),
       type_(&registry.bench(options_.bench)),
       depth_(depth),
-      state_(registry, bench_placement(options_.partition, depth > 0, options_.bench, type_->info.splits)) {
+      state_(registry, bench_placement(options_.partition, depth > 0, options_.bench, type_->info.splits),
+             std::move(cache)) {
   params_ = resolve_params(type_->info.params, parse_param_args(options_.params, type_->info.params),
                            "bench " + options_.bench, "bench " + options_.bench);
   all_overrides_ = options_.overrides;
@@ -107,7 +108,9 @@ std::vector<std::string> BenchRunner::written() const {
 
 const Graph& BenchRunner::loaded_topology() {
   if (!topology_)
-    topology_ = std::make_shared<const Graph>(load_topology(options_.topology, options_.overrides, registry_));
+    topology_ = state_.cache()->topology(options_.topology, options_.overrides, [&] {
+      return load_topology(options_.topology, options_.overrides, registry_);
+    });
   return *topology_;
 }
 
@@ -243,7 +246,7 @@ const Metrics& BenchRunner::run_bench(std::string_view name, const std::vector<s
   RunOptions o = nested_options(std::string(name), params, overrides);
   try {
     // Only what the caller reads is kept: the nested systems go when the run ends.
-    BenchRunner runner(registry_, std::move(o), depth_ + 1);
+    BenchRunner runner(registry_, std::move(o), depth_ + 1, state_.cache());
     runner.run();
     state_.add_nested(runner.sim_time(), runner.events(), runner.build_wall_s());
     nested_metrics_.push_back(std::make_unique<Metrics>(std::move(runner.metrics_)));
@@ -272,7 +275,7 @@ PointRecord BenchRunner::run_point(const SweepPoint& p, const std::string& who) 
         for (const RawParam& given : options_.flags)
           if (given.name == f.spec.name) o.flags.push_back(given);
   try {
-    BenchRunner runner(registry_, std::move(o), depth_ + 1);
+    BenchRunner runner(registry_, std::move(o), depth_ + 1, state_.cache());
     Metrics& resolved = rec.config.object("resolved");
     for (const ParamEntry& e : runner.params_.entries()) resolved.set(e.name, scalar_of(e.value));
     runner.run();

@@ -52,8 +52,10 @@ struct RunOptions {
 
 class BenchRunner final : public BenchContext {
  public:
-  /// `depth`: 0 for the run the user asked for, one more for each bench or sweep point run from it.
-  BenchRunner(const Registry& registry, RunOptions options, unsigned depth = 0);
+  /// `depth`: 0 for the run the user asked for, one more for each bench or sweep point run from it, which shares
+  /// `cache` with it (RunCache).
+  BenchRunner(const Registry& registry, RunOptions options, unsigned depth = 0,
+              std::shared_ptr<RunCache> cache = nullptr);
   ~BenchRunner();
 
   /// Run the bench to completion and call finish() on every system it built.

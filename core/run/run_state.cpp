@@ -7,8 +7,41 @@
 
 namespace kbsim::core {
 
-RunState::RunState(const Registry& registry, std::unique_ptr<Placement> placement)
-    : registry_(registry), placement_(std::move(placement)) {}
+std::shared_ptr<const Graph> RunCache::topology(const std::filesystem::path& file,
+                                                const std::vector<std::string>& overrides,
+                                                const std::function<Graph()>& load) {
+  {
+    std::lock_guard hold(mutex_);
+    for (const Topology& t : topologies_)
+      if (t.file == file && t.overrides == overrides) return t.graph;
+  }
+  auto graph = std::make_shared<const Graph>(load());
+  std::lock_guard hold(mutex_);
+  topologies_.push_front({file, overrides, graph});
+  if (topologies_.size() > kKept) topologies_.pop_back();
+  return graph;
+}
+
+std::shared_ptr<const Elaboration> RunCache::elaboration(
+    const std::shared_ptr<const Graph>& graph, const std::function<std::shared_ptr<const Elaboration>()>& make) {
+  {
+    std::lock_guard hold(mutex_);
+    for (const Elaborated& e : elaborated_)  // the same graph (a loaded topology), then an equal one
+      if (e.graph == graph) return e.elaboration;
+    for (const Elaborated& e : elaborated_)
+      if (*e.graph == *graph) return e.elaboration;
+  }
+  auto made = make();
+  std::lock_guard hold(mutex_);
+  elaborated_.push_front({graph, made});
+  if (elaborated_.size() > kKept) elaborated_.pop_back();
+  return made;
+}
+
+RunState::RunState(const Registry& registry, std::unique_ptr<Placement> placement, std::shared_ptr<RunCache> cache)
+    : registry_(registry),
+      placement_(std::move(placement)),
+      cache_(cache ? std::move(cache) : std::make_shared<RunCache>()) {}
 
 RunState::~RunState() = default;
 
@@ -20,7 +53,7 @@ RunState::Elaborated& RunState::elaborated(const Graph& graph, const std::shared
   std::shared_ptr<const Graph> kept = shared    ? shared
                                       : movable ? std::make_shared<const Graph>(std::move(*movable))
                                                 : std::make_shared<const Graph>(graph);
-  auto elaboration = elaborate(*kept, registry_);
+  auto elaboration = cache_->elaboration(kept, [&] { return elaborate(*kept, registry_); });
   auto routes = RouteTable::for_elaboration(elaboration);
   return elaborated_.emplace_back(Elaborated{std::move(kept), std::move(elaboration), std::move(routes)});
 }

@@ -3,10 +3,15 @@
 // equal graphs built again reuse both. Where each system runs (whole here, or
 // in parts over a job's processes) is its placement's business
 // (component/placement.hpp). Nested runs and sweep points add their simulated
-// time, events and build time.
+// time, events and build time; they share their topologies and elaborations
+// with it (RunCache).
 #pragma once
 
+#include <deque>
+#include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,9 +23,41 @@ namespace kbsim::core {
 
 class Registry;
 
+/// What a run shares with the runs it starts (nested benches and sweep points, on any of its threads): topologies
+/// loaded and graphs elaborated, the last few of each. A bench that runs others on alike systems (fidelity, the
+/// milestone sweeps) loads and elaborates each once. The registry does not change during a run, and an elaboration
+/// is immutable; each thread still routes with tables of its own (RouteTable::for_elaboration).
+class RunCache {
+ public:
+  /// The topology `file` with `overrides`, loaded by `load` unless it was.
+  std::shared_ptr<const Graph> topology(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                                        const std::function<Graph()>& load);
+  /// An equal graph's elaboration, else `graph` elaborated by `make` (outside the lock) and kept.
+  std::shared_ptr<const Elaboration> elaboration(const std::shared_ptr<const Graph>& graph,
+                                                 const std::function<std::shared_ptr<const Elaboration>()>& make);
+
+ private:
+  static constexpr std::size_t kKept = 4;
+  struct Topology {
+    std::filesystem::path file;
+    std::vector<std::string> overrides;
+    std::shared_ptr<const Graph> graph;
+  };
+  struct Elaborated {
+    std::shared_ptr<const Graph> graph;
+    std::shared_ptr<const Elaboration> elaboration;
+  };
+  std::mutex mutex_;
+  std::deque<Topology> topologies_;    ///< newest first
+  std::deque<Elaborated> elaborated_;  ///< newest first
+};
+
 class RunState {
  public:
-  RunState(const Registry& registry, std::unique_ptr<Placement> placement);
+  /// `cache`: the run's that started this one (nullptr: a cache of its own).
+  RunState(const Registry& registry, std::unique_ptr<Placement> placement, std::shared_ptr<RunCache> cache = nullptr);
+  /// What it shares with the runs it starts.
+  const std::shared_ptr<RunCache>& cache() const noexcept { return cache_; }
   ~RunState();
 
   /// A new system of `graph`: an equal graph's elaboration if one was built, else `graph` elaborated and kept
@@ -51,6 +88,7 @@ class RunState {
 
   const Registry& registry_;
   std::unique_ptr<Placement> placement_;
+  std::shared_ptr<RunCache> cache_;
   std::vector<Elaborated> elaborated_;  ///< newest last
   std::vector<std::shared_ptr<const Graph>> graphs_;
   std::vector<std::unique_ptr<Simulation>> systems_;

@@ -26,6 +26,9 @@ class VendorSwitch final : public kbsim::Forwarder {
     kbsim::ComponentInfo i =
         base_info("vendor_switch", "vendor transit node: wormhole forwarding plus a fixed per-flit pipeline latency");
     i.params.push_back(kPipelineNs);
+    // Every flit leaves at least the pipeline after it arrives: a promise that lets a split run cut a link this
+    // switch sends on with windows longer by it (docs/scale-out.md, "Lookahead").
+    i.send_delay_param = kPipelineNs.name;
     return i;
   }
 
