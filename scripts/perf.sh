@@ -5,7 +5,8 @@
 # and peak memory, and kbsim's speed as a
 # share of the hand-written floor (benchmarks/floor_mesh.cpp, the same
 # workload without a framework); then the AHBM model's own workloads (events,
-# wall time, events per second), the engine micro-benchmarks with distinct
+# run phase and whole process, events per second), runs split over 2 ranks of
+# mpirun against one process, the engine micro-benchmarks with distinct
 # timestamps, and the data pass against the timing pass on a 512^3 composite
 # GEMM.
 #
@@ -65,7 +66,10 @@ for c in "${CASES[@]}"; do
 done
 : >>"$WORK/floor.tsv"
 
-# The AHBM model's workloads: events, wall time and events per second.
+SIPS6="--set system.sips.count=6 --set system.sips.topology=torus_2d --set system.sips.w=3 --set system.sips.h=2"
+SIPS16="--set system.sips.count=16 --set system.sips.topology=torus_2d --set system.sips.w=4 --set system.sips.h=4"
+
+# The AHBM model's workloads: events, run phase and whole process (start to exit), events per second.
 AHBM="$WORK/ahbm.tsv"
 : >"$AHBM"
 WORKLOADS=(
@@ -73,7 +77,10 @@ WORKLOADS=(
   "pe-dma-perf|--bench pe-dma-perf"
   "composite-512^3|--bench matmul-composite --param M=512 --param K=512 --param N=512"
   "composite-1024^3|--bench matmul-composite --param M=1024 --param K=1024 --param N=1024"
-  "allreduce-6sip-96KB|--bench ccl-allreduce --set system.sips.count=6 --set system.sips.topology=torus_2d --set system.sips.w=3 --set system.sips.h=2"
+  "allreduce-6sip-96KB|--bench ccl-allreduce $SIPS6"
+  "allreduce-16sip-96KB|--bench ccl-allreduce $SIPS16"
+  "fidelity|--bench fidelity"
+  "milestone-ccl-j2|--bench milestone-ccl -j 2"
 )
 for w in "${WORKLOADS[@]}"; do
   name="${w%%|*}"
@@ -81,14 +88,49 @@ for w in "${WORKLOADS[@]}"; do
   printf '==> %-20s %d runs\n' "$name" "$RUNS"
   for ((i = 1; i <= RUNS; i++)); do
     out="$WORK/ahbm-$name-$i"
+    t0=$EPOCHREALTIME
     "$BIN" run "${args[@]}" --out "$out" >"$out.log" 2>&1 || {
       echo "perf.sh: $name run $i failed; its output:" >&2
       cat "$out.log" >&2
       exit 1
     }
-    printf '%s\t%s\n' "$name" "$out/results.json" >>"$AHBM"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$out/results.json" "$t0" "$EPOCHREALTIME" >>"$AHBM"
   done
 done
+
+# Runs split over 2 ranks of mpirun against one process, paired (the order alternates), run phase: the AHBM
+# allreduce, and message-mesh without and with a promised send delay (docs/scale-out.md, "Lookahead").
+SPLIT="$WORK/split.tsv"
+: >"$SPLIT"
+SPLITS=(
+  "allreduce-6sip|--bench ccl-allreduce $SIPS6"
+  "allreduce-16sip|--bench ccl-allreduce $SIPS16"
+  "mesh-100x100|--bench message-mesh --param x=100 --param y=100 --param stop_ns=1000"
+  "mesh-100x100-delay3|--bench message-mesh --param x=100 --param y=100 --param stop_ns=1000 --param delay_ns=3"
+)
+if command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for w in "${SPLITS[@]}"; do
+    name="${w%%|*}"
+    read -r -a args <<<"${w#*|}"
+    printf '==> split %-18s 1 process and mpirun -np 2, %d pairs\n' "$name" "$RUNS"
+    for ((i = 1; i <= RUNS; i++)); do
+      for who in $( ((i % 2)) && echo "one two" || echo "two one"); do
+        out="$WORK/split-$name-$who-$i"
+        if [[ $who == one ]]; then
+          "$BIN" run "${args[@]}" --out "$out" >"$out.log" 2>&1
+        else
+          mpirun -q --oversubscribe -np 2 "$BIN" run "${args[@]}" --out "$out" >"$out.log" 2>&1
+        fi || {
+          echo "perf.sh: split $name ($who) run $i failed; its output:" >&2
+          cat "$out.log" >&2
+          exit 1
+        }
+        printf '%s\t%s\t%s\t%s\n' "$name" "$who" "$i" "$out/results.json" >>"$SPLIT"
+      done
+    done
+  done
+fi
 
 # The engine alone, events with distinct timestamps (Google Benchmark: every repetition, for the median and range).
 ENGINE="$WORK/engine.json"
@@ -255,7 +297,7 @@ print("a Python kernel's tl call (tl.cycles(1), run phase with {} calls against 
 PY
 fi
 
-python3 - "$TABLE" "$DATA" "$WORK/floor.tsv" "$AHBM" "$ENGINE" <<'EOF'
+python3 - "$TABLE" "$DATA" "$WORK/floor.tsv" "$AHBM" "$ENGINE" "$SPLIT" <<'EOF'
 import json, statistics, sys
 
 def get(doc, path):
@@ -317,15 +359,37 @@ if floors:
         print(f"{name:<14} {spread(runs_eps, 1e6, 2):>22} {spread(floors[name], 1e6, 2):>24} {100 * k / fl:>11.1f}%")
     print("(run phase only; the share is of the medians; the floor is benchmarks/floor_mesh.cpp)")
 
-ahbm = {}
+ahbm, whole = {}, {}
 for line in open(sys.argv[4]):
-    name, path = line.rstrip("\n").split("\t")
+    name, path, t0, t1 = line.rstrip("\n").split("\t")
     ahbm.setdefault(name, []).append(path)
-print(f"\n{'AHBM workload':<22} {'events':>10} {'wall s (min-max)':>20} {'build s':>8} {'M events/s (min-max)':>22}")
+    whole.setdefault(name, []).append(float(t1) - float(t0))
+print(f"\n{'AHBM workload':<22} {'events':>10} {'run phase s (min-max)':>22} {'whole s (min-max)':>20} "
+      f"{'build s':>8} {'M events/s (min-max)':>22}")
 for name, files in ahbm.items():
     ev = median(files, "events")
-    print(f"{name:<22} {fmt(ev, 1, 0):>10} {spread(values(files, 'wall_time_s'), 1, 3):>20} "
-          f"{fmt(median(files, 'host.build_wall_s'), 1, 3):>8} {spread(values(files, 'events_per_s'), 1e6, 2):>22}")
+    print(f"{name:<22} {fmt(ev, 1, 0):>10} {spread(values(files, 'wall_time_s'), 1, 3):>22} "
+          f"{spread(whole[name], 1, 3):>20} {fmt(median(files, 'host.build_wall_s'), 1, 3):>8} "
+          f"{spread(values(files, 'events_per_s'), 1e6, 2):>22}")
+print("(goals: composite-1024^3 >= 15 M events/s, allreduce-6sip-96KB >= 10 M events/s; the whole process is start "
+      "to exit)")
+
+split = {}  # name -> {pair: {"one": results.json, "two": results.json}}
+for line in open(sys.argv[6]):
+    name, who, pair, path = line.rstrip("\n").split("\t")
+    split.setdefault(name, {}).setdefault(pair, {})[who] = path
+if split:
+    print(f"\n{'split over 2 ranks':<22} {'one process s':>20} {'2 ranks s':>20} {'speed-up (min-max)':>20} "
+          f"{'lookahead ns':>13} {'windows':>9}")
+    for name, pairs in split.items():
+        one = [json.load(open(p["one"]))["wall_time_s"] for p in pairs.values()]
+        twos = [json.load(open(p["two"])) for p in pairs.values()]
+        two = [d["wall_time_s"] for d in twos]
+        system = (get(twos[0], "host.split.systems") or [{}])[0]
+        ratio = [a / b for a, b in zip(one, two) if b > 0]
+        print(f"{name:<22} {spread(one, 1, 3):>20} {spread(two, 1, 3):>20} {spread(ratio, 1, 2):>20} "
+              f"{system.get('lookahead_ns', '-'):>13} {system.get('windows', '-'):>9}")
+    print("(run phase, paired; the speed-up is one process over 2 ranks, pair by pair)")
 
 engine = {}  # run name -> items/s of each repetition
 for b in json.load(open(sys.argv[5])).get("benchmarks", []):

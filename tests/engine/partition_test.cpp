@@ -76,6 +76,14 @@ TEST(Partition, ASendersPromisedDelayAddsToTheLookaheadAndLetsALinkWithoutLatenc
   EXPECT_EQ(p.cut_links, 2u);
   EXPECT_EQ(p.lookahead, ns_to_ticks(1.5));
   EXPECT_THROW(split(pair("0", "2"), 2), ConfigError);  // a sends to b at once: they stay together
+  try {
+    split(pair("-1", "2"), 2);
+    FAIL() << "a negative promise";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("test.yaml:2:"));
+    EXPECT_THAT(e.what(), HasSubstr(": a: delay_ns: must be between 0 and 1e9 ns (it is the least time between the "
+                                    "component acting and anything it sends leaving it), got -1"));
+  }
 }
 
 TEST(Partition, GroupsStayWholeAtTheShallowestLevelThatFillsTheRanks) {
