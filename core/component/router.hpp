@@ -44,6 +44,8 @@ class Router {
   /// The search from `from`, run until `to` is settled (or nothing is left): the table's scratch, holding its marks.
   const RouteTable::Stamped* search(RouteTable& table, NodeIndex from, NodeIndex to, ViewId view);
 
+  /// route() past the memo: the table's route, found and kept when it has none.
+  const Route* find(std::uint64_t key, NodeIndex from, NodeIndex to, ViewId view);
   /// Per node, in `view`: its one out-port (in port order) when it has exactly one way out, else kNoExit.
   const std::vector<std::uint32_t>& only_exits(ViewId view);
   static constexpr std::uint32_t kNoExit = ~std::uint32_t{0};
@@ -51,6 +53,12 @@ class Router {
   const Elaboration& el_;
   std::vector<Tick> transit_;                      ///< per node
   std::vector<std::vector<std::uint32_t>> exits_;  ///< only_exits, per view, made on first use
+  struct Memo {
+    std::uint64_t key = ~std::uint64_t{0};  ///< (no route's: views are fewer than 32)
+    const Route* route = nullptr;
+  };
+  static constexpr unsigned kMemoBits = 12;
+  std::vector<Memo> memo_;  ///< routes found, by a hash of their key (made on first use); cleared with the table
   /// The table this system uses; tables it left are kept, as messages may still point to their routes.
   std::shared_ptr<RouteTable> routes_;
   bool bound_ = false;  ///< whether this system has routed yet (and so holds to routes_->transit)

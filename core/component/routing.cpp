@@ -41,7 +41,8 @@ RouteTable& Router::table() {
 }
 
 void Router::own_routes() {
-  left_.push_back(std::move(routes_));  // the routes handed out from it stay valid
+  std::fill(memo_.begin(), memo_.end(), Memo{});  // the routes asked for from now on are the new table's
+  left_.push_back(std::move(routes_));            // the routes handed out from it stay valid
   routes_ = std::make_shared<RouteTable>();
   routes_->transit = transit_;
   routes_->bound = true;
@@ -122,7 +123,18 @@ const std::vector<std::uint32_t>& Router::only_exits(ViewId view) {
 }
 
 const Route* Router::route(NodeIndex from, NodeIndex to, ViewId view) {
-  std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
+  const std::uint64_t key = (std::uint64_t{view} << 56) | (std::uint64_t{from} << 28) | to;
+  // Components ask for the same few routes again and again (a DMA engine per packet, an IPCQ per credit): a
+  // direct-mapped memo of the routes found, one line each, answers before the table's hash map is touched.
+  if (memo_.empty()) memo_.resize(std::size_t{1} << kMemoBits);
+  Memo& m = memo_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kMemoBits)];
+  if (m.key == key) return m.route;
+  const Route* r = find(key, from, to, view);
+  if (r) m = {key, r};
+  return r;
+}
+
+const Route* Router::find(std::uint64_t key, NodeIndex from, NodeIndex to, ViewId view) {
   RouteTable& t = table();
   if (auto it = t.routes.find(key); it != t.routes.end()) return it->second.get();
   // A node with one way out (a PE's engine, an IO CPU) routes through the node it leads to: its search would

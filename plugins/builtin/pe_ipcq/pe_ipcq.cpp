@@ -94,6 +94,14 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
       if (!q.arrived.empty() || !q.recvs.empty() || !q.sends.empty() || q.head != q.peer_tail)
         fail("cannot be re-installed while messages are in flight on direction " + q.spec.dir);
     cfg_ = cfg;
+    // What a slot costs, read from the parameters once (slot_access runs per message).
+    auto bw = [&](const kbsim::FloatParam& p) { return params().get(p); };
+    auto lat = [&](const kbsim::FloatParam& p) { return kbsim::ns_to_ticks(params().get(p)); };
+    switch (cfg_.buffer_kind) {
+      case pe::BufferKind::kTcm: slot_cost_ = {bw(kTcmBwGbs), 0.0, lat(kTcmLatencyNs)}; break;
+      case pe::BufferKind::kSram: slot_cost_ = {bw(kSramBwGbs), bw(kSramHopBwGbs), lat(kSramLatencyNs)}; break;
+      case pe::BufferKind::kHbm: slot_cost_ = {bw(kHbmBwGbs), bw(kHbmHopBwGbs), lat(kHbmLatencyNs)}; break;
+    }
     queues_.clear();
     by_dir_.clear();
     by_peer_ring_.clear();
@@ -161,10 +169,11 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     pe::IpcqQueue spec;
     kbsim::NodeIndex peer_dma = kbsim::kNoNode;
     kbsim::ViewId view = 0;
-    std::uint64_t head = 0;       ///< sends issued
-    std::uint64_t tail = 0;       ///< messages consumed from this PE's rx ring
-    std::uint64_t peer_tail = 0;  ///< cached: the peer's consumption of this PE's sends (from credits)
-    std::uint64_t peer_head = 0;  ///< cached: the peer's sends seen arriving
+    Tick credit_latency = kbsim::kNever;  ///< a credit's way back to the peer (found on first use)
+    std::uint64_t head = 0;               ///< sends issued
+    std::uint64_t tail = 0;               ///< messages consumed from this PE's rx ring
+    std::uint64_t peer_tail = 0;          ///< cached: the peer's consumption of this PE's sends (from credits)
+    std::uint64_t peer_head = 0;          ///< cached: the peer's sends seen arriving
     std::deque<Arrival> arrived;
     std::deque<Ref<IpcqCall>> recvs, sends;  ///< waiting calls, FIFO
     bool polling = false;
@@ -172,15 +181,15 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
 
   std::uint64_t tag(const Queue& q, Tag t) const { return static_cast<std::uint64_t>(&q - queues_.data()) << 8 | t; }
 
+  /// A slot of the configured buffer kind: its bandwidth, the hop's to it (0: none, a PE's own TCM) and latency.
+  struct SlotCost {
+    double bw_gbs = 0.0, hop_bw_gbs = 0.0;
+    Tick latency = 0;
+  };
+
   Tick slot_access(std::uint64_t n) const {
-    auto bw = [&](const kbsim::FloatParam& p) { return kbsim::serialization_ticks(n, params().get(p)); };
-    auto lat = [&](const kbsim::FloatParam& p) { return kbsim::ns_to_ticks(params().get(p)); };
-    switch (cfg_.buffer_kind) {
-      case pe::BufferKind::kTcm: return bw(kTcmBwGbs) + lat(kTcmLatencyNs);
-      case pe::BufferKind::kSram: return bw(kSramBwGbs) + lat(kSramLatencyNs) + bw(kSramHopBwGbs);
-      case pe::BufferKind::kHbm: return bw(kHbmBwGbs) + lat(kHbmLatencyNs) + bw(kHbmHopBwGbs);
-    }
-    return 0;
+    const SlotCost& c = slot_cost_;
+    return kbsim::serialization_ticks(n, c.bw_gbs) + c.latency + kbsim::serialization_ticks(n, c.hop_bw_gbs);
   }
 
   Queue* find(const std::string& dir) {
@@ -285,7 +294,8 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   void consumed(Queue& q, Ref<IpcqCall> c) {
     c->t_read = now();
     credit_back(q);
-    schedule(control_latency(route_between(dma_, q.peer_dma, q.view)), kReply, std::move(c));
+    if (q.credit_latency == kbsim::kNever) q.credit_latency = control_latency(route_between(dma_, q.peer_dma, q.view));
+    schedule(q.credit_latency, kReply, std::move(c));
   }
 
   /// Free the oldest slot of `q`'s rx ring: advance the tail and tell the sender.
@@ -322,6 +332,7 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
 
   Tick poll_;
   pe::IpcqConfig cfg_;
+  SlotCost slot_cost_;
   kbsim::ahbm::PeRef self_;
   kbsim::NodeIndex dma_ = kbsim::kNoNode;
   kbsim::PortIndex to_dma_ = kbsim::kNoPort;

@@ -65,9 +65,25 @@ inline std::string prefix(unsigned sip, unsigned cube) {
   return "sip" + std::to_string(sip) + ".cube" + std::to_string(cube);
 }
 
+/// The id of the node that serves a checked target (check_access's `target.node`).
+inline std::string target_name(const Target& t) {
+  const Decoded& a = t.addr;
+  switch (a.kind) {
+    case AddrKind::kHbm: return prefix(a.sip, a.die) + ".hbm_ctrl.pe" + std::to_string(t.pe);
+    case AddrKind::kPeLocal: return prefix(a.sip, a.die) + ".pe" + std::to_string(t.pe) + ".pe_tcm";
+    case AddrKind::kMcpuLocal: return prefix(a.sip, a.die) + ".m_cpu";
+    case AddrKind::kCubeSram: return prefix(a.sip, a.die) + ".sram";
+    case AddrKind::kIocpu:
+      return "sip" + std::to_string(a.sip) + ".io" + std::to_string(a.die - kFirstIoDie) + ".io_cpu";
+    case AddrKind::kUal: break;
+  }
+  return {};
+}
+
 /// Decode `pa`, check [pa, pa + nbytes) against the architecture and the
-/// configured system, and name the node that serves it.
-inline AccessCheck check_access(const MemoryMap& m, std::uint64_t pa, std::uint64_t nbytes) {
+/// configured system, and name the node that serves it (unless `name` is false: a caller that finds the node by
+/// the target's fields saves building its id per request).
+inline AccessCheck check_access(const MemoryMap& m, std::uint64_t pa, std::uint64_t nbytes, bool name = true) {
   AccessCheck c;
   auto bad = [&](const char* code, std::string what) {
     c.error_code = code;
@@ -103,7 +119,6 @@ inline AccessCheck check_access(const MemoryMap& m, std::uint64_t pa, std::uint6
       break;
     case AddrKind::kUal: return bad("UNSUPPORTED", "UAL addresses are not modeled");
   }
-  std::string p = prefix(a.sip, a.die);
   switch (a.kind) {
     case AddrKind::kHbm: {
       capacity = m.hbm_bytes_per_cube;
@@ -116,21 +131,18 @@ inline AccessCheck check_access(const MemoryMap& m, std::uint64_t pa, std::uint6
       if ((a.offset + nbytes - 1) / m.slice_bytes != c.target.pe)
         return bad("CROSSES_SLICE", std::to_string(nbytes) + " bytes cross from PE " + std::to_string(c.target.pe) +
                                         "'s HBM slice into the next");
-      c.target.node = p + ".hbm_ctrl.pe" + std::to_string(c.target.pe);
       break;
     }
     case AddrKind::kPeLocal:
       if (a.pe >= m.pes_per_cube) return bad("NO_SUCH_PE", "PE " + std::to_string(a.pe) + " does not exist");
       c.target.pe = a.pe;
-      c.target.node = p + ".pe" + std::to_string(a.pe) + ".pe_tcm";
       break;
-    case AddrKind::kMcpuLocal: c.target.node = p + ".m_cpu"; break;
-    case AddrKind::kCubeSram: c.target.node = p + ".sram"; break;
+    case AddrKind::kMcpuLocal:
+    case AddrKind::kCubeSram:
     case AddrKind::kIocpu:
-      c.target.node = "sip" + std::to_string(a.sip) + ".io" + std::to_string(a.die - kFirstIoDie) + ".io_cpu";
-      break;
     case AddrKind::kUal: break;
   }
+  if (name) c.target.node = target_name(c.target);
   if (nbytes > capacity || a.offset > capacity - nbytes)
     return bad("OVERSIZE", std::to_string(nbytes) + " bytes at offset " + hex(a.offset) + " exceed the unit's " +
                                std::to_string(capacity) + " bytes");

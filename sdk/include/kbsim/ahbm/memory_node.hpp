@@ -4,6 +4,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <unordered_map>
 
 #include "kbsim/ahbm/memory.hpp"
 #include "kbsim/ahbm/memory_map.hpp"
@@ -69,17 +71,17 @@ class MemoryNode : public Component {
   /// is in this node's cube, else `elsewhere`. On failure the completion says
   /// why, false is returned and nothing is sent.
   bool prepare(MemRequest& r, std::string_view elsewhere) {
-    AccessCheck c = check_access(memory_map(), r.pa, r.nbytes);
+    AccessCheck c = check_access(memory_map(), r.pa, r.nbytes, false);
     if (c.ok && r.op == MemOp::kWrite && !is_mem_kind(c.target.addr, r.dst_mem_kind)) {
       c.ok = false;
       c.error_code = "MEM_KIND_MISMATCH";
       c.error = "address " + hex(r.pa) + ": the write's dst_mem_kind is " + mem_kind_name(r.dst_mem_kind) +
                 " but the address is " + memory_name(c.target.addr);
     }
-    if (c.ok && (r.target = lookup_node(c.target.node)) == kNoNode) {
+    if (c.ok && (r.target = target_node(c.target)) == kNoNode) {
       c.ok = false;
       c.error_code = "NO_TARGET";
-      c.error = "address " + hex(r.pa) + ": node " + c.target.node + " is not in this topology";
+      c.error = "address " + hex(r.pa) + ": node " + target_name(c.target) + " is not in this topology";
     }
     if (!c.ok) {
       r.completion = {false, c.error_code, c.error};
@@ -89,7 +91,7 @@ class MemoryNode : public Component {
     bool same_cube = a.kind != AddrKind::kIocpu && where_.sip == static_cast<int>(a.sip) &&
                      where_.cube == static_cast<int>(c.target.cube);
     r.initiator = index();
-    r.view = find_view(same_cube ? "local" : elsewhere);
+    r.view = same_cube ? view_named(local_, "local") : view_named(elsewhere_, elsewhere);
     r.unit_offset = a.offset;
     r.is_response = false;
     return true;
@@ -140,6 +142,27 @@ class MemoryNode : public Component {
   }
 
  private:
+  /// A view by name, kept with its name: prepare runs per request, and asks for one or two views.
+  struct NamedView {
+    std::string name;
+    ViewId view = 0;
+    bool found = false;
+  };
+  ViewId view_named(NamedView& kept, std::string_view name) {
+    if (!kept.found || kept.name != name) kept = {std::string(name), find_view(name), true};
+    return kept.view;
+  }
+  /// The node serving a checked target, found by its id once and then by its fields (kNoNode: none).
+  NodeIndex target_node(const Target& t) {
+    const Decoded& a = t.addr;
+    const std::uint64_t key = std::uint64_t{static_cast<unsigned>(a.kind)} << 56 | std::uint64_t{a.sip} << 32 |
+                              std::uint64_t{a.die} << 16 | t.pe;
+    auto [it, fresh] = targets_.try_emplace(key, kNoNode);
+    if (fresh) it->second = lookup_node(target_name(t));
+    return it->second;
+  }
+  NamedView local_, elsewhere_;
+  std::unordered_map<std::uint64_t, NodeIndex> targets_;
   names::Location where_;
   std::optional<MemoryMap> map_;
 };
