@@ -11,6 +11,8 @@
 
 namespace kbsim::core {
 
+Tick link_lookahead(const Elaboration& el, const Link& l) noexcept { return l.latency + el.nodes[l.src].send_delay; }
+
 namespace {
 
 struct Sets {
@@ -61,18 +63,6 @@ std::size_t count_parts(Sets& s) {
   return n;
 }
 
-}  // namespace
-
-Tick link_lookahead(const Elaboration& el, const Link& l) noexcept { return l.latency + el.nodes[l.src].send_delay; }
-
-PartitionMethod partition_method(const std::string& name) {
-  if (name == "structure") return PartitionMethod::kStructure;
-  if (name == "nodes") return PartitionMethod::kNodes;
-  throw UsageError("--partition " + name + ": expected 'structure' (by SIP, then cube) or 'nodes' (node order)");
-}
-
-namespace {
-
 /// `s`'s parts dealt out to `ranks` ranks (at least as many parts), with the links cut and their least lookahead.
 Partition deal(const Elaboration& el, Sets& s, unsigned ranks) {
   const std::size_t n = el.nodes.size();
@@ -106,6 +96,12 @@ Partition deal(const Elaboration& el, Sets& s, unsigned ranks) {
 }
 
 }  // namespace
+
+PartitionMethod partition_method(const std::string& name) {
+  if (name == "structure") return PartitionMethod::kStructure;
+  if (name == "nodes") return PartitionMethod::kNodes;
+  throw UsageError("--partition " + name + ": expected 'structure' (by SIP, then cube) or 'nodes' (node order)");
+}
 
 Partition partition(const Elaboration& el, unsigned ranks, PartitionMethod method) {
   const std::size_t n = el.nodes.size();

@@ -6,9 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "component/op_log.hpp"
@@ -205,24 +203,18 @@ TEST_F(SplitLog, EveryRankLogsTheRecordsOfOneProcessInItsOrder) {
   part.nodes_per_rank = {4, 3};
   part.cut_links = 4;
   part.lookahead = ns_to_ticks(1);
-  test::ThreadTransport::Shared shared(2);
   std::vector<std::vector<Seen>> got(2);
   std::vector<std::uint64_t> open(2);
   std::vector<std::vector<std::pair<std::uint64_t, Tick>>> open_by_run(2);
-  std::vector<std::thread> threads;
-  for (unsigned r = 0; r < 2; ++r)
-    threads.emplace_back([&, r] {
-      std::lock_guard hold(shared.baton);
-      test::ThreadTransport net(shared, r);
-      core::Split split{&part, r, &net};
-      core::Simulation sim(el, *reg_, nullptr, core::split_executor(split));
-      core::OpLog log(true);
-      sim.set_op_log(&log);
-      open_by_run[r] = drive(sim.system(), log);
-      got[r] = seen(log);
-      open[r] = log.open();
-    });
-  for (auto& t : threads) t.join();
+  test::run_ranks(2, [&](unsigned r, test::ThreadTransport& net) {
+    core::Split split{&part, r, &net};
+    core::Simulation sim(el, *reg_, nullptr, core::split_executor(split));
+    core::OpLog log(true);
+    sim.set_op_log(&log);
+    open_by_run[r] = drive(sim.system(), log);
+    got[r] = seen(log);
+    open[r] = log.open();
+  });
   for (unsigned r = 0; r < 2; ++r) {
     EXPECT_EQ(got[r], want) << "rank " << r;
     EXPECT_EQ(open[r], want_log.open()) << "rank " << r;

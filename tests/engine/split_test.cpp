@@ -3,9 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "harness.hpp"
@@ -43,19 +41,13 @@ void expect_split_runs_like_one(const std::string& topology, double ns) {
   const std::vector<LinkUse> links = serial->link_use();
   for (unsigned ranks : {2u, 3u, 4u}) {
     const core::Partition part = core::partition(*el, ranks);
-    test::ThreadTransport::Shared shared(ranks);
     std::vector<std::unique_ptr<core::SimulatedSystem>> sims(ranks);
-    std::vector<std::thread> threads;
-    for (unsigned r = 0; r < ranks; ++r)
-      threads.emplace_back([&, r] {
-        std::lock_guard hold(shared.baton);
-        test::ThreadTransport net(shared, r);
-        core::Split split{&part, r, &net};
-        sims[r] = core::simulated(el, reg, nullptr, core::split_executor(split));
-        run(*sims[r]);
-        sims[r]->finish();
-      });
-    for (auto& t : threads) t.join();
+    test::run_ranks(ranks, [&](unsigned r, test::ThreadTransport& net) {
+      core::Split split{&part, r, &net};
+      sims[r] = core::simulated(el, reg, nullptr, core::split_executor(split));
+      run(*sims[r]);
+      sims[r]->finish();
+    });
     for (unsigned r = 0; r < ranks; ++r) {
       EXPECT_EQ(sims[r]->events(), serial->events()) << ranks << " ranks, rank " << r;
       EXPECT_EQ(sims[r]->now(), serial->now()) << ranks << " ranks, rank " << r;
@@ -144,23 +136,17 @@ TEST(Split, ASenderThatBreaksItsPromiseAcrossRanksIsAnErrorNamingIt) {
   const auto& el = serial->simulation().elaboration();
   const core::Partition part = core::partition(*el, 2);
   EXPECT_EQ(part.lookahead, ns_to_ticks(3.0));
-  test::ThreadTransport::Shared shared(2);
   std::vector<std::string> ended(2);
-  std::vector<std::thread> threads;
-  for (unsigned r = 0; r < 2; ++r)
-    threads.emplace_back([&, r] {
-      std::lock_guard hold(shared.baton);
-      test::ThreadTransport net(shared, r);
-      core::Split split{&part, r, &net};
-      core::Simulation sim(el, *reg, nullptr, core::split_executor(split));
-      try {
-        sim.system().run_until(ns_to_ticks(20.0));
-      } catch (const Error& e) {
-        ended[r] = e.what();
-        core::leave_split(net, r, 2, e.code(), e.what(), true);
-      }
-    });
-  for (auto& t : threads) t.join();
+  test::run_ranks(2, [&](unsigned r, test::ThreadTransport& net) {
+    core::Split split{&part, r, &net};
+    core::Simulation sim(el, *reg, nullptr, core::split_executor(split));
+    try {
+      sim.system().run_until(ns_to_ticks(20.0));
+    } catch (const Error& e) {
+      ended[r] = e.what();
+      core::leave_split(net, r, 2, e.code(), e.what(), true);
+    }
+  });
   // Each one's ball reaches the other at 3 ns, and its answer, leaving at 3.5 ns, would arrive 1.5 ns after it acted:
   // the lower rank's error ends both.
   for (const std::string& e : ended)
@@ -219,29 +205,22 @@ TEST(Split, ARankThatEndsWithAnErrorEndsTheOthersMidRunAndNoneWaitsForever) {
   const core::Partition part = core::partition(*el, 2);
   for (unsigned leaver : {1u, 0u}) {
     const bool failed = leaver == 1;
-    test::ThreadTransport::Shared shared(2);
     std::string ended;
     std::optional<core::RankError> told;
-    std::vector<std::thread> threads;
-    for (unsigned r = 0; r < 2; ++r)
-      threads.emplace_back([&, r] {
-        std::lock_guard hold(shared.baton);
-        test::ThreadTransport net(shared, r);
-        if (r == leaver) {
-          told =
-              core::leave_split(net, r, 2, failed ? ExitCode::kBench : ExitCode::kOk, failed ? "it broke" : "", false);
-          return;
-        }
-        core::Split split{&part, r, &net};
-        core::Simulation sim(el, reg, nullptr, core::split_executor(split));
-        try {
-          sim.system().run_until(ns_to_ticks(100.0));
-        } catch (const Error& e) {
-          ended = e.what();
-          core::leave_split(net, r, 2, e.code(), e.what(), true);
-        }
-      });
-    for (auto& t : threads) t.join();
+    test::run_ranks(2, [&](unsigned r, test::ThreadTransport& net) {
+      if (r == leaver) {
+        told = core::leave_split(net, r, 2, failed ? ExitCode::kBench : ExitCode::kOk, failed ? "it broke" : "", false);
+        return;
+      }
+      core::Split split{&part, r, &net};
+      core::Simulation sim(el, reg, nullptr, core::split_executor(split));
+      try {
+        sim.system().run_until(ns_to_ticks(100.0));
+      } catch (const Error& e) {
+        ended = e.what();
+        core::leave_split(net, r, 2, e.code(), e.what(), true);
+      }
+    });
     if (failed) {
       EXPECT_EQ(ended, "rank 1 of 2: it broke");
       EXPECT_FALSE(told) << "the rank that failed gets no other's error";

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <barrier>
+#include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "split/split.hpp"
@@ -48,5 +50,19 @@ class ThreadTransport final : public core::Transport {
   Shared& s_;
   unsigned rank_;
 };
+
+/// Run `rank(r, net)` for ranks 0..ranks-1, each on a thread of its own holding the baton, with `net` its transport;
+/// returns when all have.
+inline void run_ranks(unsigned ranks, const std::function<void(unsigned, ThreadTransport&)>& rank) {
+  ThreadTransport::Shared shared(ranks);
+  std::vector<std::thread> threads;
+  for (unsigned r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      std::lock_guard hold(shared.baton);
+      ThreadTransport net(shared, r);
+      rank(r, net);
+    });
+  for (auto& t : threads) t.join();
+}
 
 }  // namespace kbsim::test
