@@ -22,7 +22,7 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 RUN_PACKAGES=(
   build-essential g++ cmake ninja-build
   libboost-dev libboost-context-dev libyaml-cpp-dev rapidjson-dev libcli11-dev
-  libfmt-dev libspdlog-dev libeigen3-dev libcpp-httplib-dev
+  libfmt-dev libspdlog-dev libeigen3-dev libcpp-httplib-dev libmimalloc-dev
   python3 python3-dev pybind11-dev python3-numpy python3-greenlet python3-tqdm
 )
 # What the test suite, the benchmarks and split runs over MPI add (the second command): GoogleTest and

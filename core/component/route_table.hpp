@@ -42,7 +42,8 @@ struct RouteTable {
   struct Search {
     std::vector<NodeIndex> reached;  ///< the nodes it has reached, in that order
     std::vector<Mark> kept;          ///< their marks, while the scratch holds another search's
-    std::priority_queue<std::pair<Tick, NodeIndex>, std::vector<std::pair<Tick, NodeIndex>>, std::greater<>> queue;
+    /// Reached nodes by (distance << 32 | node order), least first: one key, compared without branches.
+    std::priority_queue<unsigned __int128, std::vector<unsigned __int128>, std::greater<>> queue;
   };
   struct Stamped {
     Mark mark;

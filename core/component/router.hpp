@@ -49,10 +49,14 @@ class Router {
   /// Per node, in `view`: its one out-port (in port order) when it has exactly one way out, else kNoExit.
   const std::vector<std::uint32_t>& only_exits(ViewId view);
   static constexpr std::uint32_t kNoExit = ~std::uint32_t{0};
+  /// Per node, in `view`: 1 when it is a dead end (its one way out leads to the one node that reaches it), which
+  /// no route passes through.
+  const std::vector<std::uint8_t>& dead_ends(ViewId view);
 
   const Elaboration& el_;
   std::vector<Tick> transit_;                      ///< per node
   std::vector<std::vector<std::uint32_t>> exits_;  ///< only_exits, per view, made on first use
+  std::vector<std::vector<std::uint8_t>> ends_;    ///< dead_ends, per view, made on first use
   struct Memo {
     std::uint64_t key = ~std::uint64_t{0};  ///< (no route's: views are fewer than 32)
     const Route* route = nullptr;

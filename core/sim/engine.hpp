@@ -245,6 +245,14 @@ class Engine {
   void pick_lazy() noexcept;
   /// Join the runs still to be joined into one (an event is put at the front's time among them).
   void join_lazy() noexcept;
+  /// An event's order and slot, as merge_front gathers them.
+  struct Placed {
+    std::uint64_t lane;
+    std::uint32_t root, slot;
+  };
+  /// Merge the `n` gathered events' runs (scratch_, starts_) pairwise until one is left, the older run's events
+  /// first on equal orders; returns where the merged events are (scratch_ or merged_).
+  const Placed* merge_gathered(std::size_t n) noexcept;
   /// Merge two runs in order, `older`'s events first among equal orders; returns the first event.
   std::uint32_t merge_runs(std::uint32_t older, std::uint32_t newer) noexcept;
   std::uint32_t next_of(std::uint32_t slot) const noexcept { return chain_[slot].next; }
@@ -272,12 +280,10 @@ class Engine {
   std::vector<std::unique_ptr<Event[]>> chunks_;
   std::vector<Chain> chain_;  ///< per slot
   std::vector<std::uint32_t> free_;
-  /// merge_front's: the events of one priority's runs, each with its place in insertion order.
-  struct Placed {
-    std::uint64_t lane;
-    std::uint32_t root, place, slot;
-  };
-  std::vector<Placed> scratch_;
+  /// merge_front's: the events of one priority's runs, gathered run after run (each run in order), where each run
+  /// starts, and the buffer the merges of runs write to.
+  std::vector<Placed> scratch_, merged_;
+  std::vector<std::uint32_t> starts_, next_starts_;
   /// A run that still takes events: the newest run of its (time > base_, priority), so appending to it keeps the
   /// insertion order. Kept in a direct-mapped table by key; a run pushed out by another key only means its key's
   /// next event starts a new run. A place whose time the front has reached is not matched again: events at the

@@ -361,7 +361,7 @@ TEST(Reliability, AWallTimeBudgetStopsTheRunAndKeepsItsResults) {
 TEST(Reliability, AWallTimeBudgetStopsAHostRuntimeBench) {
   auto out = test::temp_dir() / "max_wall_gemm";
   auto r = test::run_kbsim(
-      "run --bench matmul-composite --param M=2048 --param K=2048 --param N=2048 --max-wall 0.3 "
+      "run --bench matmul-composite --param M=4096 --param K=4096 --param N=4096 --max-wall 0.3 "
       "--out " +
       out.string());
   EXPECT_EQ(r.code, 8) << r.err;
