@@ -58,8 +58,8 @@ for c in "${CASES[@]}"; do
       exit 1
     }
     printf '%s\t%s\t%s\n' "$name" "$target" "$out/results.json" >>"$TABLE"
-    if [[ $stop -gt 0 && -x "$FLOOR" ]]; then  # the floor, run the same number of times, with kbsim's memory
-      MIMALLOC_LARGE_OS_PAGES="${MIMALLOC_LARGE_OS_PAGES:-1}" "$FLOOR" "$x" "$y" "$stop" >"$out.floor"
+    if [[ $stop -gt 0 && -x "$FLOOR" ]]; then  # the floor, run the same number of times
+      "$FLOOR" "$x" "$y" "$stop" >"$out.floor"
       printf '%s\t%s\n' "$name" "$out.floor" >>"$WORK/floor.tsv"
     fi
   done

@@ -9,21 +9,12 @@
 #include <new>
 #include <string>
 
-#if KBSIM_WITH_MIMALLOC
-#include <mimalloc.h>
-#endif
-
 #include "cli/commands.hpp"
 #include "cluster/world.hpp"
 #include "component/crash.hpp"
 #include "kbsim/text.hpp"
 
 int main(int argc, char** argv) {
-#if KBSIM_WITH_MIMALLOC
-  // 2 MiB pages for what is allocated from here on (docs/architecture.md, "Memory"), unless the environment says
-  // otherwise (MIMALLOC_LARGE_OS_PAGES=0).
-  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") == nullptr) mi_option_enable(mi_option_large_os_pages);
-#endif
   auto logger = spdlog::stderr_color_mt("kbsim");
   logger->set_pattern("kbsim: %l: %v");
   spdlog::set_default_logger(logger);
