@@ -227,8 +227,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
     ev.index = flit.index;
     ev.count = flit.count;
     ev.bytes = flit.bytes;
-    ev.hop = flit.hop + 1;
-    ev.train = false;
+    ev.hop = flit.hop + 1;  // (no train: new_event cleared the flag with the kind)
   } else if (flit.last()) {
     // Earlier flits only occupied the link; the receiver sees the whole message.
     Event& ev = new_event(arrive, 128, EventKind::kMessage, wire.dst, from);
