@@ -62,8 +62,7 @@ const RouteTable::Stamped* Router::search(RouteTable& table, NodeIndex from, Nod
   // each destination the route a fresh search stopping there would. A dead
   // end (a PE's engine, reached only from the node its one way out leads
   // to) is settled when reached, and never queued: its one in-link gives its
-  // final distance, and nothing is reached through it. Most nodes are dead
-  // ends, so this halves a search's queue.
+  // final distance, and nothing is reached through it.
   using Mark = RouteTable::Mark;
   const bool distance = el_.metric == RouteMetric::kDistance;
   auto order = [&](NodeIndex v) { return distance ? el_.id_order[v] : v; };
