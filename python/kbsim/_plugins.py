@@ -26,7 +26,7 @@ import inspect
 from . import _kbsim
 from ._blocks import Block, _Component, make as _make_block
 from ._errors import _BY_CODE, Error
-from ._session import _CLOSE, _RAISE, Distributed, Runtime, Session
+from ._session import _CLOSE, Distributed, Runtime, Session
 
 _TYPES = {bool: "bool", int: "int", float: "float", str: "string"}
 
