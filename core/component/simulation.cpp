@@ -195,7 +195,7 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
   msg->stamp_sender(&ids_[from]);
   ++wire.messages;
   Link::Shape shape = link.shape(msg->bytes);
-  Tick start = loads_[static_cast<std::size_t>(&wire - wires_.data())].reserve(link, at, shape);
+  Tick start = load_of(wire).reserve(link, at, shape);
   // Flits count hops along the message's route; a whole message may be sent
   // from anywhere on it (e.g. by a store-and-forward node).
   std::uint32_t hop = 1;
@@ -211,7 +211,7 @@ void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick
 void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick at) {
   if (at < engine_.now()) fail_at(*this, from, "forwards a flit at a time in the past");
   Wire& wire = out_wire(from, out);
-  Load& load = loads_[static_cast<std::size_t>(&wire - wires_.data())];  // (not through the link: both fetched at once)
+  Load& load = load_of(wire);
   const Link& link = links_[wire.link];
   if (link.accepts && flit.first()) [[unlikely]]
     check_type(*this, link, *flit.msg);

@@ -110,6 +110,9 @@ class Simulation final : public Simulator, private EventTarget {
       no_port(*this, from, out);
     return wires_[begin + out];
   }
+  /// A wire's occupancy: loads_ runs parallel to wires_, so its index comes from the wire's place, not through its
+  /// link (the two are then fetched at once).
+  Load& load_of(const Wire& wire) noexcept { return loads_[static_cast<std::size_t>(&wire - wires_.data())]; }
   /// An event scheduled by node `from`, ordered among those of its time and priority as docs/architecture.md,
   /// "The order of simultaneous events", says.
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
