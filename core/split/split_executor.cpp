@@ -175,14 +175,30 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
   ByteWriter w(mine);
   w.put(engine_.events());
   w.put(engine_.now());
+  // Only what changed since the last gather (all of it the first time): a run touches a few paths of the system.
+  std::vector<Stat>& stats = Executor::stats(sim_);
+  const bool first = agreed_stats_.empty();
+  if (first) {
+    agreed_stats_.resize(stats.size());
+    agreed_wires_.resize(wires.size());
+  }
   for (NodeIndex n = 0; n < nodes; ++n)
     if (runs(n))
-      for (const Stat& st : sim_.system().stats_of(n)) w.put(st);
+      for (std::uint32_t k = stat_begin[n]; k < stat_begin[n + 1]; ++k)
+        if (first || !same(stats[k], agreed_stats_[k])) {
+          w.put(k);
+          w.put(stats[k]);
+          agreed_stats_[k] = stats[k];
+        }
+  w.put(kNoMore);
   for (std::size_t p = 0; p < wires.size(); ++p)
-    if (runs(links[wires[p].link].src)) {
+    if (runs(links[wires[p].link].src) && (first || !same({wires[p].messages, loads[p]}, agreed_wires_[p]))) {
+      w.put(static_cast<std::uint32_t>(p));
       w.put(wires[p].messages);
       w.put(loads[p]);
+      agreed_wires_[p] = {wires[p].messages, loads[p]};
     }
+  w.put(kNoMore);
   // What components told services the bench reads, which happened only here (ReplicatedService).
   const std::vector<std::pair<std::string, ReplicatedService*>> replicated = sim_.services().replicated();
   w.put(static_cast<std::uint64_t>(replicated.size()));
@@ -210,7 +226,6 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
   end_if_failed(all, split_.rank, kGathered);
   other_events_ = 0;
   Tick latest = 0;
-  std::vector<Stat>& stats = Executor::stats(sim_);
   std::vector<ByteReader> readers;
   readers.reserve(all.size());
   for (unsigned rank = 0; rank < all.size(); ++rank) {
@@ -218,14 +233,11 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
     const auto events = r.get<std::uint64_t>();
     if (rank != split_.rank) other_events_ += events;
     latest = std::max(latest, r.get<Tick>());
-    for (NodeIndex n = 0; n < nodes; ++n)
-      if (split_.partition->rank_of[n] == rank)
-        for (std::uint32_t k = stat_begin[n]; k < stat_begin[n + 1]; ++k) stats[k] = r.get<Stat>();
-    for (std::size_t p = 0; p < wires.size(); ++p)
-      if (split_.partition->rank_of[links[wires[p].link].src] == rank) {
-        wires[p].messages = r.get<std::uint64_t>();
-        loads[p] = r.get<Load>();
-      }
+    for (auto k = r.get<std::uint32_t>(); k != kNoMore; k = r.get<std::uint32_t>()) agreed_stats_[k] = r.get<Stat>();
+    for (auto p = r.get<std::uint32_t>(); p != kNoMore; p = r.get<std::uint32_t>()) {
+      agreed_wires_[p].messages = r.get<std::uint64_t>();
+      agreed_wires_[p].load = r.get<Load>();
+    }
     for (std::size_t k = r.get_count(); k > 0; --k) {
       const std::string name = r.get_string();
       const std::string_view news = r.get_bytes();
@@ -238,6 +250,14 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
       it->second->load_news(nr);
     }
   }
+  // What other ranks' nodes and links hold here is what their ranks said (whatever ran here in their name).
+  for (NodeIndex n = 0; n < nodes; ++n)
+    if (!runs(n)) std::copy(&agreed_stats_[stat_begin[n]], &agreed_stats_[stat_begin[n + 1]], &stats[stat_begin[n]]);
+  for (std::size_t p = 0; p < wires.size(); ++p)
+    if (!runs(links[wires[p].link].src)) {
+      wires[p].messages = agreed_wires_[p].messages;
+      loads[p] = agreed_wires_[p].load;
+    }
   for (unsigned rank = 0; rank < all.size(); ++rank) same_log(rank, readers[rank].get<bool>());
   if (placing_) merge_records(std::move(settled), readers);
   return latest;

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -106,7 +108,23 @@ class SplitExecutor final : public Executor {
   std::string failure_;
   bool failure_named_ = false;      ///< the failure's words name the rank it happened on (a RankError)
   std::uint64_t other_events_ = 0;  ///< events the other ranks ran (gathered after a run)
-  RouteStore routes_;               ///< the routes of received messages
+  /// Every node's statistics and every link's traffic as their ranks last said (gather_statistics sends what
+  /// changed since).
+  struct WireTraffic {
+    std::uint64_t messages = 0;
+    Load load;
+  };
+  std::vector<Stat> agreed_stats_;
+  std::vector<WireTraffic> agreed_wires_;
+  static constexpr std::uint32_t kNoMore = ~std::uint32_t{0};  ///< ends a gather's list of changes
+  static bool same(const Stat& a, const Stat& b) noexcept {
+    return a.count == b.count && std::bit_cast<std::uint64_t>(a.value) == std::bit_cast<std::uint64_t>(b.value);
+  }
+  static bool same(const WireTraffic& a, const WireTraffic& b) noexcept {
+    return a.messages == b.messages && a.load.busy_until == b.load.busy_until && a.load.bytes == b.load.bytes &&
+           a.load.flits == b.load.flits && a.load.busy == b.load.busy;
+  }
+  RouteStore routes_;  ///< the routes of received messages
   /// Messages whose first flits came from another rank and whose last have not: by link and sender's address.
   std::map<std::pair<std::uint32_t, std::uintptr_t>, Ref<Message>> in_flight_;
   /// Requests that left this rank and will come back answered, by tag: the answer is loaded into the object.
