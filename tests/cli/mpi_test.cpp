@@ -190,6 +190,18 @@ TEST(Mpi, AnAllreduceAcrossSipsOverOneToFourRanksWritesTheResultsOfOneProcess) {
   expect_ranks_write_the_results_of_one_process("run --bench ccl-allreduce --param n_elem=4096", "lookahead 0.");
 }
 
+TEST(Mpi, UciePhysModeledAsAPipelineCutTheSystemWithWindowsLongerByIt) {
+  // Their 8 ns as a per-flit pipeline instead of a per-transaction overhead (docs/model.md, "Transit nodes"): every
+  // PHY promises it, so the cuts at the PHYs (IO chiplet to cube, 0.2 ns; cube to cube, 0.1 ns) get 8.1 to 8.2 ns of
+  // lookahead, and the checked promise holds on every message that crosses.
+  if (!have_mpi()) GTEST_SKIP() << "no mpirun, or kbsim built without MPI";
+  std::string pipelined;
+  for (const char* phy : {"cube.components.ucie", "sip.io_chiplets.io0.components.io_ucie"})
+    pipelined += std::string(" --set ") + phy + ".attrs.overhead_ns=0 --set " + phy + ".attrs.pipeline_ns=8";
+  expect_ranks_write_the_results_of_one_process("run --bench ccl-allreduce --param n_elem=4096" + pipelined,
+                                                "lookahead 8.");
+}
+
 TEST(Mpi, TheDataPassTheTraceAndTheOpLogOfASplitRunAreThoseOfOneProcess) {
   // Each rank logs its own components' records; the ranks merge them into the order one process logs them in, and
   // every rank's data pass computes the same values from them (the allreduce checks its sums). Over 3 and 4 ranks

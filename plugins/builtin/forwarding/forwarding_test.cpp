@@ -70,5 +70,44 @@ TEST_F(ForwardingTest, AMessageWithoutARouteIsASimulationErrorNamingTheComponent
   }
 }
 
+/// The same forwarder with its 5 ns as a per-flit pipeline (`pipeline_ns`) instead of a per-transaction overhead,
+/// and a link to b twice as fast (2 ns per flit) as the one from a.
+class PipelineTest : public ::testing::Test {
+ protected:
+  void build(double overhead_ns, double pipeline_ns) {
+    h.component("builtin.forwarding", {{"overhead_ns", overhead_ns}, {"pipeline_ns", pipeline_ns}});
+    h.neighbour("a", "link", a, {64, 2}, {64, 2});
+    h.neighbour("b", "link", b, {128, 2}, {128, 2});
+    h.build();
+  }
+  testkit::Harness h;
+  StrictMock<MockNeighbour> a, b;
+};
+
+TEST_F(PipelineTest, EveryFlitSpendsThePipelineSoTheTailDoesToo) {
+  // Flit k reaches the forwarder at 4k + 6 ns and leaves 5 ns later; the faster link never queues it: the tail
+  // (k = 15) is at b at 66 + 5 + 2 + 2 = 75 ns.
+  build(0.0, 5.0);
+  EXPECT_CALL(b, received(ns(75), Field(&Message::bytes, 4096u)));
+  h.inject(0, "a", packet(4096), "b");
+  h.run();
+}
+
+TEST_F(PipelineTest, AnOverheadDelaysOnlyTheHeadSoTheTailCatchesUp) {
+  // The same 5 ns as an overhead: the head leaves at 11 ns, the flits behind it at once when they arrive; the tail
+  // arrives at 66 and is at b at 70 ns.
+  build(5.0, 0.0);
+  EXPECT_CALL(b, received(ns(70), Field(&Message::bytes, 4096u)));
+  h.inject(0, "a", packet(4096), "b");
+  h.run();
+}
+
+TEST_F(PipelineTest, AControlMessageSpendsThePipelineToo) {
+  build(0.0, 5.0);
+  EXPECT_CALL(a, received(ns(100 + 9), Field(&Message::bytes, 0u)));
+  h.inject(ns(100), "b", packet(0), "a");
+  h.run();
+}
+
 }  // namespace
 }  // namespace kbsim
