@@ -11,7 +11,9 @@
 // pays the slot read when it consumes, advances the tail, sends a credit and
 // returns once the credit's path latency has passed.
 #include <deque>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/pe/ipcq.hpp"
@@ -103,7 +105,6 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
       case pe::BufferKind::kHbm: slot_cost_ = {bw(kHbmBwGbs), bw(kHbmHopBwGbs), lat(kHbmLatencyNs)}; break;
     }
     queues_.clear();
-    by_dir_.clear();
     by_peer_ring_.clear();
     for (pe::IpcqQueue& s : queues) {
       Queue q;
@@ -113,14 +114,13 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
         fail("direction " + s.dir + ": the peer's DMA " + peer + " is not in this topology");
       q.view = find_view(s.peer.sip == self_.sip && s.peer.cube == self_.cube ? "local" : "data");
       q.spec = std::move(s);
-      by_dir_.emplace(q.spec.dir, queues_.size());
       by_peer_ring_.emplace(q.spec.peer_rx_base, queues_.size());
       queues_.push_back(std::move(q));
     }
   }
   const pe::IpcqQueue* queue(std::string_view dir) const override {
-    auto it = by_dir_.find(std::string(dir));
-    return it == by_dir_.end() ? nullptr : &queues_[it->second].spec;
+    const Queue* q = find(dir);
+    return q ? &q->spec : nullptr;
   }
   Tick slot_write(std::uint64_t nbytes) const override { return slot_access(nbytes); }
 
@@ -192,10 +192,13 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     return kbsim::serialization_ticks(n, c.bw_gbs) + c.latency + kbsim::serialization_ticks(n, c.hop_bw_gbs);
   }
 
-  Queue* find(const std::string& dir) {
-    auto it = by_dir_.find(dir);
-    return it == by_dir_.end() ? nullptr : &queues_[it->second];
+  /// The queue of direction `dir` (a PE has a few: a scan beats a hash of the name).
+  const Queue* find(std::string_view dir) const {
+    for (const Queue& q : queues_)
+      if (q.spec.dir == dir) return &q;
+    return nullptr;
   }
+  Queue* find(std::string_view dir) { return const_cast<Queue*>(std::as_const(*this).find(dir)); }
 
   void call(Ref<IpcqCall> c) {
     Queue* q = find(c->dir);
@@ -337,7 +340,6 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
   kbsim::NodeIndex dma_ = kbsim::kNoNode;
   kbsim::PortIndex to_dma_ = kbsim::kNoPort;
   std::vector<Queue> queues_;                                    ///< in rx address order
-  std::unordered_map<std::string, std::size_t> by_dir_;          ///< direction -> queue
   std::unordered_map<std::uint64_t, std::size_t> by_peer_ring_;  ///< the peer's rx ring -> queue (credits)
   kbsim::Stat &sent_, &received_, &credits_, &stalls_, &bytes_sent_;
 };
