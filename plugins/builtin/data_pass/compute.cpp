@@ -235,9 +235,8 @@ Value make_value(const Shape& shape, DType dtype, std::span<const double> elemen
   if (elements.size() != static_cast<std::size_t>(shape.elements()))
     invalid("make_value: " + std::to_string(elements.size()) + " elements for shape " + shape.str() + " (" +
             std::to_string(shape.elements()) + ")");
-  const std::size_t size = dtype_size(dtype);
-  auto bytes = std::make_shared<Bytes>(elements.size() * size);
-  for (std::size_t i = 0; i < elements.size(); ++i) encode_value(elements[i], dtype, bytes->data() + i * size);
+  auto bytes = std::make_shared<Bytes>(elements.size() * dtype_size(dtype));
+  encode_values(elements, dtype, bytes->data());
   return Value{std::move(bytes), shape, dtype};
 }
 

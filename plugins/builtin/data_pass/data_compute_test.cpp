@@ -440,6 +440,18 @@ TEST(Verify, ToleranceTable) {
   for (DType t : {DType::kI8, DType::kU8, DType::kI16, DType::kI32, DType::kI64}) EXPECT_TRUE(tolerance(t).exact);
 }
 
+TEST(DataCompute, EncodingManyValuesStoresWhatEncodingEachStores) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> v = {0.0,  -0.0,  1.0 / 3, -2.5,   65504.0, 70000.0,      1e-8, 1e300, -1e300,
+                                 -7.9, 127.6, 128.0,   -129.0, 255.9,   std::nan(""), inf,  -inf};
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kI8, DType::kU8, DType::kI16, DType::kI32,
+                  DType::kI64}) {
+    std::vector<std::byte> many(v.size() * dtype_size(t));
+    encode_values(v, t, many.data());
+    EXPECT_EQ(many, bytes(t, v)) << dtype_name(t);
+  }
+}
+
 TEST(Verify, FirstMismatchIsTheFirstElementOutsideTheTolerance) {
   const std::vector<double> expected = {1, 2, 3, 4, 5, 6};
   // f32 tolerance at 2: 1e-5 + 2e-5 = 3e-5.

@@ -142,9 +142,8 @@ rt::Tensor HostRuntime::from_host(const Shape& shape, DType dtype, std::span<con
     bad_use("from_host: shape " + shape.str() + " needs " + std::to_string(shape.elements()) + " values, got " +
             std::to_string(values.size()));
   rt::Tensor t = empty(shape, dtype, dp, std::move(name));
-  const std::size_t size = dtype_size(dtype);
   std::vector<std::byte> bytes(t.nbytes());
-  for (std::size_t i = 0; i < values.size(); ++i) encode_value(values[i], dtype, bytes.data() + i * size);
+  encode_values(values, dtype, bytes.data());
   write(t, bytes);
   return t;
 }

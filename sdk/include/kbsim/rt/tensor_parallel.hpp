@@ -69,8 +69,7 @@ inline void write_values(Runtime& rt, const Tensor& t, std::span<const double> v
     throw BenchError("BAD_USE",
                      "load_weight: " + std::to_string(values.size()) + " values for a weight of " + t.shape().str());
   std::vector<std::byte> bytes(t.nbytes());
-  for (std::size_t i = 0; i < values.size(); ++i)
-    encode_value(values[i], t.dtype(), bytes.data() + i * dtype_size(t.dtype()));
+  encode_values(values, t.dtype(), bytes.data());
   rt.write(t, bytes);
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -178,6 +179,27 @@ inline void encode_value(double v, DType t, std::byte* p) noexcept {
     case DType::kI16: put(p, to_int<std::int16_t>(v)); break;
     case DType::kI32: put(p, to_int<std::int32_t>(v)); break;
     case DType::kI64: put(p, to_int<std::int64_t>(v)); break;
+  }
+}
+
+/// Store `values` at `out` as consecutive elements of type `t`, each as encode_value stores it (the type is looked at
+/// once, not per element: a host transfer's tensors hold millions).
+inline void encode_values(std::span<const double> values, DType t, std::byte* out) noexcept {
+  using namespace detail;
+  auto each = [&](auto convert) {
+    constexpr std::size_t size = sizeof(decltype(convert(0.0)));
+    for (std::size_t i = 0; i < values.size(); ++i) put(out + i * size, convert(values[i]));
+  };
+  switch (t) {
+    case DType::kF16: each([](double v) { return f32_to_f16(static_cast<float>(v)); }); break;
+    case DType::kBF16: each([](double v) { return f32_to_bf16(static_cast<float>(v)); }); break;
+    case DType::kF32: each([](double v) { return static_cast<float>(v); }); break;
+    case DType::kF64: each([](double v) { return v; }); break;
+    case DType::kI8: each(to_int<std::int8_t>); break;
+    case DType::kU8: each(to_int<std::uint8_t>); break;
+    case DType::kI16: each(to_int<std::int16_t>); break;
+    case DType::kI32: each(to_int<std::int32_t>); break;
+    case DType::kI64: each(to_int<std::int64_t>); break;
   }
 }
 
