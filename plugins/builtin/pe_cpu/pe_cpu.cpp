@@ -12,7 +12,6 @@
 // writes known bytes at issue, through the PE_MMU; compute results are pending.
 // Each command carries a DataOp (data_ops.hpp) saying what the data pass
 // computes for it. Launches that arrive while a kernel runs wait for it (FIFO).
-#include <deque>
 #include <exception>
 #include <map>
 #include <set>
@@ -22,6 +21,7 @@
 #include "kbsim/ahbm/names.hpp"
 #include "kbsim/ahbm/phys_addr.hpp"
 #include "kbsim/fiber.hpp"
+#include "kbsim/fifo.hpp"
 #include "kbsim/free_list.hpp"
 #include "kbsim/pe/command.hpp"
 #include "kbsim/pe/ipcq.hpp"
@@ -839,8 +839,8 @@ class PeCpu final : public kbsim::Component, public kbsim::Waiting, private tl::
   kbsim::PortIndex to_ipcq_ = kbsim::kNoPort;
   kbsim::Stat &launches_, &commands_, &kernel_ns_, &ipcq_calls_;
   std::uint64_t next_id_ = 0;
-  std::deque<Ref<HostCommand>> queue_;  ///< launches waiting for this one to end
-  Ref<HostCommand> launch_;             ///< the launch scheduled or running
+  kbsim::Fifo<Ref<HostCommand>> queue_;  ///< launches waiting for this one to end
+  Ref<HostCommand> launch_;              ///< the launch scheduled or running
   Tick start_ = 0;
   Run run_;
   std::function<void()> outside_;                 ///< what the kernel asked to run on the event loop's stack

@@ -18,10 +18,10 @@
 // from its PE_IPCQ goes out on the fabric towards the peer's DMA; one that
 // arrives for it goes to its PE_IPCQ, a packet after this engine has written
 // its rx slot (the slot tier's time, asked of the PE_IPCQ).
-#include <deque>
 
 #include "kbsim/ahbm/host_command.hpp"
 #include "kbsim/ahbm/memory_node.hpp"
+#include "kbsim/fifo.hpp"
 #include "kbsim/pe/command.hpp"
 #include "kbsim/pe/ipcq.hpp"
 #include "kbsim/plugin.hpp"
@@ -128,7 +128,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
     Tick tlb = 0;          ///< translation overhead of a tile stage
   };
   struct Channel {
-    std::deque<Job> queue;  ///< front = in flight when busy
+    kbsim::Fifo<Job> queue;  ///< front = in flight when busy
     bool busy = false;
   };
   Channel& channel(MemOp op) { return op == MemOp::kRead ? read_ : write_; }
@@ -207,8 +207,7 @@ class PeDma final : public kbsim::pe::StageEngineOf<kbsim::ahbm::MemoryNode>, pu
   /// Queue a transfer on its channel (at the front, behind the one in flight, when `first`).
   void enqueue(Job job, bool first) {
     Channel& ch = channel(job.req->op);
-    auto at = first ? ch.queue.begin() + (ch.busy ? 1 : 0) : ch.queue.end();
-    ch.queue.insert(at, std::move(job));
+    ch.queue.insert(first ? (ch.busy ? 1 : 0) : ch.queue.size(), std::move(job));
     if (!ch.busy) start(ch);
   }
 

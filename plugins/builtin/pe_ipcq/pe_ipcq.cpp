@@ -10,12 +10,12 @@
 // slot_write) is matched to its queue by address; a tl.recv waits for one,
 // pays the slot read when it consumes, advances the tail, sends a credit and
 // returns once the credit's path latency has passed.
-#include <deque>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
 #include "kbsim/ahbm/names.hpp"
+#include "kbsim/fifo.hpp"
 #include "kbsim/pe/ipcq.hpp"
 #include "kbsim/plugin.hpp"
 #include "kbsim/waiting.hpp"
@@ -174,8 +174,8 @@ class PeIpcq final : public kbsim::Component, public pe::IpcqPort, public kbsim:
     std::uint64_t tail = 0;               ///< messages consumed from this PE's rx ring
     std::uint64_t peer_tail = 0;          ///< cached: the peer's consumption of this PE's sends (from credits)
     std::uint64_t peer_head = 0;          ///< cached: the peer's sends seen arriving
-    std::deque<Arrival> arrived;
-    std::deque<Ref<IpcqCall>> recvs, sends;  ///< waiting calls, FIFO
+    kbsim::Fifo<Arrival> arrived;
+    kbsim::Fifo<Ref<IpcqCall>> recvs, sends;  ///< waiting calls, FIFO
     bool polling = false;
   };
 

@@ -23,9 +23,9 @@
 // most max_inflight_tiles tiles of the command being fed are outstanding (the
 // scheduler-reserved TCM tile buffers).
 #include <array>
-#include <deque>
 #include <vector>
 
+#include "kbsim/fifo.hpp"
 #include "kbsim/pe/command.hpp"
 #include "kbsim/plugin.hpp"
 
@@ -93,7 +93,7 @@ class CommandQueue {
   void finish(Tick now) { depth_.finish(now); }
 
  private:
-  std::deque<Ref<Command>> q_;
+  kbsim::Fifo<Ref<Command>> q_;
   Depth depth_;
 };
 using SubmissionQueue = CommandQueue;

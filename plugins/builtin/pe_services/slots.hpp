@@ -1,12 +1,12 @@
 // Compute slots (kbsim/pe/slots.hpp): named counting semaphores of one system.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "kbsim/fifo.hpp"
 #include "kbsim/pe/slots.hpp"
 
 namespace kbsim::pe_services {
@@ -29,7 +29,7 @@ class SlotPool final : public Slots {
   struct Slot {
     std::string name;
     std::uint32_t capacity = 1, in_use = 0;
-    std::deque<Waiter> waiters;
+    Fifo<Waiter> waiters;
   };
   void grant(Waiter w);
 
