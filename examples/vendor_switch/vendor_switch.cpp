@@ -15,11 +15,11 @@ constexpr kbsim::FloatParam kPipelineNs{"pipeline_ns", 1.0, "pipeline latency ad
 class VendorSwitch final : public kbsim::Forwarder {
  public:
   explicit VendorSwitch(const kbsim::ComponentContext& ctx)
-      : Forwarder(ctx),  // reads overhead_ns and registers the base statistics
-        pipeline_(kbsim::ns_to_ticks(params().get(kPipelineNs))) {
+      : Forwarder(ctx) {  // reads overhead_ns and registers the base statistics
     params().check(params().get(kPipelineNs) >= 0.0, kPipelineNs, "must be >= 0");
+    set_pipeline(kbsim::ns_to_ticks(params().get(kPipelineNs)));
     // Routing charges what one message pays here: the overhead plus one pipeline pass.
-    set_transit_cost(overhead() + pipeline_);
+    set_transit_cost(overhead() + pipeline());
   }
 
   static kbsim::ComponentInfo info() {
@@ -31,12 +31,6 @@ class VendorSwitch final : public kbsim::Forwarder {
     i.send_delay_param = kPipelineNs.name;
     return i;
   }
-
- protected:
-  kbsim::Tick flit_latency(const kbsim::Flit&) const override { return pipeline_; }
-
- private:
-  kbsim::Tick pipeline_;
 };
 
 }  // namespace

@@ -19,10 +19,10 @@ constexpr kbsim::FloatParam kPipelineNs{"pipeline_ns", 0.0,
 
 class Forwarding final : public kbsim::Forwarder {
  public:
-  explicit Forwarding(const kbsim::ComponentContext& ctx)
-      : Forwarder(ctx), pipeline_(kbsim::ns_to_ticks(params().get(kPipelineNs))) {
+  explicit Forwarding(const kbsim::ComponentContext& ctx) : Forwarder(ctx) {
     params().check(params().get(kPipelineNs) >= 0.0, kPipelineNs, "must be >= 0");
-    set_transit_cost(overhead() + pipeline_);  // what one message pays here
+    set_pipeline(kbsim::ns_to_ticks(params().get(kPipelineNs)));
+    set_transit_cost(overhead() + pipeline());  // what one message pays here
   }
 
   static kbsim::ComponentInfo info() {
@@ -32,12 +32,6 @@ class Forwarding final : public kbsim::Forwarder {
     i.send_delay_param = kPipelineNs.name;  // nothing leaves sooner than the pipeline after it arrives
     return i;
   }
-
- protected:
-  kbsim::Tick flit_latency(const kbsim::Flit&) const override { return pipeline_; }
-
- private:
-  kbsim::Tick pipeline_;
 };
 
 }  // namespace

@@ -54,7 +54,7 @@ class Forwarder : public Component {
     if (flit.first()) ++transactions_.count;
     ++flits_.count;
     bytes_.count += flit.bytes;
-    forward(select_output(in, flit), flit, done + flit_latency(flit));
+    forward(select_output(in, flit), flit, done + pipeline_);
   }
 
  protected:
@@ -67,17 +67,16 @@ class Forwarder : public Component {
     return r->ports[flit.hop];
   }
 
-  /// Extra latency every flit spends after the worker releases it (a fully
-  /// pipelined stage: it delays flits without holding the worker). Default 0.
-  virtual Tick flit_latency(const Flit& flit) const {
-    (void)flit;
-    return 0;
-  }
+  /// Set the latency every flit and control message spends after the worker releases it (a fully pipelined stage:
+  /// it delays them without holding the worker). 0 unless set. A field, not a virtual call: it is paid per flit.
+  void set_pipeline(Tick t) noexcept { pipeline_ = t; }
+  Tick pipeline() const noexcept { return pipeline_; }
 
   Tick overhead() const noexcept { return overhead_; }
 
  private:
   Tick overhead_;
+  Tick pipeline_ = 0;
   Tick worker_free_ = 0;
   Stat& transactions_;
   Stat& flits_;
