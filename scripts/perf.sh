@@ -99,12 +99,20 @@ for w in "${WORKLOADS[@]}"; do
 done
 
 # Runs split over 2 ranks of mpirun against one process, paired (the order alternates), run phase: the AHBM
-# allreduce, and message-mesh without and with a promised send delay (docs/scale-out.md, "Lookahead").
+# allreduce (with the reference's PHYs and with pipelined ones), and message-mesh without and with a promised send delay (docs/scale-out.md, "Lookahead").
 SPLIT="$WORK/split.tsv"
 : >"$SPLIT"
+# The same allreduces with UCIe PHYs whose 8 ns is a per-flit pipeline, which they promise (docs/model.md, "Transit
+# nodes"): the cuts at the PHYs get 8.1-8.2 ns of lookahead instead of 0.1-0.2.
+PIPELINED=""
+for phy in cube.components.ucie sip.io_chiplets.io0.components.io_ucie; do
+  PIPELINED+=" --set $phy.attrs.overhead_ns=0 --set $phy.attrs.pipeline_ns=8"
+done
 SPLITS=(
   "allreduce-6sip|--bench ccl-allreduce $SIPS6"
   "allreduce-16sip|--bench ccl-allreduce $SIPS16"
+  "allreduce-6sip-pipe|--bench ccl-allreduce $SIPS6 $PIPELINED"
+  "allreduce-16sip-pipe|--bench ccl-allreduce $SIPS16 $PIPELINED"
   "mesh-100x100|--bench message-mesh --param x=100 --param y=100 --param stop_ns=1000"
   "mesh-100x100-delay3|--bench message-mesh --param x=100 --param y=100 --param stop_ns=1000 --param delay_ns=3"
 )
