@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -450,6 +451,22 @@ TEST(DataCompute, EncodingManyValuesStoresWhatEncodingEachStores) {
     encode_values(v, t, many.data());
     EXPECT_EQ(many, bytes(t, v)) << dtype_name(t);
   }
+}
+
+TEST(DataCompute, EncodingManyHalvesStoresWhatEncodingEachStoresForEveryKindOfFloat) {
+  // Floats of every exponent (zeros, subnormals, normals, the rounding edges, infinities, NaNs), both signs.
+  std::vector<double> v;
+  std::uint32_t bits = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    bits = bits * 1664525u + 1013904223u;
+    v.push_back(std::bit_cast<float>(bits));
+  }
+  for (std::uint32_t edge : {0x477fefffu, 0x477ff000u, 0x38800000u, 0x387fffffu, 0x33000000u, 0x33000001u, 0x7f800000u,
+                             0x7f800001u, 0xffc00000u})
+    v.push_back(std::bit_cast<float>(edge));
+  std::vector<std::byte> many(v.size() * 2);
+  encode_values(v, DType::kF16, many.data());
+  EXPECT_EQ(many, bytes(DType::kF16, v));
 }
 
 TEST(Verify, FirstMismatchIsTheFirstElementOutsideTheTolerance) {
