@@ -177,10 +177,11 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
   w.put(engine_.now());
   // Only what changed since the last gather (all of it the first time): a run touches a few paths of the system.
   std::vector<Stat>& stats = Executor::stats(sim_);
-  const bool first = agreed_stats_.empty();
+  const bool first = !gathered_;
   if (first) {
     agreed_stats_.resize(stats.size());
     agreed_wires_.resize(wires.size());
+    gathered_ = true;
   }
   for (NodeIndex n = 0; n < nodes; ++n)
     if (runs(n))
@@ -252,7 +253,9 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
   }
   // What other ranks' nodes and links hold here is what their ranks said (whatever ran here in their name).
   for (NodeIndex n = 0; n < nodes; ++n)
-    if (!runs(n)) std::copy(&agreed_stats_[stat_begin[n]], &agreed_stats_[stat_begin[n + 1]], &stats[stat_begin[n]]);
+    if (!runs(n))
+      std::copy(agreed_stats_.begin() + stat_begin[n], agreed_stats_.begin() + stat_begin[n + 1],
+                stats.begin() + stat_begin[n]);
   for (std::size_t p = 0; p < wires.size(); ++p)
     if (!runs(links[wires[p].link].src)) {
       wires[p].messages = agreed_wires_[p].messages;

@@ -116,6 +116,7 @@ class SplitExecutor final : public Executor {
   };
   std::vector<Stat> agreed_stats_;
   std::vector<WireTraffic> agreed_wires_;
+  bool gathered_ = false;  ///< whether a gather has been (the first sends everything)
   static constexpr std::uint32_t kNoMore = ~std::uint32_t{0};  ///< ends a gather's list of changes
   static bool same(const Stat& a, const Stat& b) noexcept {
     return a.count == b.count && std::bit_cast<std::uint64_t>(a.value) == std::bit_cast<std::uint64_t>(b.value);
