@@ -99,7 +99,8 @@ for w in "${WORKLOADS[@]}"; do
 done
 
 # Runs split over 2 ranks of mpirun against one process, paired (the order alternates), run phase: the AHBM
-# allreduce (with the reference's PHYs and with pipelined ones), and message-mesh without and with a promised send delay (docs/scale-out.md, "Lookahead").
+# allreduce (with the reference's PHYs and with pipelined ones), and message-mesh without and with a promised send
+# delay (docs/scale-out.md, "Lookahead").
 SPLIT="$WORK/split.tsv"
 : >"$SPLIT"
 # The same allreduces with UCIe PHYs whose 8 ns is a per-flit pipeline, which they promise (docs/model.md, "Transit

@@ -69,6 +69,8 @@ struct Load {
   std::uint64_t flits = 0;
   Tick busy = 0;  ///< time spent serializing
 
+  bool operator==(const Load&) const = default;
+
   /// Reserve the link `l` for `s.count` back-to-back flits handed over at `at`.
   /// Returns the time the first flit starts on the wire. Control messages
   /// (0 bytes) neither wait nor occupy.

@@ -113,17 +113,15 @@ class SplitExecutor final : public Executor {
   struct WireTraffic {
     std::uint64_t messages = 0;
     Load load;
+    bool operator==(const WireTraffic&) const = default;
   };
   std::vector<Stat> agreed_stats_;
   std::vector<WireTraffic> agreed_wires_;
   bool gathered_ = false;  ///< whether a gather has been (the first sends everything)
   static constexpr std::uint32_t kNoMore = ~std::uint32_t{0};  ///< ends a gather's list of changes
+  /// Bit for bit (a value's sign of zero counts, and a NaN equals itself).
   static bool same(const Stat& a, const Stat& b) noexcept {
     return a.count == b.count && std::bit_cast<std::uint64_t>(a.value) == std::bit_cast<std::uint64_t>(b.value);
-  }
-  static bool same(const WireTraffic& a, const WireTraffic& b) noexcept {
-    return a.messages == b.messages && a.load.busy_until == b.load.busy_until && a.load.bytes == b.load.bytes &&
-           a.load.flits == b.load.flits && a.load.busy == b.load.busy;
   }
   RouteStore routes_;  ///< the routes of received messages
   /// Messages whose first flits came from another rank and whose last have not: by link and sender's address.

@@ -17,9 +17,7 @@ class VendorSwitch final : public kbsim::Forwarder {
   explicit VendorSwitch(const kbsim::ComponentContext& ctx)
       : Forwarder(ctx) {  // reads overhead_ns and registers the base statistics
     params().check(params().get(kPipelineNs) >= 0.0, kPipelineNs, "must be >= 0");
-    set_pipeline(kbsim::ns_to_ticks(params().get(kPipelineNs)));
-    // Routing charges what one message pays here: the overhead plus one pipeline pass.
-    set_transit_cost(overhead() + pipeline());
+    set_pipeline(kbsim::ns_to_ticks(params().get(kPipelineNs)));  // routing charges it too
   }
 
   static kbsim::ComponentInfo info() {

@@ -22,7 +22,6 @@ class Forwarding final : public kbsim::Forwarder {
   explicit Forwarding(const kbsim::ComponentContext& ctx) : Forwarder(ctx) {
     params().check(params().get(kPipelineNs) >= 0.0, kPipelineNs, "must be >= 0");
     set_pipeline(kbsim::ns_to_ticks(params().get(kPipelineNs)));
-    set_transit_cost(overhead() + pipeline());  // what one message pays here
   }
 
   static kbsim::ComponentInfo info() {

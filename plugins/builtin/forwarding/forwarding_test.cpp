@@ -18,17 +18,23 @@ using testkit::packet;
 
 constexpr Tick ns(Tick n) { return n * kPsPerNs; }
 
-/// a -> forwarding (overhead 5 ns) -> b, 64 GB/s (4 ns per 256 B flit) and 2 ns each way.
-class ForwardingTest : public ::testing::Test {
+/// a -> forwarding -> b: a's link 64 GB/s (4 ns per 256 B flit), b's `b_gbs`, 2 ns each way.
+class ForwardingHarness : public ::testing::Test {
  protected:
-  void SetUp() override {
-    h.component("builtin.forwarding", {{"overhead_ns", 5.0}});
+  void build(double overhead_ns, double pipeline_ns, double b_gbs) {
+    h.component("builtin.forwarding", {{"overhead_ns", overhead_ns}, {"pipeline_ns", pipeline_ns}});
     h.neighbour("a", "link", a, {64, 2}, {64, 2});
-    h.neighbour("b", "link", b, {64, 2}, {64, 2});
+    h.neighbour("b", "link", b, {b_gbs, 2}, {b_gbs, 2});
     h.build();
   }
   testkit::Harness h;
   StrictMock<MockNeighbour> a, b;
+};
+
+/// Overhead 5 ns, both links 64 GB/s.
+class ForwardingTest : public ForwardingHarness {
+ protected:
+  void SetUp() override { build(5.0, 0.0, 64); }
 };
 
 TEST_F(ForwardingTest, AMessageArrivesWhenItsTailHasStreamedThrough) {
@@ -70,18 +76,11 @@ TEST_F(ForwardingTest, AMessageWithoutARouteIsASimulationErrorNamingTheComponent
   }
 }
 
-/// The same forwarder with its 5 ns as a per-flit pipeline (`pipeline_ns`) instead of a per-transaction overhead,
-/// and a link to b twice as fast (2 ns per flit) as the one from a.
-class PipelineTest : public ::testing::Test {
+/// The forwarder's 5 ns as a per-flit pipeline (`pipeline_ns`) or as a per-transaction overhead, and a link to b
+/// twice as fast (2 ns per flit) as the one from a.
+class PipelineTest : public ForwardingHarness {
  protected:
-  void build(double overhead_ns, double pipeline_ns) {
-    h.component("builtin.forwarding", {{"overhead_ns", overhead_ns}, {"pipeline_ns", pipeline_ns}});
-    h.neighbour("a", "link", a, {64, 2}, {64, 2});
-    h.neighbour("b", "link", b, {128, 2}, {128, 2});
-    h.build();
-  }
-  testkit::Harness h;
-  StrictMock<MockNeighbour> a, b;
+  void build(double overhead_ns, double pipeline_ns) { ForwardingHarness::build(overhead_ns, pipeline_ns, 128); }
 };
 
 TEST_F(PipelineTest, EveryFlitSpendsThePipelineSoTheTailDoesToo) {

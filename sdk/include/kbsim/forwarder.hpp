@@ -69,8 +69,11 @@ class Forwarder : public Component {
 
   /// Set the latency every flit and control message spends after the worker releases it (a fully pipelined stage:
   /// it delays them without holding the worker). 0 unless set. A field, not a virtual call: it is paid per flit.
-  void set_pipeline(Tick t) noexcept { pipeline_ = t; }
-  Tick pipeline() const noexcept { return pipeline_; }
+  /// Routing then charges what one message pays here: the overhead plus one pass of the pipeline.
+  void set_pipeline(Tick t) {
+    pipeline_ = t;
+    set_transit_cost(overhead_ + pipeline_);
+  }
 
   Tick overhead() const noexcept { return overhead_; }
 
