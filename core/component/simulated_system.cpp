@@ -1,5 +1,7 @@
 #include "component/simulated_system.hpp"
 
+#include <algorithm>
+
 #include "component/crash.hpp"
 #include "component/simulation.hpp"
 #include "kbsim/text.hpp"
@@ -12,7 +14,24 @@ namespace kbsim::core {
 SimulatedSystem::SimulatedSystem(std::unique_ptr<Simulation> sim) : owned_(std::move(sim)), sim_(*owned_) {}
 SimulatedSystem::~SimulatedSystem() = default;
 
+void SimulatedSystem::live(const char* call) const {
+  if (!sim_.released_) [[likely]]
+    return;
+  const char* bench = crash::bench();
+  throw BenchError("RELEASED", (bench ? "bench '" + std::string(bench) + "'" : std::string("the caller")) + " called " +
+                                   call + " on a system it released (BenchContext::release), which " +
+                                   "keeps only its results");
+}
+
+void SimulatedSystem::release() {
+  live("release()");
+  sim_.services_.finish();
+  finish();
+  sim_.release();
+}
+
 void SimulatedSystem::run_until(Tick t) {
+  live("run_until()");
   const Simulation* outer = crash::dispatching();
   crash::set_dispatch(&sim_);
   struct Done {
@@ -41,11 +60,14 @@ void SimulatedSystem::finish() {
 
 Tick SimulatedSystem::now() const noexcept { return sim_.now(); }
 std::uint64_t SimulatedSystem::events() const noexcept { return sim_.exec_->events(); }
-bool SimulatedSystem::idle() const noexcept { return sim_.exec_->idle(); }
+bool SimulatedSystem::idle() const noexcept {
+  return sim_.released_ || sim_.exec_->idle();
+}  // (released: nothing left)
 bool SimulatedSystem::is_split() const noexcept { return sim_.exec_->parts() > 1; }
 void SimulatedSystem::request_stop() noexcept { sim_.request_stop(); }
 
 std::vector<std::string> SimulatedSystem::waiting() {
+  live("waiting()");
   // (node, phrase) of the components that run here; the executor makes it the whole system's, in node order.
   std::vector<std::pair<NodeIndex, std::string>> all;
   for (NodeIndex n = 0; n < sim_.nodes_.size(); ++n)
@@ -62,8 +84,14 @@ std::size_t SimulatedSystem::node_count() const noexcept { return sim_.nodes_.si
 std::string_view SimulatedSystem::node_id(NodeIndex n) const noexcept { return sim_.node_id(n); }
 NodeIndex SimulatedSystem::find_node(std::string_view id) const { return sim_.find_node(id); }
 NodeIndex SimulatedSystem::lookup_node(std::string_view id) const noexcept { return sim_.lookup_node(id); }
-Component& SimulatedSystem::component(std::string_view node) { return sim_.component(sim_.find_node(node)); }
-Component& SimulatedSystem::component(NodeIndex n) { return sim_.component(n); }
+Component& SimulatedSystem::component(std::string_view node) {
+  live("component()");
+  return sim_.component(sim_.find_node(node));
+}
+Component& SimulatedSystem::component(NodeIndex n) {
+  live("component()");
+  return sim_.component(n);
+}
 
 const Stat& SimulatedSystem::stat(std::string_view node, std::string_view name) const {
   const NodeIndex n = sim_.lookup_node(node);
@@ -81,6 +109,12 @@ std::span<const Stat> SimulatedSystem::stats_of(NodeIndex n) const noexcept {
 }
 
 Traffic SimulatedSystem::traffic(const Link& link) const noexcept {
+  if (sim_.released_) {
+    const auto& kept = sim_.kept_traffic_;
+    auto it = std::lower_bound(kept.begin(), kept.end(), link.wire,
+                               [](const auto& k, std::uint32_t w) { return k.first < w; });
+    return it != kept.end() && it->first == link.wire ? it->second : Traffic{};
+  }
   const Load& l = sim_.loads_[link.wire];
   return {sim_.wires_[link.wire].messages, l.flits, l.bytes, l.busy};
 }
@@ -124,9 +158,18 @@ std::vector<LinkUse> SimulatedSystem::link_use() const {
   return out;
 }
 
-Service* SimulatedSystem::find_service(std::string_view name) { return sim_.find_service(name); }
-void SimulatedSystem::provide(std::string_view name, Service& service) { sim_.services_.provide(name, service); }
-void SimulatedSystem::share(ReplicatedService& news) { sim_.services_.share(news); }
+Service* SimulatedSystem::find_service(std::string_view name) {
+  live("find_service()");
+  return sim_.find_service(name);
+}
+void SimulatedSystem::provide(std::string_view name, Service& service) {
+  live("provide()");
+  sim_.services_.provide(name, service);
+}
+void SimulatedSystem::share(ReplicatedService& news) {
+  live("share()");
+  sim_.services_.share(news);
+}
 void SimulatedSystem::unshare(ReplicatedService& news) noexcept { sim_.services_.unshare(news); }
 OpLogView* SimulatedSystem::op_log() noexcept { return sim_.oplog_; }
 std::vector<const Extension*> SimulatedSystem::extensions(std::string_view kind) const {

@@ -27,6 +27,9 @@ class SimulatedSystem final : public System {
   std::span<const Stat> stats_of(NodeIndex n) const noexcept;
   /// What happened on `link` in this system: messages, flits, bytes, busy time.
   Traffic traffic(const Link& link) const noexcept;
+  /// Finish it (its services, then its components) and free what only running needs (Simulation::release).
+  /// Afterwards running it or reaching a component or service is a BenchError (RELEASED), as is releasing it again.
+  void release();
 
   void run_until(Tick t) override;
   void run() override { run_until(kNever); }
@@ -60,6 +63,9 @@ class SimulatedSystem final : public System {
   const Extension* extension(std::string_view kind, std::string_view name) const override;
 
  private:
+  /// BenchError (RELEASED) naming `call` once the system was released.
+  void live(const char* call) const;
+
   std::unique_ptr<Simulation> owned_;
   Simulation& sim_;
 };

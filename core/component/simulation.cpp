@@ -75,6 +75,24 @@ Simulation::~Simulation() {
   services_.clear();
 }
 
+void Simulation::release() {
+  if (released_) return;
+  for (std::uint32_t p = 0; p < wires_.size(); ++p) {
+    const Load& l = loads_[p];
+    if (wires_[p].messages != 0 || l.bytes != 0)
+      kept_traffic_.push_back({p, {wires_[p].messages, l.flits, l.bytes, l.busy}});
+  }
+  // As the destructor does: components first (they may hold messages whose pools live in plugins), then services.
+  for (auto& c : components_) c.reset();
+  std::vector<std::unique_ptr<Component>>().swap(components_);
+  services_.clear();
+  engine_.release();
+  std::vector<Wire>().swap(wires_);
+  std::vector<Load>().swap(loads_);
+  std::vector<std::uint32_t>().swap(fresh_roots_);
+  released_ = true;
+}
+
 void no_port(const Simulation& s, NodeIndex from, PortIndex out) {
   const std::vector<std::uint32_t>& begin = s.elaboration()->port_begin;
   fail_at(s, from,

@@ -91,6 +91,12 @@ class Simulation final : public Simulator, private EventTarget {
   /// Its services (those the run provided and those plugins made).
   ServiceBoard& services() noexcept { return services_; }
 
+  /// Free what only running needs (components, services, pending events, wires) and keep what results.json reads:
+  /// statistics, the traffic of the wires that carried any, the executor's time and counts. For a finished system
+  /// (SimulatedSystem::release); it runs nothing more.
+  void release();
+  bool released() const noexcept { return released_; }
+
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).
   /// (An executor of several parts holds its records for merging: see op_log.hpp.)
@@ -151,6 +157,8 @@ class Simulation final : public Simulator, private EventTarget {
   const Registry& registry_;
   ServiceBoard services_;
   bool finished_ = false;  ///< SimulatedSystem::finish ran
+  bool released_ = false;  ///< release ran: wires_ and loads_ are gone, kept_traffic_ holds what they carried
+  std::vector<std::pair<std::uint32_t, Traffic>> kept_traffic_;  ///< by wire, those that carried anything
   OpLog* oplog_ = nullptr;
   /// The executor asked for events to keep their scheduler's count and note their place (Executor::set_op_log).
   /// (With oplog_ set, no send takes the untied hot path.)

@@ -132,6 +132,16 @@ Simulation& BenchRunner::build_from(const Graph& graph, Graph* movable) {
   return state_.build(graph, topology_.get() == &graph ? topology_ : nullptr, movable);
 }
 
+void BenchRunner::release(System& system) {
+  const auto& systems = state_.systems();
+  auto it = std::find_if(systems.begin(), systems.end(), [&](const auto& s) { return &s->system() == &system; });
+  if (it == systems.end() || it->get() == configured_)
+    throw BenchError("RELEASED", "bench '" + options_.bench + "' released " +
+                                     (it == systems.end() ? "a system it did not build" : "configured()") +
+                                     ": release() takes a system the bench built with build()");
+  (*it)->system().release();
+}
+
 System& BenchRunner::configured() {
   require_reads_topology("configured()");
   if (!configured_) {

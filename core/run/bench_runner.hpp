@@ -70,6 +70,7 @@ class BenchRunner final : public BenchContext {
   const Graph& topology() override;
   System& build(const Graph& graph) override { return build_from(graph, nullptr).system(); }
   System& build(Graph&& graph) override { return build_from(graph, &graph).system(); }
+  void release(System& system) override;
   Metrics& metrics() noexcept override { return metrics_; }
   const Section& section(std::string_view name) const override;
   void note(std::string_view line) override { notes_.emplace_back(line); }

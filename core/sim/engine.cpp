@@ -15,6 +15,33 @@ Engine::Engine() {
   spare_.reserve(8 * 256 + 1);  // every bucket and the front: spare_ never grows in a run
 }
 
+namespace {
+template <class V>
+void free_all(V& v) noexcept {
+  V().swap(v);
+}
+}  // namespace
+
+void Engine::release() noexcept {
+  free_all(chunks_);
+  free_all(chain_);
+  free_all(free_);
+  free_all(scratch_);
+  free_all(merged_);
+  free_all(starts_);
+  free_all(next_starts_);
+  free_all(open_);
+  free_all(front_);
+  for (auto& level : buckets_)
+    for (auto& bucket : level) free_all(bucket);
+  free_all(spare_);
+  front_pos_ = 0;
+  full_ = {};
+  levels_ = 0;
+  pending_ = 0;
+  lazy_end_ = lazy_at_ = 0;
+}
+
 void Engine::add_chunk() {
   auto base = static_cast<std::uint32_t>(chunks_.size() * kChunk);
   chunks_.push_back(std::make_unique<Event[]>(kChunk));

@@ -106,6 +106,9 @@ class Engine {
   const Tick* clock() const noexcept { return &now_; }
   std::uint64_t events() const noexcept { return events_; }
   bool empty() const noexcept { return pending_ == 0; }
+  /// Drop every pending event (and its message) and free what held them; the clock and the count stay. The engine
+  /// runs nothing more (a released system's: Simulation::release).
+  void release() noexcept;
 
   /// Reserve an event at `at` (>= now) and return its body to fill in (its msg empty: see Event::take). Among
   /// events of one time and priority it runs by `order`, then in insertion order.

@@ -79,9 +79,12 @@ double burst_ns(BenchContext& ctx, const ahbm::MemoryMap& map) {
   r->pa = ahbm::pe_hbm_addr(0, 0, 0, 0, map.slice_bytes);
   r->nbytes = 256;
   Stamp stamp;
-  ahbm::BenchMemClient client(sys, stamp);  // (so every rank of a split run hears of the completion)
-  client.submit(*dma, r);
-  client.run();
+  {
+    ahbm::BenchMemClient client(sys, stamp);  // (so every rank of a split run hears of the completion)
+    client.submit(*dma, r);
+    client.run();
+  }
+  ctx.release(sys);  // (its statistics stay)
   const std::string hbm = names::hbm_ctrl(0, 0, 0);
   const double bursts = static_cast<double>(sys.stat(hbm, "bursts").count);
   return bursts > 0 ? sys.stat(hbm, "pc_busy_ns").value / bursts : 0.0;

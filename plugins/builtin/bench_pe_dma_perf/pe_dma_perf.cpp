@@ -500,6 +500,7 @@ class PeDmaPerf final : public kbsim::Bench {
       rows.push_back(measure(s, sys, op, map.slice_bytes));
       submitted += rows.back().out.submitted;
       report(rows.back(), ctx.metrics().object("scenarios").object(s.name), ctx);
+      ctx.release(sys);  // its results stay; the next scenario's system reuses its memory
     }
     if (submitted == 0) throw kbsim::BenchError("NO_REQUESTS", "pe-dma-perf submitted no transfer");
     write_figures(ctx);

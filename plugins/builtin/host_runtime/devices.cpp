@@ -22,6 +22,7 @@ class DeviceContext final : public BenchContext {
   const Graph& topology() override { return run_.topology(); }
   System& build(const Graph& graph) override { return run_.build(graph); }
   System& build(Graph&& graph) override { return run_.build(std::move(graph)); }
+  void release(System& system) override { run_.release(system); }
   Metrics& metrics() noexcept override { return metrics_; }
   void note(std::string_view line) override { run_.note(prefix_ + std::string(line)); }
   System& configured() override { return run_.configured(); }

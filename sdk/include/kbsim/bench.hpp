@@ -149,14 +149,21 @@ class BenchContext {
   virtual const Params& params() const noexcept = 0;
   /// The resolved --topology graph (with --set overrides applied).
   virtual const Graph& topology() = 0;
-  /// Elaborate a graph into a runnable system. It lives until the bench returns;
-  /// its statistics go into results.json. Building a graph equal to one built
+  /// Elaborate a graph into a runnable system. It lives until the bench returns
+  /// or releases it (release()); its statistics go into results.json. Building a graph equal to one built
   /// before reuses what it elaborated to (checked nodes, resolved parameters,
   /// links, the id index): only the components are made anew, so a fresh
   /// system per scenario costs little more than its components.
   virtual System& build(const Graph& graph) = 0;
   /// The same, taking the graph over instead of copying it when it is new.
   virtual System& build(Graph&& graph) = 0;
+  /// The bench is done with `system`, one it built with build(): it finishes now, as every system does when the
+  /// bench returns (its services, then its components), and keeps only what results.json reports of it: its
+  /// statistics, its links' traffic, its simulated time and events. Its components, pending events and wires are
+  /// freed, so a bench that builds a fresh system per scenario holds one at a time. Afterwards `system` still
+  /// answers now(), events(), stat(), link_use(), its nodes' names and idle() (true); running it or reaching a
+  /// component or a service is a BenchError (RELEASED), and so is releasing it again or releasing configured().
+  virtual void release(System& system) = 0;
   virtual Metrics& metrics() noexcept = 0;
   /// A line for the printed summary.
   virtual void note(std::string_view line) = 0;
