@@ -61,8 +61,8 @@ void SimulatedSystem::finish() {
 Tick SimulatedSystem::now() const noexcept { return sim_.now(); }
 std::uint64_t SimulatedSystem::events() const noexcept { return sim_.exec_->events(); }
 bool SimulatedSystem::idle() const noexcept {
-  return sim_.released_ || sim_.exec_->idle();
-}  // (released: nothing left)
+  return sim_.released_ || sim_.exec_->idle();  // (a released system has nothing left to run)
+}
 bool SimulatedSystem::is_split() const noexcept { return sim_.exec_->parts() > 1; }
 void SimulatedSystem::request_stop() noexcept { sim_.request_stop(); }
 

@@ -95,7 +95,6 @@ class Simulation final : public Simulator, private EventTarget {
   /// statistics, the traffic of the wires that carried any, the executor's time and counts. For a finished system
   /// (SimulatedSystem::release); it runs nothing more.
   void release();
-  bool released() const noexcept { return released_; }
 
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).

@@ -1,6 +1,5 @@
 // A bench releasing the systems it is done with (BenchContext::release): its results are those of the systems
 // kept, what a released system still answers, and using one afterwards is the bench's error, named.
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -10,8 +9,6 @@
 #include <string>
 
 #include "harness.hpp"
-
-using ::testing::HasSubstr;
 
 namespace kbsim {
 namespace {
