@@ -1,7 +1,5 @@
 #include "component/simulated_system.hpp"
 
-#include <algorithm>
-
 #include "component/crash.hpp"
 #include "component/simulation.hpp"
 #include "kbsim/text.hpp"
@@ -108,16 +106,7 @@ std::span<const Stat> SimulatedSystem::stats_of(NodeIndex n) const noexcept {
   return {sim_.stats_.data() + begin[n], sim_.stats_.data() + begin[n + 1]};
 }
 
-Traffic SimulatedSystem::traffic(const Link& link) const noexcept {
-  if (sim_.released_) {
-    const auto& kept = sim_.kept_traffic_;
-    auto it = std::lower_bound(kept.begin(), kept.end(), link.wire,
-                               [](const auto& k, std::uint32_t w) { return k.first < w; });
-    return it != kept.end() && it->first == link.wire ? it->second : Traffic{};
-  }
-  const Load& l = sim_.loads_[link.wire];
-  return {sim_.wires_[link.wire].messages, l.flits, l.bytes, l.busy};
-}
+Traffic SimulatedSystem::traffic(const Link& link) const noexcept { return sim_.traffic(link.wire); }
 std::string_view SimulatedSystem::view_name(ViewId view) const { return sim_.router_.view_name(view); }
 
 RouteInfo SimulatedSystem::route_info(std::string_view from, std::string_view to, std::string_view view) {

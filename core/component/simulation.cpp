@@ -77,11 +77,8 @@ Simulation::~Simulation() {
 
 void Simulation::release() {
   if (released_) return;
-  for (std::uint32_t p = 0; p < wires_.size(); ++p) {
-    const Load& l = loads_[p];
-    if (wires_[p].messages != 0 || l.bytes != 0)
-      kept_traffic_.push_back({p, {wires_[p].messages, l.flits, l.bytes, l.busy}});
-  }
+  for (std::uint32_t p = 0; p < wires_.size(); ++p)
+    if (const Traffic t = traffic(p); t.messages != 0 || t.bytes != 0) kept_traffic_.push_back({p, t});
   // As the destructor does: components first (they may hold messages whose pools live in plugins), then services.
   for (auto& c : components_) c.reset();
   std::vector<std::unique_ptr<Component>>().swap(components_);
@@ -91,6 +88,16 @@ void Simulation::release() {
   std::vector<Load>().swap(loads_);
   std::vector<std::uint32_t>().swap(fresh_roots_);
   released_ = true;
+}
+
+Traffic Simulation::traffic(std::uint32_t wire) const noexcept {
+  if (released_) {
+    auto it = std::lower_bound(kept_traffic_.begin(), kept_traffic_.end(), wire,
+                               [](const auto& k, std::uint32_t w) { return k.first < w; });
+    return it != kept_traffic_.end() && it->first == wire ? it->second : Traffic{};
+  }
+  const Load& l = loads_[wire];
+  return {wires_[wire].messages, l.flits, l.bytes, l.busy};
 }
 
 void no_port(const Simulation& s, NodeIndex from, PortIndex out) {

@@ -95,6 +95,9 @@ class Simulation final : public Simulator, private EventTarget {
   /// statistics, the traffic of the wires that carried any, the executor's time and counts. For a finished system
   /// (SimulatedSystem::release); it runs nothing more.
   void release();
+  /// What went over the wire of out-port index `wire` (parallel to the elaboration's port_links): live, or as
+  /// release kept it.
+  Traffic traffic(std::uint32_t wire) const noexcept;
 
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).
