@@ -108,12 +108,12 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   if (el.view_names.size() > 32) throw ConfigError(graph.source + ": at most 31 routing views besides 'all'");
   el.attrs = graph.attrs;
 
-  el.links.reserve(graph.edges.size());
-  el.link_kinds.reserve(graph.edges.size());
   el.metric = graph.route_metric;
-  std::vector<std::vector<std::uint32_t>> out_links(el.nodes.size());  // flattened below
-  std::vector<Tick> route_nm;  // per link: route_mm in nm (RouteMetric::kDistance only; in the steps below)
-  std::vector<std::uint32_t> exclude_views;  // per link: bit v set when routing view v may not use it (the same)
+  std::vector<Link> by_edge;  // the links in edge order, put in port order below
+  by_edge.reserve(graph.edges.size());
+  std::vector<std::vector<std::uint32_t>> out_edges(el.nodes.size());  // each node's, in edge order: its out-ports
+  std::vector<Tick> route_nm;  // per edge: route_mm in nm (RouteMetric::kDistance only; in the steps below)
+  std::vector<std::uint32_t> exclude_views;  // per edge: bit v set when routing view v may not use it (the same)
   for (const EdgeSpec& e : graph.edges) {
     // Where an error about the edge points: the line that wrote it; for an edge a front-end generated, the file it
     // made it from (the front-end checked the values it was given, each at its own place).
@@ -166,17 +166,14 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       const auto& ex = graph.views[v].exclude_kinds;
       if (std::find(ex.begin(), ex.end(), e.kind) != ex.end()) excluded |= 1u << (v + 1);
     }
-    el.link_kinds.push_back(e.kind);
     if (el.metric == RouteMetric::kDistance) {
       if (!(e.route_mm >= 0.0) || e.route_mm > 1e9) throw ConfigError(e.origin + ": route_mm must be in [0, 1e9]");
       route_nm.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
     }
-    out_links[src->second].push_back(static_cast<std::uint32_t>(el.links.size()));
-    el.links.push_back(l);
-    // Port labels view the elaboration's own copy (reserved above, so it never moves), not the graph.
-    const std::string_view label = el.link_kinds.back();
-    s.out.push_back({label, {}, dst->second});
-    d.in.push_back({label, {}, src->second});
+    out_edges[src->second].push_back(static_cast<std::uint32_t>(by_edge.size()));
+    by_edge.push_back(l);
+    s.out.push_back({{}, {}, dst->second});  // (labelled once the links are in port order)
+    d.in.push_back({{}, {}, src->second});
   }
   if (el.metric == RouteMetric::kDistance) {
     std::vector<NodeIndex> order(el.nodes.size());
@@ -186,20 +183,30 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     for (std::size_t k = 0; k < order.size(); ++k) el.id_order[order[k]] = static_cast<NodeIndex>(k);
     el.by_order = std::move(order);
   }
+  // Links in port order: out-port p of node n is link port_begin[n] + p (and a system's wire of the same index).
   el.port_begin.reserve(el.nodes.size() + 1);
-  el.port_links.reserve(el.links.size());
-  el.steps.reserve(el.links.size());
-  for (const auto& links : out_links) {
-    el.port_begin.push_back(static_cast<std::uint32_t>(el.port_links.size()));
-    for (std::uint32_t li : links) {
-      Link& l = el.links[li];
-      l.wire = static_cast<std::uint32_t>(el.port_links.size());
-      el.port_links.push_back(li);
+  el.links.reserve(by_edge.size());
+  el.link_kinds.reserve(by_edge.size());
+  el.steps.reserve(by_edge.size());
+  el.edge_links.resize(by_edge.size());
+  for (const auto& edges : out_edges) {
+    el.port_begin.push_back(static_cast<std::uint32_t>(el.links.size()));
+    for (std::uint32_t ei : edges) {
+      const Link& l = by_edge[ei];
+      el.edge_links[ei] = static_cast<std::uint32_t>(el.links.size());
+      el.links.push_back(l);
+      el.link_kinds.push_back(graph.edges[ei].kind);
       el.steps.push_back(
-          {l.dst, exclude_views[li], el.metric == RouteMetric::kDistance ? route_nm[li] : l.latency + l.ser_full});
+          {l.dst, exclude_views[ei], el.metric == RouteMetric::kDistance ? route_nm[ei] : l.latency + l.ser_full});
     }
   }
-  el.port_begin.push_back(static_cast<std::uint32_t>(el.port_links.size()));
+  el.port_begin.push_back(static_cast<std::uint32_t>(el.links.size()));
+  // Port labels view the elaboration's own copy of the kinds (complete now, so it never moves), not the graph.
+  for (std::size_t li = 0; li < el.links.size(); ++li) {
+    const Link& l = el.links[li];
+    el.nodes[l.src].out[li - el.port_begin[l.src]].label = el.link_kinds[li];
+    el.nodes[l.dst].in[l.dst_port].label = el.link_kinds[li];
+  }
   for (Node& n : el.nodes) {
     for (Port& p : n.out) p.peer = el.nodes[p.peer_index].id;
     for (Port& p : n.in) p.peer = el.nodes[p.peer_index].id;

@@ -37,13 +37,15 @@ struct Elaboration {
   std::unordered_map<std::string_view, NodeIndex> index;
   std::vector<std::uint32_t> stat_begin;  ///< per node: its first statistic in a system's table (+1 sentinel)
   std::uint32_t stat_count = 0;
-  std::vector<Link> links;                ///< in edge order, statistics zero
+  /// In port order: node by node, out-port by out-port (out-port p of node n is links[port_begin[n] + p]), so a
+  /// system's wires, loads and these are parallel, and a send finds all three by one index.
+  std::vector<Link> links;
   std::vector<std::string> link_kinds;    ///< parallel to links
-  std::vector<std::uint32_t> port_links;  ///< every out-port's link, node by node (a system's wires follow it)
-  std::vector<std::uint32_t> port_begin;  ///< first entry in port_links per node (+1 sentinel)
+  std::vector<std::uint32_t> port_begin;  ///< first link per node (+1 sentinel)
+  std::vector<std::uint32_t> edge_links;  ///< per edge of the graph, its link: reports list links in edge order
   std::vector<std::string> view_names;    ///< index = ViewId; 0 is "all"
   RouteMetric metric = RouteMetric::kLatency;
-  /// What a route search reads of each out-port, in port order (parallel to port_links): where it leads, the
+  /// What a route search reads of each out-port, in port order (parallel to links): where it leads, the
   /// routing views it is excluded from, and its cost: under kLatency the link's latency and one full flit's
   /// serialization, under kDistance its route_mm in nm.
   struct Step {

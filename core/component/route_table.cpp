@@ -14,8 +14,8 @@ bool routes_alike(const Elaboration& a, const Elaboration& b) {
   if (a.metric != b.metric || a.view_names.size() != b.view_names.size() || a.port_begin != b.port_begin ||
       a.steps != b.steps || a.id_order != b.id_order)
     return false;
-  for (std::size_t p = 0; p < a.port_links.size(); ++p)  // a route lists each port's node
-    if (a.links[a.port_links[p]].src != b.links[b.port_links[p]].src) return false;
+  for (std::size_t p = 0; p < a.links.size(); ++p)  // a route lists each port's node
+    if (a.links[p].src != b.links[p].src) return false;
   return true;
 }
 

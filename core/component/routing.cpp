@@ -199,7 +199,7 @@ const Route* Router::find(std::uint64_t key, NodeIndex from, NodeIndex to, ViewI
   r->cost = marks[to].mark.dist;
   for (NodeIndex v = to; v != from;) {
     const std::uint32_t p = marks[v].mark.port();
-    const NodeIndex src = el_.links[el_.port_links[p]].src;
+    const NodeIndex src = el_.links[p].src;
     r->nodes.push_back(src);
     r->ports.push_back(static_cast<PortIndex>(p - el_.port_begin[src]));
     v = src;
@@ -214,7 +214,7 @@ Tick Router::control_latency(const Route& route) const {
   Tick t = 0;
   for (std::size_t k = 0; k < route.ports.size(); ++k) {
     if (k > 0) t += transit_[route.nodes[k]];
-    t += el_.links[el_.port_links[el_.port_begin[route.nodes[k]] + route.ports[k]]].latency;
+    t += el_.links[el_.port_begin[route.nodes[k]] + route.ports[k]].latency;
   }
   return t;
 }

@@ -106,7 +106,9 @@ std::span<const Stat> SimulatedSystem::stats_of(NodeIndex n) const noexcept {
   return {sim_.stats_.data() + begin[n], sim_.stats_.data() + begin[n + 1]};
 }
 
-Traffic SimulatedSystem::traffic(const Link& link) const noexcept { return sim_.traffic(link.wire); }
+Traffic SimulatedSystem::traffic(const Link& link) const noexcept {
+  return sim_.traffic(static_cast<std::uint32_t>(&link - sim_.el_->links.data()));
+}
 std::string_view SimulatedSystem::view_name(ViewId view) const { return sim_.router_.view_name(view); }
 
 RouteInfo SimulatedSystem::route_info(std::string_view from, std::string_view to, std::string_view view) {
@@ -123,7 +125,7 @@ RouteInfo SimulatedSystem::route_info(std::string_view from, std::string_view to
     h.impl = n.impl;
     h.transit_ns = ticks_to_ns(sim_.router_.transit(r.nodes[k]));
     if (k < r.ports.size()) {
-      const std::uint32_t li = el.port_links[el.port_begin[r.nodes[k]] + r.ports[k]];
+      const std::uint32_t li = el.port_begin[r.nodes[k]] + r.ports[k];
       const Link& l = el.links[li];
       h.link_kind = el.link_kinds[li];
       h.link_bw_gbs = l.bandwidth_gbs;
@@ -138,7 +140,7 @@ RouteInfo SimulatedSystem::route_info(std::string_view from, std::string_view to
 std::vector<LinkUse> SimulatedSystem::link_use() const {
   const Elaboration& el = *sim_.el_;
   std::vector<LinkUse> out;
-  for (std::size_t i = 0; i < el.links.size(); ++i) {
+  for (const std::uint32_t i : el.edge_links) {  // (in the graph's order)
     const Link& l = el.links[i];
     const Traffic w = traffic(l);
     if (w.bytes == 0) continue;

@@ -33,12 +33,11 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
                       std::to_string(std::size_t{1} << kNodeBits));
   exec_ = executor ? executor(*this) : std::make_unique<LocalExecutor>(*this);
   // The wires first, so a constructor may already ask for routes; their receivers once those exist.
-  wires_.resize(el_->port_links.size());
+  wires_.resize(links_.size());
   loads_.resize(wires_.size());
   for (std::size_t p = 0; p < wires_.size(); ++p) {
     Wire& w = wires_[p];
-    w.link = el_->port_links[p];
-    const Link& l = links_[w.link];
+    const Link& l = links_[p];
     w.latency = l.latency;
     w.dst_port = l.dst_port;
     w.plain = !l.dst_flit_aware && l.accepts == 0;
@@ -51,7 +50,7 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
                    [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
   for (Wire& w : wires_) {
-    const NodeIndex dst = links_[w.link].dst;
+    const NodeIndex dst = link_of(w).dst;
     w.dst = exec_->runs(dst) ? components_[dst].get() : nullptr;  // another part's: through Executor::send_away
     if (!w.dst) w.plain = 0;
   }
@@ -90,14 +89,14 @@ void Simulation::release() {
   released_ = true;
 }
 
-Traffic Simulation::traffic(std::uint32_t wire) const noexcept {
+Traffic Simulation::traffic(std::uint32_t link) const noexcept {
   if (released_) {
-    auto it = std::lower_bound(kept_traffic_.begin(), kept_traffic_.end(), wire,
-                               [](const auto& k, std::uint32_t w) { return k.first < w; });
-    return it != kept_traffic_.end() && it->first == wire ? it->second : Traffic{};
+    auto it = std::lower_bound(kept_traffic_.begin(), kept_traffic_.end(), link,
+                               [](const auto& k, std::uint32_t l) { return k.first < l; });
+    return it != kept_traffic_.end() && it->first == link ? it->second : Traffic{};
   }
-  const Load& l = loads_[wire];
-  return {wires_[wire].messages, l.flits, l.bytes, l.busy};
+  const Load& l = loads_[link];
+  return {wires_[link].messages, l.flits, l.bytes, l.busy};
 }
 
 void no_port(const Simulation& s, NodeIndex from, PortIndex out) {
@@ -180,7 +179,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
     ev.hop = hop;
     ev.last_bytes = shape.last_bytes;
     ev.train_start = start + link.latency;
-    ev.link = wire.link;
+    ev.link = static_cast<std::uint32_t>(&link - links_.data());
     ev.train = shape.count > 1;
   } else {
     Event& ev = new_event(start + link.whole_ser(shape) + link.latency, 128, EventKind::kMessage, wire.dst, link.src);
@@ -210,7 +209,7 @@ void Simulation::send(NodeIndex from, PortIndex out, Ref<Message> msg, Tick at) 
 }
 
 void Simulation::send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at) {
-  const Link& link = links_[wire.link];
+  const Link& link = link_of(wire);
   // (a multiplication, not a division: this is the send path of every message)
   if (msg->bytes >= std::uint64_t{link.flit_bytes} * std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
     fail_at(*this, from,
@@ -237,7 +236,7 @@ void Simulation::forward(NodeIndex from, PortIndex out, const Flit& flit, Tick a
   if (at < engine_.now()) fail_at(*this, from, "forwards a flit at a time in the past");
   Wire& wire = out_wire(from, out);
   Load& load = load_of(wire);
-  const Link& link = links_[wire.link];
+  const Link& link = link_of(wire);
   if (link.accepts && flit.first()) [[unlikely]]
     check_type(*this, link, *flit.msg);
   Tick start = load.reserve(link, at, {1, flit.bytes});

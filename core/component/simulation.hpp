@@ -51,7 +51,7 @@ class Simulation final : public Simulator, private EventTarget {
   ~Simulation();
 
   using Node = Elaboration::Node;
-  /// What it was built from: its nodes (elaboration()->nodes) and links in edge order (->links) among the rest.
+  /// What it was built from: its nodes (elaboration()->nodes) and links in port order (->links) among the rest.
   const std::shared_ptr<const Elaboration>& elaboration() const noexcept { return el_; }
   /// What a bench sees of it: its statistics and link traffic among the rest.
   SimulatedSystem& system() noexcept { return system_; }
@@ -95,9 +95,9 @@ class Simulation final : public Simulator, private EventTarget {
   /// statistics, the traffic of the wires that carried any, the executor's time and counts. For a finished system
   /// (SimulatedSystem::release); it runs nothing more.
   void release();
-  /// What went over the wire of out-port index `wire` (parallel to the elaboration's port_links): live, or as
-  /// release kept it.
-  Traffic traffic(std::uint32_t wire) const noexcept;
+  /// What went over link `link` (an index into elaboration()->links, which the wires parallel): live, or as release
+  /// kept it.
+  Traffic traffic(std::uint32_t link) const noexcept;
 
   /// Log data operations into `log` (nullptr = off, the default: then the
   /// timing pass does no op-log work at all).
@@ -118,9 +118,12 @@ class Simulation final : public Simulator, private EventTarget {
       no_port(*this, from, out);
     return wires_[begin + out];
   }
-  /// A wire's occupancy: loads_ runs parallel to wires_, so its index comes from the wire's place, not through its
-  /// link (the two are then fetched at once).
+  /// A wire's occupancy: loads_ runs parallel to wires_, so its index comes from the wire's place.
   Load& load_of(const Wire& wire) noexcept { return loads_[static_cast<std::size_t>(&wire - wires_.data())]; }
+  /// A wire's link, found the same way: the three are fetched at once, none waits for another's index.
+  const Link& link_of(const Wire& wire) const noexcept {
+    return links_[static_cast<std::size_t>(&wire - wires_.data())];
+  }
   /// An event scheduled by node `from`, ordered among those of its time and priority as docs/architecture.md,
   /// "The order of simultaneous events", says.
   Event& new_event(Tick at, std::uint8_t priority, EventKind kind, Component* to, NodeIndex from,
@@ -160,7 +163,7 @@ class Simulation final : public Simulator, private EventTarget {
   ServiceBoard services_;
   bool finished_ = false;  ///< SimulatedSystem::finish ran
   bool released_ = false;  ///< release ran: wires_ and loads_ are gone, kept_traffic_ holds what they carried
-  std::vector<std::pair<std::uint32_t, Traffic>> kept_traffic_;  ///< by wire, those that carried anything
+  std::vector<std::pair<std::uint32_t, Traffic>> kept_traffic_;  ///< by link, those that carried anything
   OpLog* oplog_ = nullptr;
   /// The executor asked for events to keep their scheduler's count and note their place (Executor::set_op_log).
   /// (With oplog_ set, no send takes the untied hot path.)

@@ -24,7 +24,6 @@ struct Link {
   double bandwidth_gbs = 0.0;  ///< 0 = unlimited
   Tick ser_full = 0;           ///< serialization of one full flit
   std::uint32_t flit_bytes = 256;
-  std::uint32_t wire = 0;  ///< its place in port order: the index of its Wire in a system
 
   Tick ser(std::uint32_t nbytes) const noexcept {
     return nbytes == flit_bytes ? ser_full : serialization_ticks(nbytes, bandwidth_gbs);
@@ -50,12 +49,12 @@ struct Link {
 static_assert(sizeof(Link) == 48);  // (the views a link is excluded from are the route search's: Elaboration::steps)
 
 /// A link in one system, as a message with no bytes needs it: half a cache line per out-port, kept in port order
-/// (the simulation's wires[port_begin[node] + port]), so the sends of a mesh's control messages touch nothing else.
+/// like the links (the simulation's wires[port_begin[node] + port] is the wire of links[port_begin[node] + port]), so
+/// the sends of a mesh's control messages touch nothing else.
 struct alignas(32) Wire {
   Component* dst = nullptr;  ///< the receiving component: the event's handler
   Tick latency = 0;
   std::uint64_t messages = 0;  ///< whole messages sent
-  std::uint32_t link = 0;      ///< index of its Link
   PortIndex dst_port : 31 = 0;
   std::uint32_t plain : 1 = 0;  ///< the receiver takes whole messages of any type: a 0-byte one needs no more
 };

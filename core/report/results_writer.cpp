@@ -195,7 +195,8 @@ class Writer {
     for (std::size_t k = 0; k < run_.systems->size(); ++k) {
       Simulation& s = *(*run_.systems)[k];
       const double span = ticks_to_ns(s.now());
-      for (const auto& l : s.elaboration()->links) {
+      for (const std::uint32_t i : s.elaboration()->edge_links) {  // (in the graph's order)
+        const Link& l = s.elaboration()->links[i];
         const Traffic u = s.system().traffic(l);
         if (u.bytes == 0) continue;
         w.begin_object();

@@ -193,7 +193,7 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
         }
   w.put(kNoMore);
   for (std::size_t p = 0; p < wires.size(); ++p)
-    if (runs(links[wires[p].link].src) && (first || agreed_wires_[p] != WireTraffic{wires[p].messages, loads[p]})) {
+    if (runs(links[p].src) && (first || agreed_wires_[p] != WireTraffic{wires[p].messages, loads[p]})) {
       w.put(static_cast<std::uint32_t>(p));
       w.put(wires[p].messages);
       w.put(loads[p]);
@@ -257,7 +257,7 @@ Tick SplitExecutor::gather_statistics(const Place& last) {
       std::copy(agreed_stats_.begin() + stat_begin[n], agreed_stats_.begin() + stat_begin[n + 1],
                 stats.begin() + stat_begin[n]);
   for (std::size_t p = 0; p < wires.size(); ++p)
-    if (!runs(links[wires[p].link].src)) {
+    if (!runs(links[p].src)) {
       wires[p].messages = agreed_wires_[p].messages;
       loads[p] = agreed_wires_[p].load;
     }
