@@ -142,7 +142,7 @@ std::vector<LinkUse> SimulatedSystem::link_use() const {
   std::vector<LinkUse> out;
   for (const std::uint32_t i : el.edge_links) {  // (in the graph's order)
     const Link& l = el.links[i];
-    const Traffic w = traffic(l);
+    const Traffic w = sim_.traffic(i);
     if (w.bytes == 0) continue;
     out.push_back({el.nodes[l.src].id, el.nodes[l.dst].id, el.link_kinds[i], w.messages, w.bytes, ticks_to_ns(w.busy)});
   }

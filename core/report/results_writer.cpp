@@ -197,7 +197,7 @@ class Writer {
       const double span = ticks_to_ns(s.now());
       for (const std::uint32_t i : s.elaboration()->edge_links) {  // (in the graph's order)
         const Link& l = s.elaboration()->links[i];
-        const Traffic u = s.system().traffic(l);
+        const Traffic u = s.traffic(i);
         if (u.bytes == 0) continue;
         w.begin_object();
         w.field("src", prefix(k) + s.elaboration()->nodes[l.src].id);
