@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unordered_map>
 
 #include "kbsim/text.hpp"
 #include "plugin/params_resolve.hpp"
@@ -62,6 +63,11 @@ std::uint16_t accepts_of(Elaboration& el, std::vector<std::pair<const PortSpec*,
 std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry& registry) {
   using Node = Elaboration::Node;
   std::vector<std::pair<const PortSpec*, std::uint16_t>> accepts_index;  // port spec -> its list in el.accepts
+  struct Impl {
+    const ComponentType* type = nullptr;
+    std::string library;
+  };
+  std::unordered_map<std::string_view, Impl> impls;  // the registry's answers so far, by implementation name
   auto made = std::make_shared<Elaboration>();
   Elaboration& el = *made;
   if (graph.nodes.size() >= (std::size_t{1} << 28))
@@ -69,6 +75,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   if (graph.edges.size() >= (std::size_t{1} << 29))
     throw ConfigError(graph.source + ": " + std::to_string(graph.edges.size()) + " edges; at most 2^29 are supported");
   el.nodes.resize(graph.nodes.size());
+  el.ids.resize(graph.nodes.size());
   el.index.reserve(graph.nodes.size());
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
     const NodeSpec& spec = graph.nodes[i];
@@ -78,13 +85,18 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     n.group = spec.group;
     if (n.id.empty()) throw ConfigError(spec.origin + ": node without an id");
     check_id(n.id, spec.origin);
-    auto [it, fresh] = el.index.emplace(n.id, static_cast<NodeIndex>(i));
-    if (!fresh)
-      throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " + graph.nodes[it->second].origin +
+    el.ids[i] = n.id;
+    if (const NodeIndex first = el.index.insert(static_cast<NodeIndex>(i), el.ids); first != kNoNode)
+      throw ConfigError(spec.origin + ": duplicate node id '" + n.id + "' (first at " + graph.nodes[first].origin +
                         ")");
-    n.type = &registry.component_for_impl(spec.impl, spec.origin);
-    auto lib = registry.impls().find(spec.impl);
-    n.library = lib == registry.impls().end() ? "?" : lib->second.library;
+    auto [known, fresh_impl] = impls.try_emplace(spec.impl);
+    if (fresh_impl) {  // (a system has thousands of nodes and a few implementations; an unknown one throws)
+      known->second.type = &registry.component_for_impl(spec.impl, spec.origin);
+      auto lib = registry.impls().find(spec.impl);
+      known->second.library = lib == registry.impls().end() ? "?" : lib->second.library;
+    }
+    n.type = known->second.type;
+    n.library = known->second.library;
     n.params = resolve_params(n.type->info.params, spec.params, spec.impl, spec.origin,
                               [&] { return registry.mapping_note(spec.impl); });
     n.send_delay = 0;
@@ -120,10 +132,10 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     auto at = [&] {  // (only for an error: it builds text)
       return e.generated ? e.origin + " (an edge " + e.src + " -> " + e.dst + " its front-end made)" : e.origin;
     };
-    auto src = el.index.find(e.src);
-    auto dst = el.index.find(e.dst);
-    if (src == el.index.end()) throw ConfigError(at() + ": edge from unknown node '" + e.src + "'");
-    if (dst == el.index.end()) throw ConfigError(at() + ": edge to unknown node '" + e.dst + "'");
+    const NodeIndex src = el.find_node(e.src);
+    const NodeIndex dst = el.find_node(e.dst);
+    if (src == kNoNode) throw ConfigError(at() + ": edge from unknown node '" + e.src + "'");
+    if (dst == kNoNode) throw ConfigError(at() + ": edge to unknown node '" + e.dst + "'");
     if (!(e.bandwidth_gbs >= 0.0)) throw ConfigError(at() + ": bandwidth_gbs must be >= 0");
     if (!(e.latency_ns >= 0.0)) throw ConfigError(at() + ": latency must be >= 0");
     if (e.latency_ns > kMaxTimeNs)
@@ -133,9 +145,9 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       throw ConfigError(at() + ": bandwidth_gbs " + format_number(e.bandwidth_gbs) +
                         " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
     if (e.flit_bytes == 0) throw ConfigError(at() + ": flit_bytes must be > 0");
-    Node& s = el.nodes[src->second];
-    Node& d = el.nodes[dst->second];
-    for (const NodeIndex end_index : {src->second, dst->second}) {
+    Node& s = el.nodes[src];
+    Node& d = el.nodes[dst];
+    for (const NodeIndex end_index : {src, dst}) {
       const Node& end = el.nodes[end_index];
       if (accepts(end.type->info, e.kind)) continue;
       const std::string why = end.id + " has no '" + e.kind + "' port" + suggest(e.kind, port_labels(end.type->info));
@@ -145,15 +157,15 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       if (!e.generated && chosen.rfind("--set ", 0) != 0)
         throw ConfigError(e.origin + ": edge " + s.id + " (" + s.impl + ") -> " + d.id + " (" + d.impl + ") of kind '" +
                           e.kind + "': " + why + registry.mapping_note(end.impl));
-      const bool out = end_index == src->second;
+      const bool out = end_index == src;
       throw ConfigError(chosen + ": " + end.impl + " does not fit here: " + why + ", which its " +
                         (out ? "edge to " + d.id : "edge from " + s.id) + " needs (" +
                         (e.generated ? "made by the topology front-end from " : "") + e.origin + ")" +
                         registry.mapping_note(end.impl));
     }
     Link l;
-    l.src = src->second;
-    l.dst = dst->second;
+    l.src = src;
+    l.dst = dst;
     l.dst_port = static_cast<PortIndex>(d.in.size());
     l.dst_flit_aware = d.type->info.flit_aware;
     l.accepts = accepts_of(el, accepts_index, d.type->info, e.kind);
@@ -170,10 +182,10 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       if (!(e.route_mm >= 0.0) || e.route_mm > 1e9) throw ConfigError(e.origin + ": route_mm must be in [0, 1e9]");
       route_nm.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
     }
-    out_edges[src->second].push_back(static_cast<std::uint32_t>(by_edge.size()));
+    out_edges[src].push_back(static_cast<std::uint32_t>(by_edge.size()));
     by_edge.push_back(l);
-    s.out.push_back({{}, {}, dst->second});  // (labelled once the links are in port order)
-    d.in.push_back({{}, {}, src->second});
+    s.out.push_back({{}, {}, dst});  // (labelled once the links are in port order)
+    d.in.push_back({{}, {}, src});
   }
   if (el.metric == RouteMetric::kDistance) {
     std::vector<NodeIndex> order(el.nodes.size());
@@ -220,21 +232,19 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       if (!e.node_ref) continue;
       const std::string& target = std::get<std::string>(e.value);
       if (target.empty()) continue;
-      auto it = el.index.find(target);
-      if (it == el.index.end() && e.origin == "default") continue;  // a default that names no node here: none
-      if (it == el.index.end()) {
+      const NodeIndex target_node = el.find_node(target);
+      if (target_node == kNoNode && e.origin == "default") continue;  // a default that names no node here: none
+      if (target_node == kNoNode) {
         if (ids.empty())
           for (const Node& m : el.nodes) ids.push_back(m.id);
         throw ConfigError(e.origin + ": parameter '" + e.name + "' of " + n.id + " (" + n.impl +
                           ") names unknown node '" + target + "'" + suggest(target, ids));
       }
-      e.node = it->second;
+      e.node = target_node;
     }
   }
-  el.ids.reserve(el.nodes.size());
   el.stat_begin.reserve(el.nodes.size() + 1);
   for (const Elaboration::Node& n : el.nodes) {
-    el.ids.push_back(n.id);
     el.stat_begin.push_back(el.stat_count);
     el.stat_count += static_cast<std::uint32_t>(n.type->info.stats.size());
   }

@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "component/id_index.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/component.hpp"
 #include "kbsim/graph.hpp"
@@ -34,7 +34,9 @@ struct Elaboration {
   };
   std::vector<Node> nodes;
   std::vector<std::string_view> ids;  ///< per node, compact: its id, stamped on every message it sends
-  std::unordered_map<std::string_view, NodeIndex> index;
+  IdIndex index;                      ///< the nodes by id (find_node)
+  /// The node whose id is `id`, or kNoNode.
+  NodeIndex find_node(std::string_view id) const noexcept { return index.find(id, ids); }
   std::vector<std::uint32_t> stat_begin;  ///< per node: its first statistic in a system's table (+1 sentinel)
   std::uint32_t stat_count = 0;
   /// In port order: node by node, out-port by out-port (out-port p of node n is links[port_begin[n] + p]), so a

@@ -329,9 +329,9 @@ void Simulation::request_stop() noexcept {
 }
 
 NodeIndex Simulation::find_node(std::string_view id) const {
-  auto it = el_->index.find(id);
-  if (it == el_->index.end()) throw ConfigError("unknown node '" + std::string(id) + "'");
-  return it->second;
+  const NodeIndex n = el_->find_node(id);
+  if (n == kNoNode) throw ConfigError("unknown node '" + std::string(id) + "'");
+  return n;
 }
 
 Stat& Simulation::stat(NodeIndex self, std::string_view name) {

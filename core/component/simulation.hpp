@@ -68,10 +68,7 @@ class Simulation final : public Simulator, private EventTarget {
   ViewId find_view(std::string_view name) const override { return router_.find_view(name); }
   std::span<const RawParam> attrs() const noexcept override { return el_->attrs; }
   NodeIndex find_node(std::string_view id) const override;
-  NodeIndex lookup_node(std::string_view id) const noexcept override {
-    auto it = el_->index.find(id);
-    return it == el_->index.end() ? kNoNode : it->second;
-  }
+  NodeIndex lookup_node(std::string_view id) const noexcept override { return el_->find_node(id); }
   std::string_view node_id(NodeIndex n) const noexcept override { return nodes_[n].id; }
   ComponentContext context(NodeIndex n) const noexcept override {
     const Node& node = nodes_[n];
