@@ -123,7 +123,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
   el.metric = graph.route_metric;
   std::vector<Link> by_edge;  // the links in edge order, put in port order below
   by_edge.reserve(graph.edges.size());
-  std::vector<std::vector<std::uint32_t>> out_edges(el.nodes.size());  // each node's, in edge order: its out-ports
+  std::vector<std::uint32_t> out_ports(el.nodes.size()), in_ports(el.nodes.size());  // per node, so far
   std::vector<Tick> route_nm;  // per edge: route_mm in nm (RouteMetric::kDistance only; in the steps below)
   std::vector<std::uint32_t> exclude_views;  // per edge: bit v set when routing view v may not use it (the same)
   for (const EdgeSpec& e : graph.edges) {
@@ -145,8 +145,8 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       throw ConfigError(at() + ": bandwidth_gbs " + format_number(e.bandwidth_gbs) +
                         " is too small to simulate (0 means unlimited; otherwise at least 1e-6)");
     if (e.flit_bytes == 0) throw ConfigError(at() + ": flit_bytes must be > 0");
-    Node& s = el.nodes[src];
-    Node& d = el.nodes[dst];
+    const Node& s = el.nodes[src];
+    const Node& d = el.nodes[dst];
     for (const NodeIndex end_index : {src, dst}) {
       const Node& end = el.nodes[end_index];
       if (accepts(end.type->info, e.kind)) continue;
@@ -166,7 +166,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     Link l;
     l.src = src;
     l.dst = dst;
-    l.dst_port = static_cast<PortIndex>(d.in.size());
+    l.dst_port = static_cast<PortIndex>(in_ports[dst]++);
     l.dst_flit_aware = d.type->info.flit_aware;
     l.accepts = accepts_of(el, accepts_index, d.type->info, e.kind);
     l.latency = ns_to_ticks(e.latency_ns);
@@ -182,10 +182,8 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
       if (!(e.route_mm >= 0.0) || e.route_mm > 1e9) throw ConfigError(e.origin + ": route_mm must be in [0, 1e9]");
       route_nm.push_back(static_cast<Tick>(std::llround(e.route_mm * 1e6)));
     }
-    out_edges[src].push_back(static_cast<std::uint32_t>(by_edge.size()));
+    ++out_ports[src];
     by_edge.push_back(l);
-    s.out.push_back({{}, {}, dst});  // (labelled once the links are in port order)
-    d.in.push_back({{}, {}, src});
   }
   if (el.metric == RouteMetric::kDistance) {
     std::vector<NodeIndex> order(el.nodes.size());
@@ -195,33 +193,31 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     for (std::size_t k = 0; k < order.size(); ++k) el.id_order[order[k]] = static_cast<NodeIndex>(k);
     el.by_order = std::move(order);
   }
-  // Links in port order: out-port p of node n is link port_begin[n] + p (and a system's wire of the same index).
-  el.port_begin.reserve(el.nodes.size() + 1);
-  el.links.reserve(by_edge.size());
-  el.link_kinds.reserve(by_edge.size());
-  el.steps.reserve(by_edge.size());
+  // Links in port order: out-port p of node n is link port_begin[n] + p (and a system's wire of the same index). A
+  // node's out-ports, and its in-ports, are its edges in the graph's order.
+  el.port_begin.resize(el.nodes.size() + 1);
+  for (std::size_t n = 0; n < el.nodes.size(); ++n) {
+    el.port_begin[n + 1] = el.port_begin[n] + out_ports[n];
+    el.nodes[n].out.reserve(out_ports[n]);
+    el.nodes[n].in.reserve(in_ports[n]);
+  }
+  el.links.resize(by_edge.size());
+  el.link_kinds.resize(by_edge.size());
+  el.steps.resize(by_edge.size());
   el.edge_links.resize(by_edge.size());
-  for (const auto& edges : out_edges) {
-    el.port_begin.push_back(static_cast<std::uint32_t>(el.links.size()));
-    for (std::uint32_t ei : edges) {
-      const Link& l = by_edge[ei];
-      el.edge_links[ei] = static_cast<std::uint32_t>(el.links.size());
-      el.links.push_back(l);
-      el.link_kinds.push_back(graph.edges[ei].kind);
-      el.steps.push_back(
-          {l.dst, exclude_views[ei], el.metric == RouteMetric::kDistance ? route_nm[ei] : l.latency + l.ser_full});
-    }
-  }
-  el.port_begin.push_back(static_cast<std::uint32_t>(el.links.size()));
-  // Port labels view the elaboration's own copy of the kinds (complete now, so it never moves), not the graph.
-  for (std::size_t li = 0; li < el.links.size(); ++li) {
-    const Link& l = el.links[li];
-    el.nodes[l.src].out[li - el.port_begin[l.src]].label = el.link_kinds[li];
-    el.nodes[l.dst].in[l.dst_port].label = el.link_kinds[li];
-  }
-  for (Node& n : el.nodes) {
-    for (Port& p : n.out) p.peer = el.nodes[p.peer_index].id;
-    for (Port& p : n.in) p.peer = el.nodes[p.peer_index].id;
+  std::vector<std::uint32_t>& next_port = out_ports;  // per node: the link its next out-port is
+  std::copy(el.port_begin.begin(), el.port_begin.end() - 1, next_port.begin());
+  for (std::size_t ei = 0; ei < by_edge.size(); ++ei) {
+    const Link& l = by_edge[ei];
+    const std::uint32_t li = next_port[l.src]++;
+    el.edge_links[ei] = li;
+    el.links[li] = l;
+    el.link_kinds[li] = graph.edges[ei].kind;
+    el.steps[li] = {l.dst, exclude_views[ei],
+                    el.metric == RouteMetric::kDistance ? route_nm[ei] : l.latency + l.ser_full};
+    // Ports view the elaboration's own kinds and ids, which stay where they are, not the graph's.
+    el.nodes[l.src].out.push_back({el.link_kinds[li], el.nodes[l.dst].id, l.dst});
+    el.nodes[l.dst].in.push_back({el.link_kinds[li], el.nodes[l.src].id, l.src});
   }
 
   // Node references (kNode parameters) resolve now, so a component never looks a collaborator up by name.
