@@ -92,8 +92,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     auto [known, fresh_impl] = impls.try_emplace(spec.impl);
     if (fresh_impl) {  // (a system has thousands of nodes and a few implementations; an unknown one throws)
       known->second.type = &registry.component_for_impl(spec.impl, spec.origin);
-      auto lib = registry.impls().find(spec.impl);
-      known->second.library = lib == registry.impls().end() ? "?" : lib->second.library;
+      known->second.library = registry.impls().at(spec.impl).library;  // (known: component_for_impl found it)
     }
     n.type = known->second.type;
     n.library = known->second.library;

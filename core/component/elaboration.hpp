@@ -25,7 +25,7 @@ struct Elaboration {
   struct Node {
     std::string id;
     std::string impl;
-    std::string library;  ///< the plugin library providing it ("?" if unknown)
+    std::string library;  ///< the plugin library providing it
     std::string group;    ///< NodeSpec::group
     const ComponentType* type = nullptr;
     Params params;

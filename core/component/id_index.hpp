@@ -29,28 +29,30 @@ class IdIndex {
   /// Index node `i` by ids[i]: kNoNode, or the node already indexed by the same id (then `i` is not).
   NodeIndex insert(NodeIndex i, Ids ids) {
     const std::uint64_t h = hash(ids[i]);
-    std::size_t s = h & mask_;
-    for (; slots_[s] != 0; s = (s + 1) & mask_)
-      if (tag(slots_[s]) == tag_of(h) && ids[node(slots_[s])] == ids[i]) return node(slots_[s]);
-    slots_[s] = (std::uint64_t{tag_of(h)} << 32) | (std::uint64_t{i} + 1);
+    std::uint64_t& slot = slots_[probe(ids[i], h, ids)];
+    if (slot != 0) return node(slot);
+    slot = (h & kHigh) | (std::uint64_t{i} + 1);
     return kNoNode;
   }
   /// The node whose id is `id`, or kNoNode.
   NodeIndex find(std::string_view id, Ids ids) const noexcept {
     if (slots_.empty()) return kNoNode;
-    const std::uint64_t h = hash(id);
-    for (std::size_t s = h & mask_; slots_[s] != 0; s = (s + 1) & mask_)
-      if (tag(slots_[s]) == tag_of(h) && ids[node(slots_[s])] == id) return node(slots_[s]);
-    return kNoNode;
+    const std::uint64_t slot = slots_[probe(id, hash(id), ids)];
+    return slot != 0 ? node(slot) : kNoNode;
   }
 
  private:
+  static constexpr std::uint64_t kHigh = 0xffffffff00000000u;  ///< the hash's half a slot keeps
   static std::uint64_t hash(std::string_view id) noexcept { return std::hash<std::string_view>{}(id); }
-  static std::uint32_t tag_of(std::uint64_t h) noexcept { return static_cast<std::uint32_t>(h >> 32); }
-  static std::uint32_t tag(std::uint64_t slot) noexcept { return static_cast<std::uint32_t>(slot >> 32); }
-  static NodeIndex node(std::uint64_t slot) noexcept { return static_cast<NodeIndex>((slot & 0xffffffffu) - 1); }
+  static NodeIndex node(std::uint64_t slot) noexcept { return static_cast<NodeIndex>((slot & ~kHigh) - 1); }
+  /// The slot holding `id` (whose hash is `h`), or the empty one where it would go.
+  std::size_t probe(std::string_view id, std::uint64_t h, Ids ids) const noexcept {
+    std::size_t s = h & mask_;
+    while (slots_[s] != 0 && (((slots_[s] ^ h) & kHigh) != 0 || ids[node(slots_[s])] != id)) s = (s + 1) & mask_;
+    return s;
+  }
 
-  std::vector<std::uint64_t> slots_;  ///< per slot: the hash's high half << 32 | node + 1 (0: empty)
+  std::vector<std::uint64_t> slots_;  ///< per slot: the hash's high half, and node + 1 in the low (0: empty)
   std::size_t mask_ = 0;              ///< slots - 1 (a power of two)
 };
 
