@@ -167,6 +167,7 @@ std::shared_ptr<const Elaboration> elaborate(const Graph& graph, const Registry&
     l.dst = dst;
     l.dst_port = static_cast<PortIndex>(in_ports[dst]++);
     l.dst_flit_aware = d.type->info.flit_aware;
+    l.dst_trains = d.type->info.flit_aware && d.type->info.trains;
     l.accepts = accepts_of(el, accepts_index, d.type->info, e.kind);
     l.latency = ns_to_ticks(e.latency_ns);
     l.bandwidth_gbs = e.bandwidth_gbs;

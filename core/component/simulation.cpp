@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <queue>
 
@@ -49,10 +50,15 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     crash::guarded(*this, static_cast<NodeIndex>(i), "construction",
                    [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
+  // Flit trains are taken whole only with KBSIM_TRAINS=1 for now (docs/architecture.md, "Flit trains advanced as a
+  // whole": what turning them on by default still changes).
+  const char* on = std::getenv("KBSIM_TRAINS");
+  trains_on_ = on && std::string_view(on) == "1";
   for (Wire& w : wires_) {
     const NodeIndex dst = link_of(w).dst;
     w.dst = exec_->runs(dst) ? components_[dst].get() : nullptr;  // another part's: through Executor::send_away
     if (!w.dst) w.plain = 0;
+    if (!w.dst) trains_on_ = false;  // (a train's flits would cross to another part one by one)
   }
   // Every component is built and set up (routes need every node's transit cost, and the bench may call any through
   // its interface). An executor of several parts may hold an error, to end every part together.
@@ -68,7 +74,9 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
 }
 
 Simulation::~Simulation() {
-  // Components go first: they may hold messages whose pools live in plugins.
+  // Components go first (and the trains' records, which hold messages too): they may hold messages whose pools
+  // live in plugins.
+  trains_.clear();
   for (auto& c : components_) c.reset();
   // Then services, newest first (a service may use those made before it).
   services_.clear();
@@ -79,6 +87,7 @@ void Simulation::release() {
   for (std::uint32_t p = 0; p < wires_.size(); ++p)
     if (const Traffic t = traffic(p); t.messages != 0 || t.bytes != 0) kept_traffic_.push_back({p, t});
   // As the destructor does: components first (they may hold messages whose pools live in plugins), then services.
+  trains_.clear();
   for (auto& c : components_) c.reset();
   std::vector<std::unique_ptr<Component>>().swap(components_);
   services_.clear();
@@ -109,8 +118,6 @@ void fail_at(const Simulation& s, NodeIndex node, const std::string& what) {
   throw SimError("t=" + format_ns(ticks_to_ns(s.now())) + " ns: " + std::string(s.node_id(node)) + ": " + what);
 }
 
-namespace {
-/// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
 void check_type(const Simulation& s, const Link& link, const Message& msg) {
   const Elaboration& el = *s.elaboration();
   const std::vector<TypeId>& ids = el.accepts[link.accepts - 1];
@@ -127,7 +134,6 @@ void check_type(const Simulation& s, const Link& link, const Message& msg) {
               el.link_kinds[static_cast<std::size_t>(&link - el.links.data())] + "' port, which accepts only " +
               join(el.accepts_names[link.accepts - 1]));
 }
-}  // namespace
 
 std::uint32_t Simulation::fresh_root(NodeIndex from) {
   exec_->outside_handler(from);                                           // (the bench, or a component's setup)
@@ -169,6 +175,7 @@ void Simulation::deliver(const Wire& wire, const Link& link, Ref<Message> msg, s
     return;
   }
   if (link.dst_flit_aware) {
+    if (link.dst_trains && shape.count > 1 && send_train(wire, link, msg, hop, shape, start)) return;
     // The first flit of a train; the event re-arms itself for the others.
     Event& ev = new_event(start + link.first_ser(shape) + link.latency, 128, EventKind::kFlit, wire.dst, link.src);
     ev.take(std::move(msg));
@@ -307,6 +314,7 @@ EventId Simulation::schedule(NodeIndex self, Tick at, std::uint64_t tag, Ref<Mes
       if (last) ev.bytes = ev.last_bytes;
       return ev.train_start + Tick{ev.index} * link.ser_full + (last ? link.ser(ev.last_bytes) : link.ser_full);
     }
+    case EventKind::kTrain: return on_train_event(c, ev);
   }
   return kNever;
 }
@@ -321,6 +329,7 @@ bool Simulation::run_events(Tick t, bool advance) {
 void Simulation::set_op_log(OpLog* log) {
   oplog_ = log;
   placing_ = exec_->set_op_log(log);
+  if (placing_) trains_on_ = false;  // (an executor that notes each event's place notes each flit's)
 }
 
 void Simulation::request_stop() noexcept {

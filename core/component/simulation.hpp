@@ -21,6 +21,7 @@
 #include "component/router.hpp"
 #include "component/services.hpp"
 #include "component/simulated_system.hpp"
+#include "component/trains.hpp"
 #include "fabric/link.hpp"
 #include "kbsim/bench.hpp"
 #include "kbsim/graph.hpp"
@@ -37,6 +38,8 @@ inline constexpr unsigned kNodeBits = 24;
 inline constexpr Tick kMaxOrderDelay = (Tick{1} << (64 - kNodeBits)) - 1;
 
 class Simulation;
+/// The receiving port of `link` declares the message types it accepts: fail unless `msg` is one.
+void check_type(const Simulation& s, const Link& link, const Message& msg);
 /// A send on an out-port `from` does not have.
 [[noreturn]] void no_port(const Simulation& s, NodeIndex from, PortIndex out);
 
@@ -84,6 +87,9 @@ class Simulation final : public Simulator, private EventTarget {
   void op_resume(NodeIndex self, const Message& msg) override {
     if (oplog_ && msg.data_op()) oplog_->restart(self, msg, now());
   }
+  bool forward_train(NodeIndex from, PortIndex out, const Train& train, const FlitTimes& ready) override;
+  void cut_train(NodeIndex self, TrainId id) override;
+  void done_train(NodeIndex self, TrainId id) override;
 
   /// Its services (those the run provided and those plugins made).
   ServiceBoard& services() noexcept { return services_; }
@@ -130,6 +136,10 @@ class Simulation final : public Simulator, private EventTarget {
                       EventId* id = nullptr);
   /// The order of an event scheduled by `from` for `at` (what new_event gives it).
   Order order_for(Tick at, NodeIndex from);
+  /// The lane of an event scheduled by `from` for `at`, as of time `when`.
+  static std::uint64_t lane_for(Tick at, Tick when, NodeIndex from) noexcept {
+    return (kMaxOrderDelay - std::min<Tick>(at - when, kMaxOrderDelay)) << kNodeBits | from;
+  }
   /// Run this process's events up to `t` (the engine's loop, with this simulation's handler inlined into it).
   /// `advance`: the clock moves to `t` when nothing is left before it. Returns whether a stop ended it.
   bool run_events(Tick t, bool advance = true);
@@ -140,6 +150,29 @@ class Simulation final : public Simulator, private EventTarget {
   [[gnu::noinline]] std::uint32_t fresh_root(NodeIndex from);
   void send_general(Wire& wire, NodeIndex from, Ref<Message> msg, Tick at);
   void deliver(const Wire& wire, const Link& link, Ref<Message> msg, std::uint32_t hop, Link::Shape shape, Tick start);
+
+  // Flit trains (trains.cpp).
+  /// A message sent whole to a node that takes trains, as one: false if it cannot go so.
+  bool send_train(const Wire& wire, const Link& link, Ref<Message>& msg, std::uint32_t hop, Link::Shape shape,
+                  Tick start);
+  /// A kTrain event: the train's first flit at a node that has not seen it yet, or the next flit of a walk.
+  Tick on_train_event(Component& c, Event& ev);
+  /// Schedule record `i`'s event for flit `flit`, at its time and in its order.
+  void arm_train(std::uint32_t i, std::uint32_t flit, Component* to);
+  /// The lane of flit `i`'s event at record `h`'s node.
+  std::uint64_t train_lane(const TrainHop& h, std::uint32_t i) const noexcept;
+  /// Flits [keep, whole) of record `i` did not pass as computed: undo them at its node, on its out-link and beyond.
+  void unwind_train(std::uint32_t i, std::uint32_t keep);
+  /// Only flits [0, lim) of record `i` arrive as computed: the others come from the node before one by one.
+  void shorten_train(TrainId id, std::uint32_t lim);
+  /// Free record `i` once nothing needs it: its node does not hold it and no event of it is pending.
+  void settle_train(std::uint32_t i);
+  /// A view of record `i` for its node.
+  Train train_view(std::uint32_t i) {
+    Train t = trains_[i].view();
+    t.id = trains_.id_of(i);
+    return t;
+  }
 
   // What the graph elaborated to (shared with other systems of an equal graph), and views of it.
   std::shared_ptr<const Elaboration> el_;
@@ -166,6 +199,9 @@ class Simulation final : public Simulator, private EventTarget {
   /// (With oplog_ set, no send takes the untied hot path.)
   bool placing_ = false;
   std::unique_ptr<Executor> exec_;
+  TrainPool trains_;
+  /// Flit trains may be advanced as a whole: every node runs here, and no executor notes each event's place.
+  bool trains_on_ = false;
   SimulatedSystem system_{*this};
 };
 
@@ -174,8 +210,7 @@ class Simulation final : public Simulator, private EventTarget {
   // Then the earlier scheduled first (the longer delay; delays from 2^40 ps, about 1.1 s, on count as equal), then
   // the lower scheduling node; what is still equal comes from one node, in the order it scheduled.
   const std::uint32_t root = engine_.dispatching() ? engine_.running_root() : fresh_root(from);
-  const Tick delay = std::min<Tick>(at - engine_.now(), kMaxOrderDelay);
-  return {root, (kMaxOrderDelay - delay) << kNodeBits | from};
+  return {root, lane_for(at, engine_.now(), from)};
 }
 
 /// A system that owns its simulation, made of `args` as Simulation's constructors take them.

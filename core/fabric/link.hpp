@@ -19,6 +19,7 @@ struct Link {
   NodeIndex dst = 0;
   PortIndex dst_port = 0;  ///< in-port index at dst
   bool dst_flit_aware = false;
+  bool dst_trains = false;    ///< (flit-aware) the receiver takes flit trains as a whole (ComponentInfo::trains)
   std::uint16_t accepts = 0;  ///< 0: any message; else 1 + the receiving port's list of accepted types
   Tick latency = 0;
   double bandwidth_gbs = 0.0;  ///< 0 = unlimited

@@ -43,7 +43,7 @@
 
 namespace kbsim::core {
 
-enum class EventKind : std::uint8_t { kTimer, kMessage, kFlit };
+enum class EventKind : std::uint8_t { kTimer, kMessage, kFlit, kTrain };
 
 /// Where an event stands among the events of its time and priority: by root, then lane, then insertion.
 struct Order {
@@ -76,7 +76,7 @@ struct alignas(64) Event {
   std::uint32_t generation = 0;  ///< the engine's: counts the slot's reuses, so a stale EventId is ignored
   std::uint32_t index = 0, count = 0, bytes = 0, hop = 0;
   std::uint32_t last_bytes = 0;
-  std::uint32_t link : 29 = 0;  ///< a flit's link (whose serialization times a train's next flit)
+  std::uint32_t link : 29 = 0;  ///< a flit's link (whose serialization times a train's next flit); a kTrain's record
   std::uint32_t kind_ : 2 = 0;
   std::uint32_t train : 1 = 0;  ///< a flit train: re-arms itself for the next flit
 
@@ -153,6 +153,15 @@ class Engine {
   /// the last part of their order by the slot).
   std::uint64_t running_lane() const noexcept { return chain_[running_].lane; }
   std::uint32_t running_slot() const noexcept { return running_; }
+  /// Whether the running event comes after an event of order `o` at the same time and priority (equal orders: the
+  /// other first, as one scheduled before it would be).
+  bool running_after(const Order& o) const noexcept {
+    const Chain& c = chain_[running_];
+    return o.root < c.root || (o.root == c.root && o.lane <= c.lane);
+  }
+  /// Give the running event, which its handler is about to fire again, the lane `lane` (a flit of a train walked
+  /// flit by flit is ordered as the flit it stands for).
+  void set_running_lane(std::uint64_t lane) noexcept { chain_[running_].lane = lane; }
 
  private:
   static constexpr std::uint32_t kNone = ~0u;

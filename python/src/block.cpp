@@ -183,7 +183,7 @@ ComponentType component_type(const std::string& file, const py::handle& declared
   auto [ports, stats] =
       extra.cast<std::pair<std::vector<std::pair<std::string, std::string>>,
                            std::vector<std::tuple<std::string, std::string, std::string, std::string>>>>();
-  ComponentInfo info{name, summary, param_specs(params), {}, {}, false, {}};
+  ComponentInfo info{name, summary, param_specs(params), {}, {}, false, false, {}};
   for (auto& [label, doc] : ports) info.ports.push_back({std::move(label), std::move(doc)});
   for (auto& [stat, stat_kind, unit, doc] : stats)
     info.stats.push_back({std::move(stat), stat_kind == "value" ? StatKind::kValue : StatKind::kCounter,

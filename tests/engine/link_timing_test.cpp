@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "harness.hpp"
 
 namespace kbsim {
@@ -165,6 +167,89 @@ TEST_F(LinkTiming, TwoTransfersContendForOneLinkFlitByFlit) {
   // The links into sw did not contend.
   EXPECT_EQ(link(*sys, "a", "sw").busy, ns(64));
   EXPECT_EQ(link(*sys, "b", "sw").busy, ns(64));
+}
+
+// A train that meets nothing crosses each transit as one event; another message arriving mid-train cuts it back
+// into flits at that instant (docs/architecture.md, "Flit trains advanced as a whole"). The times below are the
+// flit-by-flit model's, worked out by hand; the event counts show the trains were advanced whole until the cut.
+/// Flit trains on (KBSIM_TRAINS=1) while it lives: they are not yet on by default.
+struct TrainsOn {
+  TrainsOn() { ::setenv("KBSIM_TRAINS", "1", 1); }
+  ~TrainsOn() { ::unsetenv("KBSIM_TRAINS"); }
+  TrainsOn(const TrainsOn&) = delete;
+  TrainsOn& operator=(const TrainsOn&) = delete;
+};
+
+const char* kMeetMidTrain = R"(
+nodes:
+  - { id: a, impl: builtin.endpoint, params: { send_to: mem, send_bytes: 4096 } }
+  - { id: b, impl: builtin.endpoint, params: { send_to: mem, send_bytes: 1024, start_ns: 20 } }
+  - { id: c, impl: builtin.endpoint, params: { send_to: mem, send_bytes: 1024, start_ns: 21, count: 0 } }
+  - { id: sw1, impl: builtin.forwarding }
+  - { id: sw2, impl: builtin.forwarding }
+  - { id: mem, impl: builtin.endpoint }
+edges:
+  - { src: a, dst: sw1, bandwidth_gbs: 64, latency_ns: 2 }
+  - { src: c, dst: sw1, bandwidth_gbs: 64, latency_ns: 2 }
+  - { src: sw1, dst: sw2, bandwidth_gbs: 64, latency_ns: 2 }
+  - { src: b, dst: sw2, bandwidth_gbs: 64, latency_ns: 2 }
+  - { src: sw2, dst: mem, bandwidth_gbs: 64, latency_ns: 2 }
+)";
+
+TEST_F(LinkTiming, ATrainAloneCrossesEachTransitAsOneEvent) {
+  const TrainsOn trains;
+  // a's 16 flits reach sw1 at 6 + 4k, sw2 at 12 + 4k and mem at 18 + 4k: the tail at 78 ns.
+  auto sys = run(kMeetMidTrain, {"nodes.b.params.count=0"});
+  EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 78000u);
+  EXPECT_EQ(link(*sys, "sw2", "mem").flits, 16u);
+  EXPECT_EQ(link(*sys, "sw2", "mem").busy, ns(64));
+  EXPECT_EQ(sys->stat("sw2", "flits").count, 16u);
+  // a's timer, the train at sw1, the train at sw2, the message at mem.
+  EXPECT_EQ(sys->events(), 4u);
+}
+
+TEST_F(LinkTiming, TheSameTrainFlitByFlitTakesAnEventPerFlitPerTransit) {
+  auto sys = run(kMeetMidTrain, {"nodes.b.params.count=0"});
+  EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 78000u);
+  EXPECT_EQ(sys->events(), 1u + 16u + 16u + 1u);  // the timer, 16 flits at sw1, 16 at sw2, the message at mem
+}
+
+TEST_F(LinkTiming, AMessageMeetingATrainAtATransitCutsItThere) {
+  const TrainsOn trains;
+  // b's 4 flits reach sw2 at 26, 30, 34, 38 ns, among a's (12 + 4k). a0..a3 have left sw2 for mem by then
+  // (sw2 -> mem busy until 28); from there the two share sw2 -> mem flit by flit in the order they reach sw2:
+  // b0 28..32, a4 32..36, b1 36..40, a5 40..44, b2 44..48, a6 48..52, b3 52..56 (b's tail at mem at 58: 38 ns after
+  // it was sent), then a7.. a15 back to back, 56..92: a's tail at mem at 94 ns.
+  auto sys = run(kMeetMidTrain);
+  EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 38000u);
+  EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 94000u);
+  const core::Traffic shared = link(*sys, "sw2", "mem");
+  EXPECT_EQ(shared.flits, 20u);
+  EXPECT_EQ(shared.bytes, 5120u);
+  EXPECT_EQ(shared.messages, 2u);
+  EXPECT_EQ(shared.busy, ns(80));
+  EXPECT_EQ(sys->stat("sw2", "transactions").count, 2u);
+  EXPECT_EQ(sys->stat("sw2", "flits").count, 20u);
+  EXPECT_EQ(sys->stat("sw2", "bytes").count, 5120u);
+}
+
+TEST_F(LinkTiming, AMessageMeetingATrainUpstreamCutsItAlongTheWay) {
+  const TrainsOn trains;
+  // c's 4 flits reach sw1 at 27, 31, 35, 39 ns, while sw2 holds a's whole train. a0..a5 have left sw1 (sw1 -> sw2
+  // busy until 30); then c0 30..34, a6 34..38, c1 38..42, a7 42..46, c2 46..50, a8 50..54, c3 54..58, and a9..a15
+  // 58..86 on sw1 -> sw2. sw2 sees them 6 ns after they start there and forwards each at once: c's tail reaches
+  // mem at 54 + 12 = 66 (45 ns after it was sent), a's at 82 + 12 = 94.
+  auto sys = run(kMeetMidTrain, {"nodes.b.params.count=0", "nodes.c.params.count=1"});
+  EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 45000u);
+  EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 94000u);
+  for (const auto& [src, dst] : {std::pair{"sw1", "sw2"}, std::pair{"sw2", "mem"}}) {
+    const core::Traffic t = link(*sys, src, dst);
+    EXPECT_EQ(t.flits, 20u) << src;
+    EXPECT_EQ(t.busy, ns(80)) << src;
+    EXPECT_EQ(t.messages, 2u) << src;
+  }
+  EXPECT_EQ(sys->stat("sw2", "flits").count, 20u);
+  EXPECT_EQ(sys->stat("sw1", "bytes").count, 5120u);
 }
 
 TEST_F(LinkTiming, SystemsOfOneElaborationShareItAndNothingElse) {

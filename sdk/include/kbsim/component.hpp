@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kbsim/errors.hpp"
+#include "kbsim/flit_times.hpp"
 #include "kbsim/graph.hpp"
 #include "kbsim/message.hpp"
 #include "kbsim/params.hpp"
@@ -58,6 +59,35 @@ struct Flit {
   std::uint32_t hop;    ///< links crossed so far; index into msg->route->ports
   bool first() const noexcept { return index == 0; }
   bool last() const noexcept { return index + 1 == count; }
+};
+
+/// A message's flits on their way to one node as a train the core advances as a whole (docs/architecture.md, "Flit
+/// trains advanced as a whole"). Valid while the core holds it: a stale id is ignored.
+struct TrainId {
+  std::uint32_t slot = ~0u;
+  std::uint32_t generation = 0;
+  bool valid() const noexcept { return slot != ~0u; }
+};
+
+/// A flit train as its receiver sees it: flits [0, lim) arrive at the times `arrive` gives, unless another message
+/// meets them on the way (then the core cuts the train: on_train_cut); flits [lim, count) come one by one (on_flit).
+struct Train {
+  TrainId id;
+  Message* msg;
+  const FlitTimes* arrive;  ///< when each flit has arrived here
+  std::uint32_t count;      ///< flits of the whole message
+  std::uint32_t lim;        ///< flits that arrive as `arrive` says
+  std::uint32_t whole;      ///< flits the receiver advanced as a whole (on_train_cut: before the cut)
+  std::uint32_t hop;        ///< links crossed so far, as Flit::hop
+  std::uint32_t full_bytes, last_bytes;
+
+  std::uint32_t bytes_of(std::uint32_t i) const noexcept { return i + 1 < count ? full_bytes : last_bytes; }
+  /// Bytes of flits [from, to).
+  std::uint64_t bytes(std::uint32_t from, std::uint32_t to) const noexcept {
+    if (from >= to) return 0;
+    return std::uint64_t{to - from} * full_bytes - (to == count ? full_bytes - last_bytes : 0);
+  }
+  Flit flit(std::uint32_t i) const noexcept { return {msg, i, count, bytes_of(i), hop}; }
 };
 
 /// Identifies a scheduled event so it can be cancelled.
@@ -112,6 +142,15 @@ class Simulator {
   /// service of `msg` (if a data operation) starts now. A no-op without an op log.
   virtual void op_resume(NodeIndex self, const Message& msg) = 0;
 
+  // Flit trains (ComponentInfo::trains). In on_train, hand the train on as a whole: flit i is ready for out-port
+  // `out` at ready.at(i). False (nothing done): the core cannot take it so, and the receiver takes it flit by flit.
+  virtual bool forward_train(NodeIndex from, PortIndex out, const Train& train, const FlitTimes& ready) = 0;
+  /// Another message meets train `id`, which `self` advanced as a whole, now: its flits still to come go flit by flit
+  /// from here (the core calls on_train_cut first), and `self` holds it no more.
+  virtual void cut_train(NodeIndex self, TrainId id) = 0;
+  /// Every flit of train `id` has passed `self`: it holds it no more.
+  virtual void done_train(NodeIndex self, TrainId id) = 0;
+
  protected:
   ~Simulator() = default;
 };
@@ -150,6 +189,20 @@ class Component {
     (void)flit;
     fail("received a flit but is not flit-aware");
   }
+  /// A flit train arrived: its first flit now, the others at the times it says (components whose info says
+  /// `trains`). Return true after handing it on as a whole (forward_train), or false to take it flit by flit: on_flit
+  /// then runs for each flit at its time, starting with the first now.
+  virtual bool on_train(PortIndex in, const Train& train) {
+    (void)in;
+    (void)train;
+    return false;
+  }
+  /// Flits [keep, train.whole) of a train this component advanced as a whole did not pass as computed (another
+  /// message met them here or before): undo what they did. They come again one by one (on_flit).
+  virtual void on_train_cut(const Train& train, std::uint32_t keep) {
+    (void)train;
+    (void)keep;
+  }
   /// A timer this component scheduled fired.
   virtual void on_timer(std::uint64_t tag, Ref<Message> msg) {
     (void)tag;
@@ -184,6 +237,12 @@ class Component {
     return delay >= kNever - t ? kNever : t + delay;
   }
   void cancel(EventId id) noexcept { sim_->cancel(id); }
+  /// Flit trains: see Simulator::forward_train, cut_train and done_train.
+  bool forward_train(PortIndex out, const Train& train, const FlitTimes& ready) {
+    return sim_->forward_train(index_, out, train, ready);
+  }
+  void cut_train(TrainId id) { sim_->cut_train(index_, id); }
+  void done_train(TrainId id) { sim_->done_train(index_, id); }
 
   /// The cached path from this node to `dst` within routing view `view`
   /// (default "all"); throws ConfigError naming both ends if none exists.
@@ -292,6 +351,8 @@ struct ComponentInfo {
   std::vector<PortSpec> ports;
   std::vector<StatSpec> stats;
   bool flit_aware = false;  ///< receives on_flit per flit instead of on_message per message
+  /// (flit-aware) may take a message's flits as a train, advanced as a whole (on_train)
+  bool trains = false;
   /// The component's promise about time, for runs split over processes (docs/scale-out.md, "Lookahead"): the name of
   /// one of its float parameters, in ns, such that nothing it sends leaves sooner than that after the moment it acts
   /// (an event it handles, a call it gets). A link it sends on then gives a split run's windows its latency plus

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 
 #include "kbsim/component.hpp"
 
@@ -40,6 +41,7 @@ class Forwarder : public Component {
     i.ports = {{"*", "any number of links of any kind, in and out"}};
     i.stats = {kStatTransactions, kStatFlits, kStatBytes};
     i.flit_aware = true;
+    i.trains = true;
     return i;
   }
 
@@ -48,6 +50,50 @@ class Forwarder : public Component {
     // links: it pays the overhead but neither waits for the worker nor holds it
     // (the reference forwards 0-byte transactions outside its serial inbox).
     const bool control = flit.count == 1 && flit.bytes == 0;
+    if (train_.valid() && !control && flit.msg != train_msg_) [[unlikely]]
+      let_go();  // another message meets the train this worker took whole
+    run_flit(in, flit, control);
+  }
+
+  /// A train the worker meets alone is taken whole: each flit's time through the worker is computed, not
+  /// simulated, and the train goes on as one (docs/architecture.md, "Flit trains advanced as a whole").
+  bool on_train(PortIndex in, const Train& train) override {
+    if (train_.valid()) {
+      let_go();
+      if (cut_) return false;  // the one it met goes on flit by flit: so does this one, beside it
+    }
+    const std::optional<FlitTimes> done = train.arrive->served(worker_free_, overhead_);
+    if (!done || !forward_train(select_output(in, train.flit(0)), train, done->shifted(pipeline_))) return false;
+    train_ = train.id;
+    train_msg_ = train.msg;
+    train_free_ = worker_free_;
+    train_last_ = train.arrive->at(train.lim - 1);
+    worker_free_ = done->at(train.lim - 1);
+    ++transactions_.count;
+    flits_.count += train.lim;
+    bytes_.count += train.bytes(0, train.lim);
+    return true;
+  }
+
+  void on_train_cut(const Train& train, std::uint32_t keep) override {
+    worker_free_ = train.arrive->served(train_free_, overhead_)->at(keep - 1);
+    train_last_ = train.arrive->at(keep - 1);
+    flits_.count -= train.whole - keep;
+    bytes_.count -= train.bytes(keep, train.whole);
+  }
+
+ private:
+  /// Stop holding the train taken whole: every flit of it has passed, or the core cuts it here (`cut_`).
+  void let_go() {
+    cut_ = now() <= train_last_;
+    if (cut_)
+      cut_train(train_);
+    else
+      done_train(train_);
+    train_ = {};
+  }
+
+  void run_flit(PortIndex in, const Flit& flit, bool control) {
     Tick start = control ? now() : std::max(now(), worker_free_);
     Tick done = start + (flit.first() && !(control && flit.msg->request_channel) ? overhead_ : 0);
     if (!control) worker_free_ = done;
@@ -81,6 +127,11 @@ class Forwarder : public Component {
   Tick overhead_;
   Tick pipeline_ = 0;
   Tick worker_free_ = 0;
+  // The train the worker took whole (train_ valid): its message, the worker's state before it, its last flit's time.
+  TrainId train_;
+  const Message* train_msg_ = nullptr;
+  Tick train_free_ = 0, train_last_ = 0;
+  bool cut_ = false;
   Stat& transactions_;
   Stat& flits_;
   Stat& bytes_;
