@@ -57,7 +57,7 @@ void SimulatedSystem::finish() {
 }
 
 Tick SimulatedSystem::now() const noexcept { return sim_.now(); }
-std::uint64_t SimulatedSystem::events() const noexcept { return sim_.exec_->events(); }
+std::uint64_t SimulatedSystem::events() const noexcept { return sim_.exec_->events() + sim_.train_flits(); }
 bool SimulatedSystem::idle() const noexcept {
   return sim_.released_ || sim_.exec_->idle();  // (a released system has nothing left to run)
 }

@@ -50,10 +50,9 @@ Simulation::Simulation(std::shared_ptr<const Elaboration> elaboration, const Reg
     crash::guarded(*this, static_cast<NodeIndex>(i), "construction",
                    [&] { components_[i].reset(nodes_[i].type->create(ctx)); });
   }
-  // Flit trains are taken whole only with KBSIM_TRAINS=1 for now (docs/architecture.md, "Flit trains advanced as a
-  // whole": what turning them on by default still changes).
-  const char* on = std::getenv("KBSIM_TRAINS");
-  trains_on_ = on && std::string_view(on) == "1";
+  // KBSIM_FLIT_BY_FLIT=1: every flit its own event (docs/architecture.md, "Flit trains advanced as a whole").
+  const char* flat = std::getenv("KBSIM_FLIT_BY_FLIT");
+  trains_on_ = !(flat && std::string_view(flat) == "1");
   for (Wire& w : wires_) {
     const NodeIndex dst = link_of(w).dst;
     w.dst = exec_->runs(dst) ? components_[dst].get() : nullptr;  // another part's: through Executor::send_away

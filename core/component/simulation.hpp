@@ -91,6 +91,10 @@ class Simulation final : public Simulator, private EventTarget {
   void cut_train(NodeIndex self, TrainId id) override;
   void done_train(NodeIndex self, TrainId id) override;
 
+  /// Flit events that trains taken whole stood for beyond their own one each: what a flit-by-flit run of the same
+  /// model runs more (SimulatedSystem::events() counts them; the engine's own count is events() less these).
+  std::uint64_t train_flits() const noexcept { return train_flits_; }
+
   /// Its services (those the run provided and those plugins made).
   ServiceBoard& services() noexcept { return services_; }
 
@@ -202,6 +206,7 @@ class Simulation final : public Simulator, private EventTarget {
   TrainPool trains_;
   /// Flit trains may be advanced as a whole: every node runs here, and no executor notes each event's place.
   bool trains_on_ = false;
+  std::uint64_t train_flits_ = 0;  ///< (train_flits)
   SimulatedSystem system_{*this};
 };
 

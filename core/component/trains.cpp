@@ -96,6 +96,7 @@ bool Simulation::forward_train(NodeIndex from, PortIndex out, const Train& train
   h.ser_full = full;
   h.ser_last = last;
   h.whole = lim;
+  train_flits_ += lim - 1;  // (its one event stands for lim flits' events)
   load.busy_until = starts->at(lim - 1) + h.ser(lim - 1);
   load.busy += h.link_time(0, lim);
   load.flits += lim;
@@ -147,6 +148,7 @@ void Simulation::unwind_train(std::uint32_t i, std::uint32_t keep) {
   load.flits -= h.whole - keep;
   load.bytes -= train_view(i).bytes(keep, h.whole);
   if (h.whole == h.count) --wires_[h.out].messages;
+  train_flits_ -= h.whole - keep;
   h.whole = keep;
   if (h.delivers) {
     engine_.cancel(h.delivery);

@@ -156,6 +156,12 @@ class Writer {
     w.field("build_wall_s", run_.build_wall_s);
     w.field("elaborations", run_.elaborations);
     w.field("peak_rss_mb", peak_rss_mb());
+    // `events` counts every flit's event, as the flit-by-flit model runs them; the engine ran fewer where trains
+    // went whole (docs/architecture.md, "Flit trains advanced as a whole").
+    std::uint64_t whole = 0;
+    if (run_.systems)
+      for (const auto& s : *run_.systems) whole += s->train_flits();
+    w.field("engine_events", run_.events - whole);
     if (run_.placement) run_.placement->write_host(w, *run_.systems);
     w.end_object();
   }

@@ -172,13 +172,15 @@ TEST_F(LinkTiming, TwoTransfersContendForOneLinkFlitByFlit) {
 // A train that meets nothing crosses each transit as one event; another message arriving mid-train cuts it back
 // into flits at that instant (docs/architecture.md, "Flit trains advanced as a whole"). The times below are the
 // flit-by-flit model's, worked out by hand; the event counts show the trains were advanced whole until the cut.
-/// Flit trains on (KBSIM_TRAINS=1) while it lives: they are not yet on by default.
-struct TrainsOn {
-  TrainsOn() { ::setenv("KBSIM_TRAINS", "1", 1); }
-  ~TrainsOn() { ::unsetenv("KBSIM_TRAINS"); }
-  TrainsOn(const TrainsOn&) = delete;
-  TrainsOn& operator=(const TrainsOn&) = delete;
+/// Every flit its own event (KBSIM_FLIT_BY_FLIT=1) while it lives.
+struct FlitByFlit {
+  FlitByFlit() { ::setenv("KBSIM_FLIT_BY_FLIT", "1", 1); }
+  ~FlitByFlit() { ::unsetenv("KBSIM_FLIT_BY_FLIT"); }
+  FlitByFlit(const FlitByFlit&) = delete;
+  FlitByFlit& operator=(const FlitByFlit&) = delete;
 };
+/// The events the engine ran (events() counts those a train taken whole stood for too).
+std::uint64_t engine_events(const core::SimulatedSystem& sys) { return sys.events() - sys.simulation().train_flits(); }
 
 const char* kMeetMidTrain = R"(
 nodes:
@@ -197,25 +199,37 @@ edges:
 )";
 
 TEST_F(LinkTiming, ATrainAloneCrossesEachTransitAsOneEvent) {
-  const TrainsOn trains;
   // a's 16 flits reach sw1 at 6 + 4k, sw2 at 12 + 4k and mem at 18 + 4k: the tail at 78 ns.
   auto sys = run(kMeetMidTrain, {"nodes.b.params.count=0"});
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 78000u);
   EXPECT_EQ(link(*sys, "sw2", "mem").flits, 16u);
   EXPECT_EQ(link(*sys, "sw2", "mem").busy, ns(64));
   EXPECT_EQ(sys->stat("sw2", "flits").count, 16u);
-  // a's timer, the train at sw1, the train at sw2, the message at mem.
-  EXPECT_EQ(sys->events(), 4u);
+  // a's timer, the train at sw1, the train at sw2, the message at mem; events() counts what they stand for.
+  EXPECT_EQ(engine_events(*sys), 4u);
+  EXPECT_EQ(sys->events(), 1u + 16u + 16u + 1u);
 }
 
 TEST_F(LinkTiming, TheSameTrainFlitByFlitTakesAnEventPerFlitPerTransit) {
+  const FlitByFlit flat;
   auto sys = run(kMeetMidTrain, {"nodes.b.params.count=0"});
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 78000u);
-  EXPECT_EQ(sys->events(), 1u + 16u + 16u + 1u);  // the timer, 16 flits at sw1, 16 at sw2, the message at mem
+  EXPECT_EQ(engine_events(*sys), 1u + 16u + 16u + 1u);  // the timer, 16 flits at sw1, 16 at sw2, the message at mem
+  EXPECT_EQ(sys->events(), engine_events(*sys));
+}
+
+TEST_F(LinkTiming, ACutTrainCountsTheEventsOfTheFlitByFlitRun) {
+  for (const char* meet : {"nodes.c.params.count=0", "nodes.b.params.count=0"}) {
+    auto trains = run(kMeetMidTrain, {meet, "nodes.c.params.count=1"});
+    const FlitByFlit flat;
+    auto flits = run(kMeetMidTrain, {meet, "nodes.c.params.count=1"});
+    EXPECT_EQ(trains->events(), flits->events()) << meet;
+    EXPECT_LT(engine_events(*trains), engine_events(*flits)) << meet;
+    EXPECT_EQ(trains->now(), flits->now()) << meet;
+  }
 }
 
 TEST_F(LinkTiming, AMessageMeetingATrainAtATransitCutsItThere) {
-  const TrainsOn trains;
   // b's 4 flits reach sw2 at 26, 30, 34, 38 ns, among a's (12 + 4k). a0..a3 have left sw2 for mem by then
   // (sw2 -> mem busy until 28); from there the two share sw2 -> mem flit by flit in the order they reach sw2:
   // b0 28..32, a4 32..36, b1 36..40, a5 40..44, b2 44..48, a6 48..52, b3 52..56 (b's tail at mem at 58: 38 ns after
@@ -234,7 +248,6 @@ TEST_F(LinkTiming, AMessageMeetingATrainAtATransitCutsItThere) {
 }
 
 TEST_F(LinkTiming, AMessageMeetingATrainUpstreamCutsItAlongTheWay) {
-  const TrainsOn trains;
   // c's 4 flits reach sw1 at 27, 31, 35, 39 ns, while sw2 holds a's whole train. a0..a5 have left sw1 (sw1 -> sw2
   // busy until 30); then c0 30..34, a6 34..38, c1 38..42, a7 42..46, c2 46..50, a8 50..54, c3 54..58, and a9..a15
   // 58..86 on sw1 -> sw2. sw2 sees them 6 ns after they start there and forwards each at once: c's tail reaches
