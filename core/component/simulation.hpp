@@ -89,6 +89,8 @@ class Simulation final : public Simulator, private EventTarget {
   }
   bool forward_train(NodeIndex from, PortIndex out, const Train& train, const FlitTimes& ready) override;
   void cut_train(NodeIndex self, TrainId id) override;
+  TrainId send_train(NodeIndex from, PortIndex out, Ref<Message> msg, std::span<const Tick> at, std::uint32_t full_bytes,
+                     std::uint64_t tag) override;
   void done_train(NodeIndex self, TrainId id) override;
 
   /// Flit events that trains taken whole stood for beyond their own one each: what a flit-by-flit run of the same
@@ -161,6 +163,9 @@ class Simulation final : public Simulator, private EventTarget {
                   Tick start);
   /// A kTrain event: the train's first flit at a node that has not seen it yet, or the next flit of a walk.
   Tick on_train_event(Component& c, Event& ev);
+  /// Record `i`'s flits [0, lim) onto the link of `wire`, starting on it at `starts`, each full flit taking `full`
+  /// and the last `last`: the link's state and counts, and the next node's record or the whole message's delivery.
+  void onto_link(std::uint32_t i, Wire& wire, const FlitTimes& starts, Tick full, Tick last);
   /// Schedule record `i`'s event for flit `flit`, at its time and in its order.
   void arm_train(std::uint32_t i, std::uint32_t flit, Component* to);
   /// The lane of flit `i`'s event at record `h`'s node.

@@ -5,12 +5,14 @@
 namespace kbsim::core {
 
 std::uint64_t Simulation::train_lane(const TrainHop& h, std::uint32_t i) const noexcept {
-  return h.fixed ? h.lane0 : lane_for(h.arrive.at(i), h.sent.at(i), h.from);
+  if (h.fixed) return h.lane0;
+  if (h.source) return lane_for(h.time(i), h.made, h.from);  // (as a timer set when it was made)
+  return lane_for(h.arrive.at(i), h.sent_list ? (*h.sent_list)[i] : h.sent.at(i), h.from);
 }
 
 void Simulation::arm_train(std::uint32_t i, std::uint32_t flit, Component* to) {
   TrainHop& h = trains_[i];
-  Event& ev = engine_.schedule(h.arrive.at(flit), 128, Order{h.root, train_lane(h, flit)}, &h.event);
+  Event& ev = engine_.schedule(h.time(flit), 128, Order{h.root, train_lane(h, flit)}, &h.event);
   ev.target = this;
   ev.set_kind(EventKind::kTrain);
   ev.hint = to;
@@ -59,7 +61,10 @@ Tick Simulation::on_train_event(Component& c, Event& ev) {
   }
   // Flit by flit: this flit now, then the event fires again for the next.
   const std::uint32_t f = h.walk;
-  c.on_flit(h.port, Flit{h.msg.get(), f, h.count, f + 1 < h.count ? h.full_bytes : h.last_bytes, h.hop});
+  if (h.source)
+    c.on_timer(h.tag + f, Ref<Message>(h.msg));  // (the timer it stands for)
+  else
+    c.on_flit(h.port, Flit{h.msg.get(), f, h.count, f + 1 < h.count ? h.full_bytes : h.last_bytes, h.hop});
   if (h.walk != f) return kNever;  // (its walk was cancelled meanwhile; the record is settled there)
   if (f + 1 >= h.lim) {
     h.walk = TrainHop::kNone;
@@ -70,49 +75,103 @@ Tick Simulation::on_train_event(Component& c, Event& ev) {
   h.walk = f + 1;
   ev.index = f + 1;
   engine_.set_running_lane(train_lane(h, f + 1));
-  return h.arrive.at(f + 1);
+  return h.time(f + 1);
 }
 
 bool Simulation::forward_train(NodeIndex from, PortIndex out, const Train& train, const FlitTimes& ready) {
   TrainHop* hp = trains_.find(train.id);
-  if (!hp || hp->to != from || hp->whole != 0) fail_at(*this, from, "forwards a train it was not handed");
-  TrainHop& h = *hp;
-  const std::uint32_t self = train.id.slot;
+  if (!hp || hp->to != from || hp->whole != 0 || hp->source) fail_at(*this, from, "forwards a train it was not handed");
   Wire& wire = out_wire(from, out);
   const Link& link = link_of(wire);
-  Load& load = load_of(wire);
   if (!wire.dst) return false;
   if (link.accepts) [[unlikely]]
-    check_type(*this, link, *h.msg);
-  const Tick full = link.ser(h.full_bytes), last = link.ser(h.last_bytes);
+    check_type(*this, link, *hp->msg);
+  const Tick full = link.ser(hp->full_bytes), last = link.ser(hp->last_bytes);
   if (link.dst_flit_aware && (full == 0 || last == 0)) return false;
-  const std::optional<FlitTimes> starts = ready.link_starts(load.busy_until, full);
+  const std::optional<FlitTimes> starts = ready.link_starts(load_of(wire).busy_until, full);
   if (!starts) return false;
+  onto_link(train.id.slot, wire, *starts, full, last);
+  train_flits_ += hp->whole - 1;  // (its one event stands for as many flits' events)
+  return true;
+}
+
+TrainId Simulation::send_train(NodeIndex from, PortIndex out, Ref<Message> msg, std::span<const Tick> at,
+                               std::uint32_t full_bytes, std::uint64_t tag) {
+  const auto n = static_cast<std::uint32_t>(at.size());
+  Wire& wire = out_wire(from, out);
+  const Link& link = link_of(wire);
+  if (!trains_on_ || n < 2 || !wire.dst || !msg || full_bytes == 0) return {};
+  if (msg->bytes <= std::uint64_t{n - 1} * full_bytes || msg->bytes > std::uint64_t{n} * full_bytes) return {};
+  const auto last_bytes = static_cast<std::uint32_t>(msg->bytes - std::uint64_t{n - 1} * full_bytes);
+  const Tick full = link.ser(full_bytes), last = link.ser(last_bytes);
+  if (link.dst_flit_aware && (full == 0 || last == 0)) return {};
+  if (at.front() < engine_.now()) fail_at(*this, from, "sends a train with a flit in the past");
+  // Each flit starts on the link when handed over or when the one before has left; taken whole only when the
+  // starts between the first and the last are evenly spaced (a link as slow as what feeds it, or slower).
+  Tick busy = load_of(wire).busy_until, st0 = 0, prev = 0;
+  std::int64_t c = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (i > 0 && at[i] < at[i - 1]) fail_at(*this, from, "sends a train whose flits are handed over out of order");
+    const Tick st = std::max(at[i], busy);
+    busy = st + (i + 1 < n ? full : last);
+    if (i == 0) st0 = st;
+    if (i == 1) c = static_cast<std::int64_t>(st) - static_cast<std::int64_t>(full);
+    if (i >= 1 && i + 1 < n && static_cast<std::int64_t>(st) != c + static_cast<std::int64_t>(Tick{i} * full))
+      return {};
+    prev = st;
+  }
+  if (link.accepts) [[unlikely]]
+    check_type(*this, link, *msg);
+  const std::uint32_t k = trains_.add();
+  TrainHop& h = trains_[k];
+  h.msg = std::move(msg);
+  h.list = std::make_shared<const std::vector<Tick>>(at.begin(), at.end());
+  h.source = true;
+  h.made = engine_.now();
+  h.tag = tag;
+  h.root = order_for(at.front(), from).root;
+  h.from = h.to = from;
+  h.count = h.lim = n;
+  h.full_bytes = full_bytes;
+  h.last_bytes = last_bytes;
+  h.held = true;
+  onto_link(k, wire, FlitTimes::affine(n, st0, c, full, prev), full, last);
+  train_flits_ += n;  // (no event of its own: it stands for its n timers)
+  return trains_.id_of(k);
+}
+
+void Simulation::onto_link(std::uint32_t i, Wire& wire, const FlitTimes& starts, Tick full, Tick last) {
+  const Link& link = link_of(wire);
+  Load& load = load_of(wire);
+  TrainHop& h = trains_[i];
   const std::uint32_t n = h.count, lim = h.lim;
   // The link, as the flits [0, lim) forwarded one by one would leave it.
   h.out = static_cast<std::uint32_t>(&wire - wires_.data());
   h.busy_before = load.busy_until;
-  h.starts = *starts;
+  h.starts = starts;
   h.ser_full = full;
   h.ser_last = last;
   h.whole = lim;
-  train_flits_ += lim - 1;  // (its one event stands for lim flits' events)
-  load.busy_until = starts->at(lim - 1) + h.ser(lim - 1);
+  load.busy_until = starts.at(lim - 1) + h.ser(lim - 1);
   load.busy += h.link_time(0, lim);
   load.flits += lim;
-  load.bytes += train.bytes(0, lim);
+  load.bytes += train_view(i).bytes(0, lim);
   if (lim == n) ++wire.messages;
   const FlitTimes arrive =
-      starts->shifted((n > 1 ? full : last) + link.latency, full + link.latency, last + link.latency);
+      starts.shifted((n > 1 ? full : last) + link.latency, full + link.latency, last + link.latency);
+  const std::uint32_t root = engine_.dispatching() ? engine_.running_root() : h.root;
   if (link.dst_flit_aware) {
     const std::uint32_t k = trains_.add();
     TrainHop& next = trains_[k];
-    TrainHop& me = trains_[self];  // (stable: the pool's records do not move)
+    TrainHop& me = trains_[i];  // (stable: the pool's records do not move)
     next.msg = me.msg;
     next.arrive = arrive;
-    next.sent = me.arrive;
-    next.root = engine_.running_root();
-    next.from = from;
+    if (me.source)
+      next.sent_list = me.list;
+    else
+      next.sent = me.arrive;
+    next.root = root;
+    next.from = me.to;  // (the node that hands them on: a source is its own)
     next.to = link.dst;
     next.port = link.dst_port;
     next.hop = me.hop + 1;
@@ -127,8 +186,7 @@ bool Simulation::forward_train(NodeIndex from, PortIndex out, const Train& train
   } else if (lim == n) {
     // The whole message arrives with its last flit, ordered as the last flit's forward would order it.
     const Tick at = arrive.back();
-    Event& ev =
-        engine_.schedule(at, 128, Order{engine_.running_root(), lane_for(at, h.arrive.back(), from)}, &h.delivery);
+    Event& ev = engine_.schedule(at, 128, Order{root, lane_for(at, h.time(n - 1), h.to)}, &h.delivery);
     ev.target = this;
     ev.set_kind(EventKind::kMessage);
     ev.hint = wire.dst;
@@ -136,7 +194,6 @@ bool Simulation::forward_train(NodeIndex from, PortIndex out, const Train& train
     ev.port = link.dst_port;
     h.delivers = true;
   }
-  return true;
 }
 
 void Simulation::unwind_train(std::uint32_t i, std::uint32_t keep) {
@@ -162,6 +219,13 @@ void Simulation::shorten_train(TrainId id, std::uint32_t lim) {
   if (!hp || lim >= hp->lim) return;
   const std::uint32_t i = id.slot;
   hp->lim = lim;
+  if (hp->pending && lim == 0) {  // (nothing of it arrives as computed: all comes flit by flit)
+    engine_.cancel(hp->event);
+    hp->pending = false;
+    hp->event = {};
+    settle_train(i);
+    return;
+  }
   if (hp->whole > lim) unwind_train(i, lim);
   TrainHop& h = trains_[i];
   if (h.walk != TrainHop::kNone && h.walk >= lim) {
@@ -179,15 +243,28 @@ void Simulation::cut_train(NodeIndex self, TrainId id) {
   TrainHop& h = *hp;
   // The flits that came before the running event: those of an earlier time, and of its time those ordered before it
   // (the first flit always: its event ran).
-  std::uint32_t keep = h.arrive.first_at_or_after(engine_.now());
-  if (keep < h.whole && h.arrive.at(keep) == engine_.now() && engine_.running_after(Order{h.root, train_lane(h, keep)}))
+  std::uint32_t keep = h.first_at_or_after(engine_.now());
+  // (a source's flits may share a time, and then an order: they are timers set together)
+  while (keep < h.whole && h.time(keep) == engine_.now() && engine_.dispatching() &&
+         engine_.running_after(Order{h.root, train_lane(h, keep)}))
     ++keep;
-  keep = std::max<std::uint32_t>(keep, 1);
+  if (!h.source) keep = std::max<std::uint32_t>(keep, 1);  // (a source's flits are its timers: none may have run)
   h.held = false;
   if (keep < h.whole) {
     unwind_train(i, keep);
     TrainHop& again = trains_[i];
-    if (keep < again.lim) {  // the rest of what was taken whole comes flit by flit from here
+    if (keep < again.lim && again.source) {
+      // A source's flits are its timers: set them all now, one after another, as they were set (one walking event
+      // would be set again after each fires, after events set meanwhile of its time and order).
+      for (std::uint32_t f = keep; f < again.lim; ++f) {
+        Event& ev = engine_.schedule(again.time(f), 128, Order{again.root, train_lane(again, f)});
+        ev.target = this;
+        ev.set_kind(EventKind::kTimer);
+        ev.hint = components_[self].get();
+        ev.tag = again.tag + f;
+        ev.take(Ref<Message>(again.msg));
+      }
+    } else if (keep < again.lim) {  // the rest of what was taken whole comes flit by flit from here
       again.walk = keep;
       arm_train(i, keep, components_[self].get());
       return;

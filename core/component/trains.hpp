@@ -5,8 +5,10 @@
 // where the flits went next, so that a cut can undo it exactly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "kbsim/component.hpp"
@@ -19,6 +21,12 @@ struct TrainHop {
   Ref<Message> msg;
   FlitTimes arrive;  ///< when each flit has arrived at `to`
   FlitTimes sent;    ///< when `from` handed each over (its handler's time), which orders their events; unless fixed
+  /// A source's (a node that hands its own flits over at times it chose: send_train): those times, which its
+  /// record's flits are timed by instead of `arrive`; and the next record's `sent` when its node was a source.
+  std::shared_ptr<const std::vector<Tick>> list, sent_list;
+  Tick made = 0;           ///< a source's: when it was made (its flits are ordered as timers set then)
+  std::uint64_t tag = 0;   ///< a source's: flit i is on_timer(tag + i) when walked
+  bool source = false;
   std::uint64_t lane0 = 0;  ///< every flit's lane when `fixed` (a train sent whole keeps its first event's order)
   std::uint32_t root = 0;
   std::uint32_t generation = 0;
@@ -43,6 +51,13 @@ struct TrainHop {
 
   Train view() { return {{}, msg.get(), &arrive, count, lim, whole, hop, full_bytes, last_bytes}; }
   Tick ser(std::uint32_t i) const noexcept { return i + 1 < count ? ser_full : ser_last; }
+  /// When flit i is at its node (a source's: when it hands it over).
+  Tick time(std::uint32_t i) const noexcept { return list ? (*list)[i] : arrive.at(i); }
+  /// The first flit whose time is >= t.
+  std::uint32_t first_at_or_after(Tick t) const noexcept {
+    if (!list) return arrive.first_at_or_after(t);
+    return static_cast<std::uint32_t>(std::lower_bound(list->begin(), list->end(), t) - list->begin());
+  }
   /// The link time of flits [from, to).
   Tick link_time(std::uint32_t from, std::uint32_t to) const noexcept {
     if (from >= to) return 0;

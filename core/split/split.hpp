@@ -96,6 +96,11 @@ class Shadow final : public Simulator {
   }
   void cut_train(NodeIndex self, TrainId) override { drop(self); }
   void done_train(NodeIndex self, TrainId) override { drop(self); }
+  TrainId send_train(NodeIndex from, PortIndex, Ref<Message>, std::span<const Tick>, std::uint32_t,
+                     std::uint64_t) override {
+    drop(from);
+    return {};
+  }
 
  private:
   void drop(NodeIndex n) {

@@ -6,7 +6,10 @@
 // Writes commit flit by flit as they arrive (each flit is one burst); the
 // acknowledgement leaves when the last burst has committed, without holding
 // up the next transaction. Reads schedule every burst at once and stream the
-// data back, each flit leaving when its burst is done (cut-through).
+// data back, each flit leaving when its burst is done (cut-through): one
+// timer per flit, or, where the core can carry them whole, one flit train
+// (send_train) standing for those timers, cut back into them before anything
+// else leaves on the link while flits of it are still to go.
 #include <algorithm>
 #include <vector>
 
@@ -106,7 +109,8 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
   }
 
   void on_timer(std::uint64_t tag, kbsim::Ref<kbsim::Message> msg) override {
-    if (tag == kAck) return reply(request(msg), 0);
+    if (tag == kAck) return reply(request(msg), 0);  // (a control message: it takes no time on the link)
+    let_go(now());
     // A read data flit whose burst is done: tag = flit index.
     auto& r = msg->as<MemRequest>();
     auto index = static_cast<std::uint32_t>(tag - kData);
@@ -149,13 +153,44 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     // no access latency beyond overhead_ns.
     auto count = (r.nbytes + burst_ - 1) / burst_;
     Tick leave = start;
+    leaves_.clear();
     for (std::uint64_t i = 0; i < count; ++i) {
       std::uint64_t bytes = i + 1 < count ? burst_ : r.nbytes - i * burst_;
       Tick done = commit(r.unit_offset + i * burst_, bytes, kRead, start);
       leave = std::max(leave, done - kbsim::serialization_ticks(bytes, pc_bw_));
       if (i == 0) r.t_serviced = leave;
-      schedule(leave - now(), kData + i, ref);
+      leaves_.push_back(leave);
     }
+    if (leaves_.empty()) return;
+    // Trains still leaving when this one's first flit does would interleave with it: they go flit by flit from
+    // here, and so does this one.
+    // A read served in the same instant as the one before sets timers that tie with that one's (the same time
+    // and order): they must come after its timers, so that one's go in first, and this one goes timer by timer.
+    const bool again = served_ == now() && served_any_;
+    served_ = now();
+    served_any_ = true;
+    const bool met = let_go(again ? now() : leaves_.front());
+    if (!met && !again) {
+      const kbsim::TrainId id =
+          send_train(r.route->ports.front(), ref, leaves_, static_cast<std::uint32_t>(burst_), kData);
+      if (id.valid()) return held_.push_back({id, leaves_.back()});
+    }
+    for (std::uint64_t i = 0; i < count; ++i) schedule(leaves_[i] - now(), kData + i, ref);
+  }
+
+  /// Stop holding the read trains whose last flit leaves at or after `t` (the newest first, as they were laid on
+  /// the link), cutting them back into their timers; and those wholly gone. Whether any was cut.
+  bool let_go(Tick t) {
+    bool cut = false;
+    while (!held_.empty() && held_.back().last >= t) {
+      cut_train(held_.back().id);
+      held_.pop_back();
+      cut = true;
+    }
+    std::size_t gone = 0;
+    while (gone < held_.size() && held_[gone].last < now()) done_train(held_[gone++].id);
+    held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(gone));
+    return cut;
   }
 
   Tick overhead_, switch_penalty_;
@@ -166,6 +201,14 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
   std::vector<Tick> pc_avail_;
   std::vector<Dir> pc_dir_;
   std::vector<Open> open_;
+  struct Held {
+    kbsim::TrainId id;
+    Tick last;  ///< when its last flit leaves
+  };
+  std::vector<Held> held_;    ///< read trains on the link, oldest first (each leaves wholly before the next)
+  std::vector<Tick> leaves_;  ///< (serve_read's)
+  Tick served_ = 0;           ///< when the last read was served
+  bool served_any_ = false;
   kbsim::Stat &reads_, &writes_, &bytes_, &bursts_, &pc_busy_;
 };
 

@@ -150,6 +150,13 @@ class Simulator {
   virtual void cut_train(NodeIndex self, TrainId id) = 0;
   /// Every flit of train `id` has passed `self`: it holds it no more.
   virtual void done_train(NodeIndex self, TrainId id) = 0;
+  /// Hand the flits of `msg` (full ones of `full_bytes`, the last what is left of msg->bytes) to out-port `out` at
+  /// times `at` (>= now, in order) as one train: what at.size() timers set now would do, timer i (on_timer(tag + i,
+  /// msg)) forwarding flit i. `self` holds it; it cuts it (cut_train) before it forwards anything else on that port
+  /// while flits of it are still to go, and the core then fires the timers of those. An invalid id: not taken
+  /// (the times do not make a train the core can carry whole); set the timers.
+  virtual TrainId send_train(NodeIndex from, PortIndex out, Ref<Message> msg, std::span<const Tick> at,
+                             std::uint32_t full_bytes, std::uint64_t tag) = 0;
 
  protected:
   ~Simulator() = default;
@@ -243,6 +250,10 @@ class Component {
   }
   void cut_train(TrainId id) { sim_->cut_train(index_, id); }
   void done_train(TrainId id) { sim_->done_train(index_, id); }
+  TrainId send_train(PortIndex out, Ref<Message> msg, std::span<const Tick> at, std::uint32_t full_bytes,
+                     std::uint64_t tag) {
+    return sim_->send_train(index_, out, std::move(msg), at, full_bytes, tag);
+  }
 
   /// The cached path from this node to `dst` within routing view `view`
   /// (default "all"); throws ConfigError naming both ends if none exists.

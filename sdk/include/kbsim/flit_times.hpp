@@ -38,6 +38,16 @@ class FlitTimes {
     return f;
   }
 
+  /// `n` flits at `first`, `last`, and between them at `c + i * slope`.
+  static FlitTimes affine(std::uint32_t n, Tick first, std::int64_t c, Tick slope, Tick last) {
+    FlitTimes f;
+    f.n_ = n;
+    f.first_ = first;
+    f.last_ = n > 1 ? last : first;
+    if (n > 2) f.add({c, slope});
+    return f;
+  }
+
   std::uint32_t size() const noexcept { return n_; }
   Tick front() const noexcept { return first_; }
   Tick back() const noexcept { return last_; }
