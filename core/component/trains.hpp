@@ -49,6 +49,21 @@ struct TrainHop {
   EventId delivery;  ///< the whole message's arrival at the next node, when it takes whole messages
   bool delivers = false;
 
+  /// Back to a fresh record, with the next generation (its times are left: every record sets those it reads).
+  void reset() noexcept {
+    msg.reset();
+    list.reset();
+    sent_list.reset();
+    ++generation;
+    lane0 = made = tag = 0;
+    root = from = to = port = hop = count = full_bytes = last_bytes = lim = whole = 0;
+    walk = out = kNone;
+    fixed = pending = held = delivers = source = false;
+    event = delivery = {};
+    next = {};
+    busy_before = ser_full = ser_last = 0;
+  }
+
   Train view() { return {{}, msg.get(), &arrive, count, lim, whole, hop, full_bytes, last_bytes}; }
   Tick ser(std::uint32_t i) const noexcept { return i + 1 < count ? ser_full : ser_last; }
   /// When flit i is at its node (a source's: when it hands it over).
@@ -84,10 +99,7 @@ class TrainPool {
   }
   TrainId id_of(std::uint32_t i) const noexcept { return {i, hops_[i].generation}; }
   void free(std::uint32_t i) {
-    TrainHop& h = hops_[i];
-    const std::uint32_t g = h.generation + 1;
-    h = TrainHop{};
-    h.generation = g;
+    hops_[i].reset();
     free_.push_back(i);
   }
   void clear() {

@@ -80,10 +80,13 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
 
   Result translate(std::uint64_t va) const override {
     ++translations_.count;
+    // An engine translates address after address of one tensor: the piece found last usually holds the next.
+    if (va >= hit_.va && va < hit_.end) return {true, hit_.pa + (va - hit_.va), hit_.end - va};
     auto it = visible_.upper_bound(va);
     std::uint64_t next = it == visible_.end() ? ~std::uint64_t{0} : it->first;
     if (it != visible_.begin() && std::prev(it)->second.end > va) {
       const auto& [start, piece] = *std::prev(it);
+      hit_ = {start, piece.end, piece.pa};
       return {true, piece.pa + (va - start), piece.end - va};
     }
     ++faults_.count;
@@ -119,11 +122,13 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
     if (regions_.size() == before) return;
     unmaps_.count += before - regions_.size();
     visible_.clear();
+    hit_ = {0, 0, 0};
     for (const Region& r : regions_) paint(r);
   }
 
   /// Make `r` the visible mapping of its range, trimming what it covers.
   void paint(const Region& r) {
+    hit_ = {0, 0, 0};
     auto it = visible_.lower_bound(r.va);
     if (it != visible_.begin()) {
       auto& [start, piece] = *std::prev(it);
@@ -143,6 +148,7 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
   kbsim::ViewId memory_view_ = 0;
   std::vector<Region> regions_;             ///< in install order
   std::map<std::uint64_t, Piece> visible_;  ///< disjoint, keyed by first VA
+  mutable Region hit_{0, 0, 0};              ///< the piece translate found last (empty after any change)
   kbsim::Stat &maps_, &unmaps_, &pages_, &translations_, &faults_;
 };
 
