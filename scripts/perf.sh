@@ -81,7 +81,12 @@ WORKLOADS=(
   "allreduce-16sip-96KB|--bench ccl-allreduce $SIPS16"
   "fidelity|--bench fidelity"
   "milestone-ccl-j2|--bench milestone-ccl -j 2"
+  "llama-decode-2sip|--bench llama-layer --param phase=decode --set system.sips.count=2"
+  "llama-prefill128-2sip|--bench llama-layer --param phase=prefill --param seq=128 --set system.sips.count=2"
 )
+# KBSIM_PERF_FLAT=1: the same workloads with every flit its own event (KBSIM_FLIT_BY_FLIT=1), for a before/after
+# of flit trains on one build.
+[[ "${KBSIM_PERF_FLAT:-0}" == 1 ]] && export KBSIM_FLIT_BY_FLIT=1
 for w in "${WORKLOADS[@]}"; do
   name="${w%%|*}"
   read -r -a args <<<"${w#*|}"
@@ -373,13 +378,20 @@ for line in open(sys.argv[4]):
     name, path, t0, t1 = line.rstrip("\n").split("\t")
     ahbm.setdefault(name, []).append(path)
     whole.setdefault(name, []).append(float(t1) - float(t0))
-print(f"\n{'AHBM workload':<22} {'events':>10} {'run phase s (min-max)':>22} {'whole s (min-max)':>20} "
-      f"{'build s':>8} {'M events/s (min-max)':>22}")
+print(f"\n{'AHBM workload':<22} {'events':>10} {'engine ev':>10} {'ev/KB':>7} {'run phase s (min-max)':>22} "
+      f"{'whole s (min-max)':>20} {'build s':>8} {'M events/s (min-max)':>22} {'peak MB':>8}")
 for name, files in ahbm.items():
     ev = median(files, "events")
-    print(f"{name:<22} {fmt(ev, 1, 0):>10} {spread(values(files, 'wall_time_s'), 1, 3):>22} "
-          f"{spread(whole[name], 1, 3):>20} {fmt(median(files, 'host.build_wall_s'), 1, 3):>8} "
-          f"{spread(values(files, 'events_per_s'), 1e6, 2):>22}")
+    engine = median(files, "host.engine_events")
+    # Events per simulated KB moved: the engine's events over the bytes every link carried.
+    moved = sum(link["bytes"] for link in json.load(open(files[0])).get("links", []))
+    per_kb = engine / (moved / 1024) if moved else float("nan")
+    print(f"{name:<22} {fmt(ev, 1, 0):>10} {fmt(engine, 1, 0):>10} {per_kb:>7.2f} "
+          f"{spread(values(files, 'wall_time_s'), 1, 3):>22} {spread(whole[name], 1, 3):>20} "
+          f"{fmt(median(files, 'host.build_wall_s'), 1, 3):>8} {spread(values(files, 'events_per_s'), 1e6, 2):>22} "
+          f"{fmt(median(files, 'host.peak_rss_mb'), 1, 0):>8}")
+print("(events: what the flit-by-flit model runs; engine ev: what the engine ran, a flit train taken whole being "
+      "one; ev/KB: engine events per KB the links carried)")
 print("(goals: composite-1024^3 >= 15 M events/s, allreduce-6sip-96KB >= 10 M events/s; the whole process is start "
       "to exit)")
 
