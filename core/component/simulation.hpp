@@ -89,8 +89,8 @@ class Simulation final : public Simulator, private EventTarget {
   }
   bool forward_train(NodeIndex from, PortIndex out, const Train& train, const FlitTimes& ready) override;
   void cut_train(NodeIndex self, TrainId id) override;
-  TrainId send_train(NodeIndex from, PortIndex out, Ref<Message> msg, std::span<const Tick> at, std::uint32_t full_bytes,
-                     std::uint64_t tag) override;
+  TrainId send_train(NodeIndex from, PortIndex out, Ref<Message> msg, std::span<const Tick> at,
+                     std::uint32_t full_bytes, std::uint64_t tag) override;
   void done_train(NodeIndex self, TrainId id) override;
 
   /// Flit events that trains taken whole stood for beyond their own one each: what a flit-by-flit run of the same

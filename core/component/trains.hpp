@@ -24,8 +24,8 @@ struct TrainHop {
   /// A source's (a node that hands its own flits over at times it chose: send_train): those times, which its
   /// record's flits are timed by instead of `arrive`; and the next record's `sent` when its node was a source.
   std::shared_ptr<const std::vector<Tick>> list, sent_list;
-  Tick made = 0;           ///< a source's: when it was made (its flits are ordered as timers set then)
-  std::uint64_t tag = 0;   ///< a source's: flit i is on_timer(tag + i) when walked
+  Tick made = 0;          ///< a source's: when it was made (its flits are ordered as timers set then)
+  std::uint64_t tag = 0;  ///< a source's: flit i is on_timer(tag + i) when walked
   bool source = false;
   std::uint64_t lane0 = 0;  ///< every flit's lane when `fixed` (a train sent whole keeps its first event's order)
   std::uint32_t root = 0;

@@ -148,7 +148,7 @@ class PeMmu final : public kbsim::Component, public kbsim::ahbm::Translator {
   kbsim::ViewId memory_view_ = 0;
   std::vector<Region> regions_;             ///< in install order
   std::map<std::uint64_t, Piece> visible_;  ///< disjoint, keyed by first VA
-  mutable Region hit_{0, 0, 0};              ///< the piece translate found last (empty after any change)
+  mutable Region hit_{0, 0, 0};             ///< the piece translate found last (empty after any change)
   kbsim::Stat &maps_, &unmaps_, &pages_, &translations_, &faults_;
 };
 
