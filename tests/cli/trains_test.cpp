@@ -1,4 +1,4 @@
-// Flit trains advanced as a whole change how many events the engine runs, nothing else: the AHBM model's benches
+// Flit trains advanced as a whole change how many events the engine runs, nothing else: the AHBM model's C++ benches
 // write the same results.json with trains as flit by flit (KBSIM_FLIT_BY_FLIT=1), apart from the host's figures,
 // and their trace and op log byte for byte (docs/architecture.md, "Flit trains advanced as a whole").
 #include <gtest/gtest.h>
@@ -61,8 +61,7 @@ INSTANTIATE_TEST_SUITE_P(
     Benches, Trains,
     ::testing::Values(Case{"composite", "--bench matmul-composite --param M=256 --param K=256 --param N=256"},
                       Case{"allreduce", "--bench ccl-allreduce --param n_elem=16384 --verify-data"},
-                      Case{"tp_mlp", "--bench tp-mlp"},
-                      Case{"llama_decode", "--bench llama-layer --param phase=decode --param scale=validation"}),
+                      Case{"tp_mlp", "--bench tp-mlp"}, Case{"gpt3_qkv", "--bench gpt3-qkv"}),
     [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 }  // namespace
