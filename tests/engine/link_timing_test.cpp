@@ -29,6 +29,10 @@ class LinkTiming : public ::testing::Test {
   static Tick ps(const core::SimulatedSystem& sys, std::string_view node, std::string_view stat) {
     return ns_to_ticks(sys.stat(node, stat).value);
   }
+  /// A link's traffic as one comparable value: messages, flits, bytes, busy time.
+  static std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, Tick> use(const core::Traffic& t) {
+    return {t.messages, t.flits, t.bytes, t.busy};
+  }
   /// What happened on the link src -> dst.
   static core::Traffic link(const core::SimulatedSystem& s, std::string_view src, std::string_view dst) {
     const core::Simulation& sys = s.simulation();
@@ -159,11 +163,7 @@ TEST_F(LinkTiming, TwoTransfersContendForOneLinkFlitByFlit) {
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 132000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 136000u);
   EXPECT_EQ(ps(*sys, "mem", "last_arrival_ns"), 136000u);
-  const core::Traffic shared = link(*sys, "sw", "mem");
-  EXPECT_EQ(shared.flits, 32u);
-  EXPECT_EQ(shared.bytes, 8192u);
-  EXPECT_EQ(shared.messages, 2u);
-  EXPECT_EQ(shared.busy, ns(128));
+  EXPECT_EQ(use(link(*sys, "sw", "mem")), std::tuple(2u, 32u, 8192u, ns(128)));
   // The links into sw did not contend.
   EXPECT_EQ(link(*sys, "a", "sw").busy, ns(64));
   EXPECT_EQ(link(*sys, "b", "sw").busy, ns(64));
@@ -237,11 +237,7 @@ TEST_F(LinkTiming, AMessageMeetingATrainAtATransitCutsItThere) {
   auto sys = run(kMeetMidTrain);
   EXPECT_EQ(ps(*sys, "mem", "latency_min_ns"), 38000u);
   EXPECT_EQ(ps(*sys, "mem", "latency_max_ns"), 94000u);
-  const core::Traffic shared = link(*sys, "sw2", "mem");
-  EXPECT_EQ(shared.flits, 20u);
-  EXPECT_EQ(shared.bytes, 5120u);
-  EXPECT_EQ(shared.messages, 2u);
-  EXPECT_EQ(shared.busy, ns(80));
+  EXPECT_EQ(use(link(*sys, "sw2", "mem")), std::tuple(2u, 20u, 5120u, ns(80)));
   EXPECT_EQ(sys->stat("sw2", "transactions").count, 2u);
   EXPECT_EQ(sys->stat("sw2", "flits").count, 20u);
   EXPECT_EQ(sys->stat("sw2", "bytes").count, 5120u);

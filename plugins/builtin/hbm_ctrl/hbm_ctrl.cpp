@@ -166,9 +166,8 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     // here, and so does this one.
     // A read served in the same instant as the one before sets timers that tie with that one's (the same time
     // and order): they must come after its timers, so that one's go in first, and this one goes timer by timer.
-    const bool again = served_ == now() && served_any_;
+    const bool again = served_ == now();
     served_ = now();
-    served_any_ = true;
     const bool met = let_go(again ? now() : leaves_.front());
     if (!met && !again) {
       const kbsim::TrainId id =
@@ -205,10 +204,9 @@ class HbmCtrl final : public kbsim::ahbm::MemoryNode {
     kbsim::TrainId id;
     Tick last;  ///< when its last flit leaves
   };
-  std::vector<Held> held_;    ///< read trains on the link, oldest first (each leaves wholly before the next)
-  std::vector<Tick> leaves_;  ///< (serve_read's)
-  Tick served_ = 0;           ///< when the last read was served
-  bool served_any_ = false;
+  std::vector<Held> held_;       ///< read trains on the link, oldest first (each leaves wholly before the next)
+  std::vector<Tick> leaves_;     ///< (serve_read's)
+  Tick served_ = kbsim::kNever;  ///< when the last read was served
   kbsim::Stat &reads_, &writes_, &bytes_, &bursts_, &pc_busy_;
 };
 

@@ -58,10 +58,7 @@ class Forwarder : public Component {
   /// A train the worker meets alone is taken whole: each flit's time through the worker is computed, not
   /// simulated, and the train goes on as one (docs/architecture.md, "Flit trains advanced as a whole").
   bool on_train(PortIndex in, const Train& train) override {
-    if (train_.valid()) {
-      let_go();
-      if (cut_) return false;  // the one it met goes on flit by flit: so does this one, beside it
-    }
+    if (train_.valid() && let_go()) return false;  // the one it met goes on flit by flit: so does this one
     const std::optional<FlitTimes> done = train.arrive->served(worker_free_, overhead_);
     if (!done || !forward_train(select_output(in, train.flit(0)), train, done->shifted(pipeline_))) return false;
     train_ = train.id;
@@ -83,14 +80,15 @@ class Forwarder : public Component {
   }
 
  private:
-  /// Stop holding the train taken whole: every flit of it has passed, or the core cuts it here (`cut_`).
-  void let_go() {
-    cut_ = now() <= train_last_;
-    if (cut_)
+  /// Stop holding the train taken whole: every flit of it has passed, or the core cuts it here. Whether it cut.
+  bool let_go() {
+    const bool cut = now() <= train_last_;
+    if (cut)
       cut_train(train_);
     else
       done_train(train_);
     train_ = {};
+    return cut;
   }
 
   void run_flit(PortIndex in, const Flit& flit, bool control) {
@@ -131,7 +129,6 @@ class Forwarder : public Component {
   TrainId train_;
   const Message* train_msg_ = nullptr;
   Tick train_free_ = 0, train_last_ = 0;
-  bool cut_ = false;
   Stat& transactions_;
   Stat& flits_;
   Stat& bytes_;
