@@ -7,7 +7,7 @@ namespace kbsim::core {
 std::uint64_t Simulation::train_lane(const TrainHop& h, std::uint32_t i) const noexcept {
   if (h.fixed) return h.lane0;
   if (h.source) return lane_for(h.time(i), h.made, h.from);  // (as a timer set when it was made)
-  return lane_for(h.arrive.at(i), h.sent_list ? (*h.sent_list)[i] : h.sent.at(i), h.from);
+  return lane_for(h.arrive.at(i), h.sent_list.empty() ? h.sent.at(i) : h.sent_list[i], h.from);
 }
 
 void Simulation::arm_train(std::uint32_t i, std::uint32_t flit, Component* to) {
@@ -125,7 +125,7 @@ TrainId Simulation::send_train(NodeIndex from, PortIndex out, Ref<Message> msg, 
   const std::uint32_t k = trains_.add();
   TrainHop& h = trains_[k];
   h.msg = std::move(msg);
-  h.list = std::make_shared<const std::vector<Tick>>(at.begin(), at.end());
+  h.list.assign(at.begin(), at.end());
   h.source = true;
   h.made = engine_.now();
   h.tag = tag;
@@ -167,7 +167,7 @@ void Simulation::onto_link(std::uint32_t i, Wire& wire, const FlitTimes& starts,
     next.msg = me.msg;
     next.arrive = arrive;
     if (me.source)
-      next.sent_list = me.list;
+      next.sent_list.assign(me.list.begin(), me.list.end());
     else
       next.sent = me.arrive;
     next.root = root;

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <vector>
 
 #include "kbsim/component.hpp"
@@ -23,7 +22,8 @@ struct TrainHop {
   FlitTimes sent;    ///< when `from` handed each over (its handler's time), which orders their events; unless fixed
   /// A source's (a node that hands its own flits over at times it chose: send_train): those times, which its
   /// record's flits are timed by instead of `arrive`; and the next record's `sent` when its node was a source.
-  std::shared_ptr<const std::vector<Tick>> list, sent_list;
+  /// (Vectors a record keeps when it is freed: a reused record fills them without allocating.)
+  std::vector<Tick> list, sent_list;
   Tick made = 0;          ///< a source's: when it was made (its flits are ordered as timers set then)
   std::uint64_t tag = 0;  ///< a source's: flit i is on_timer(tag + i) when walked
   bool source = false;
@@ -52,8 +52,8 @@ struct TrainHop {
   /// Back to a fresh record, with the next generation (its times are left: every record sets those it reads).
   void reset() noexcept {
     msg.reset();
-    list.reset();
-    sent_list.reset();
+    list.clear();
+    sent_list.clear();
     ++generation;
     lane0 = made = tag = 0;
     root = from = to = port = hop = count = full_bytes = last_bytes = lim = whole = 0;
@@ -67,11 +67,11 @@ struct TrainHop {
   Train view() { return {{}, msg.get(), &arrive, count, lim, whole, hop, full_bytes, last_bytes}; }
   Tick ser(std::uint32_t i) const noexcept { return i + 1 < count ? ser_full : ser_last; }
   /// When flit i is at its node (a source's: when it hands it over).
-  Tick time(std::uint32_t i) const noexcept { return list ? (*list)[i] : arrive.at(i); }
+  Tick time(std::uint32_t i) const noexcept { return list.empty() ? arrive.at(i) : list[i]; }
   /// The first flit whose time is >= t.
   std::uint32_t first_at_or_after(Tick t) const noexcept {
-    if (!list) return arrive.first_at_or_after(t);
-    return static_cast<std::uint32_t>(std::lower_bound(list->begin(), list->end(), t) - list->begin());
+    if (list.empty()) return arrive.first_at_or_after(t);
+    return static_cast<std::uint32_t>(std::lower_bound(list.begin(), list.end(), t) - list.begin());
   }
   /// The link time of flits [from, to).
   Tick link_time(std::uint32_t from, std::uint32_t to) const noexcept {
